@@ -1,0 +1,33 @@
+# The two commands of the README. Both create .venv and install what they need.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.portagrad-installed
+export OMP_NUM_THREADS ?= 2
+
+.PHONY: demo test install lint bench conformance clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,mpi,plot]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/portagrad train --model mlp --dataset digits --epochs 20 --out result/demo
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+conformance: $(STAMP)
+	$(BIN)/portagrad conformance --namespace numpy
+	$(BIN)/portagrad conformance --namespace array_api_strict
+
+bench: $(STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/portagrad bench
+
+clean:
+	rm -rf $(VENV) result .pytest_cache .hypothesis

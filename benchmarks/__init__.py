@@ -1,0 +1,1 @@
+"""Ratio benchmarks: portagrad against plain NumPy (and PyTorch when installed)."""

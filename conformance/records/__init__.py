@@ -1,0 +1,1 @@
+"""One module of op records per family."""

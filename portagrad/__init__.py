@@ -1,0 +1,69 @@
+"""portagrad: define-by-run automatic differentiation on the Python Array API standard.
+
+Examples
+--------
+>>> import numpy as np
+>>> import portagrad as pg
+>>> x = pg.Variable(np.array([1.0, 2.0]))
+>>> y = pg.ops.sum(pg.ops.tanh(x) ** 2)
+>>> (gx,) = pg.grad(y, x)
+>>> gx.shape
+(2,)
+"""
+
+from . import gradcheck as gradcheck  # noqa: E402  (needs ops)
+from . import ops as ops
+from . import xp as xp
+from ._errors import (
+    CheckpointError as CheckpointError,
+)
+from ._errors import (
+    DeviceMismatchError as DeviceMismatchError,
+)
+from ._errors import (
+    DTypeError as DTypeError,
+)
+from ._errors import (
+    GradientError as GradientError,
+)
+from ._errors import (
+    NamespaceMismatchError as NamespaceMismatchError,
+)
+from ._errors import (
+    NonFiniteError as NonFiniteError,
+)
+from ._errors import (
+    PortagradError as PortagradError,
+)
+from ._errors import (
+    ShapeError as ShapeError,
+)
+from .tape import (
+    Variable as Variable,
+)
+from .tape import (
+    as_variable as as_variable,
+)
+from .tape import (
+    backward as backward,
+)
+from .tape import (
+    debug as debug,
+)
+from .tape import (
+    enable_grad as enable_grad,
+)
+from .tape import (
+    grad as grad,
+)
+from .tape import (
+    is_grad_enabled as is_grad_enabled,
+)
+from .tape import (
+    no_grad as no_grad,
+)
+from .tape import (
+    set_grad_enabled as set_grad_enabled,
+)
+
+__version__ = "0.1.0"

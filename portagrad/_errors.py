@@ -1,0 +1,60 @@
+"""The exceptions portagrad raises.
+
+Every error subclasses :class:`PortagradError`; the specific ones also subclass the builtin
+a user would catch anyway, so ``except ValueError`` keeps working.  Messages follow one
+shape: ``op(arg): expected ..., got .... hint``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PortagradError",
+    "ShapeError",
+    "DTypeError",
+    "NamespaceMismatchError",
+    "DeviceMismatchError",
+    "GradientError",
+    "CheckpointError",
+    "NonFiniteError",
+]
+
+
+class PortagradError(Exception):
+    """Base class of every error raised by portagrad."""
+
+
+class ShapeError(PortagradError, ValueError):
+    """An argument has a shape the operation cannot use."""
+
+
+class DTypeError(PortagradError, TypeError):
+    """An argument has a dtype the operation cannot use."""
+
+
+class NamespaceMismatchError(PortagradError, TypeError):
+    """Arguments of one operation come from different array libraries."""
+
+
+class DeviceMismatchError(PortagradError, ValueError):
+    """Arguments of one operation live on different devices."""
+
+
+class GradientError(PortagradError, RuntimeError):
+    """A gradient was requested that cannot be computed as asked."""
+
+
+class CheckpointError(PortagradError, ValueError):
+    """A checkpoint file is malformed, hostile, or does not match its target."""
+
+
+class NonFiniteError(PortagradError, FloatingPointError):
+    """Debug mode found a NaN or an infinity in a forward or backward result."""
+
+
+def describe(value: object) -> str:
+    """Short description of an argument for error messages."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"{type(value).__name__} of shape {tuple(shape)} and dtype {dtype}"
+    return f"{type(value).__name__} {value!r}"[:120]

@@ -1,0 +1,282 @@
+"""Numerical gradient checks for portagrad's ops and for your own.
+
+The checks compare a vjp with central differences along one random direction, so their
+cost does not grow with the size of the inputs; :func:`check_grads` applies the same
+check to the gradient function itself, for second and higher orders. Everything runs in
+the namespace and on the device of the inputs (in float64 by default).
+
+Examples
+--------
+>>> import numpy as np
+>>> import portagrad as pg
+>>> pg.gradcheck.check_grads(pg.ops.tanh, (np.array([0.1, -0.4]),), order=3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import ops
+from ._errors import PortagradError
+from .tape import Variable, grad
+from .xp import from_numpy, namespace_of, to_numpy
+
+__all__ = ["GradientCheckError", "numerical_grad", "check_backward", "check_double_backward",
+           "check_grads"]
+
+
+class GradientCheckError(PortagradError, AssertionError):
+    """An analytic gradient disagrees with finite differences."""
+
+
+def _raw(a: Any) -> Any:
+    return a.array if isinstance(a, Variable) else a
+
+
+def _is_float(a: Any) -> bool:
+    if not hasattr(a, "dtype") or not hasattr(a, "shape"):
+        return False  # Python values (axes, shapes, keys) are constants
+    xp = namespace_of(a)
+    return xp.isdtype(a.dtype, "real floating")
+
+
+def _as_tuple(y: Any) -> tuple:
+    return tuple(y) if isinstance(y, (tuple, list)) else (y,)
+
+
+def _cast(a: Any, dtype: str | None) -> Any:
+    if dtype is None or not _is_float(a):
+        return a
+    xp = namespace_of(a)
+    return xp.astype(a, getattr(xp, dtype))
+
+
+def _call(f: Callable[..., Any], arrays: Sequence[Any], diff: Sequence[bool]) -> tuple:
+    # Gradients stay on: a gradient function (order 2 and up) differentiates inside.
+    vs = [Variable(a, requires_grad=True) if d else a for a, d in zip(arrays, diff)]
+    return tuple(_raw(o) for o in _as_tuple(f(*vs)))
+
+
+def numerical_grad(f: Callable[..., Any], inputs: Sequence[Any],
+                   grad_outputs: Sequence[Any] | None = None, eps: float = 1e-3) -> list[Any]:
+    """Gradients of ``sum(f(*inputs) * grad_outputs)`` by central differences.
+
+    Each element of each floating input is perturbed in turn, so use it on small arrays;
+    :func:`check_backward` needs only one direction.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.gradcheck.numerical_grad(lambda x: x * x, [np.array([3.0])])[0].round(6)
+    array([6.])
+    """
+    arrays = [_raw(a) for a in inputs]
+    diff = [_is_float(a) for a in arrays]
+    ys = _call(f, arrays, diff)
+    gys = [_raw(g) for g in grad_outputs] if grad_outputs is not None else [
+        namespace_of(y).ones_like(y) for y in ys]
+    results = []
+    for i, a in enumerate(arrays):
+        if not diff[i]:
+            results.append(None)
+            continue
+        host = to_numpy(a).astype(np.float64)
+        flat = host.reshape(-1)
+        g = np.zeros_like(flat)
+        for j in range(flat.size):
+            vals = []
+            for sign in (1.0, -1.0):
+                pert = flat.copy()
+                pert[j] += sign * eps
+                args = list(arrays)
+                args[i] = from_numpy(pert.reshape(host.shape).astype(to_numpy(a).dtype), like=a)
+                outs = _call(f, args, diff)
+                vals.append(sum(float(np.sum(to_numpy(o) * to_numpy(gy)))
+                                for o, gy in zip(outs, gys)))
+            g[j] = (vals[0] - vals[1]) / (2 * eps)
+        results.append(from_numpy(g.reshape(host.shape).astype(to_numpy(a).dtype), like=a))
+    return results
+
+
+def _random_like(rng: np.random.Generator, a: Any) -> Any:
+    return from_numpy(rng.standard_normal(tuple(a.shape)).astype(to_numpy(a).dtype), like=a)
+
+
+def _dot(a: Any, b: Any) -> float:
+    return float(np.sum(to_numpy(a).astype(np.float64) * to_numpy(b).astype(np.float64)))
+
+
+def check_backward(f: Callable[..., Any], inputs: Sequence[Any],
+                   grad_outputs: Sequence[Any] | None = None, *, eps: float = 1e-3,
+                   atol: float = 1e-5, rtol: float = 1e-4, dtype: str | None = "float64",
+                   seed: int = 0, name: str | None = None) -> None:
+    """Check the vjp of ``f`` at ``inputs`` against central differences.
+
+    A random direction ``d`` is drawn for the floating inputs and a random cotangent for
+    each output; the analytic ``sum(grad_i * d_i)`` must match
+    ``(L(x + eps d) - L(x - eps d)) / (2 eps)`` with ``L = sum(f(x) * cotangent)``. The
+    gradients must also have the shape, dtype and device of their inputs.
+
+    Parameters
+    ----------
+    f
+        Function of Variables returning a Variable or a tuple of them.
+    inputs
+        Arrays (any library); non-floating ones are passed as constants.
+    grad_outputs
+        Cotangents for the outputs; random if omitted.
+    dtype
+        Cast floating inputs to this dtype first (``None`` keeps them).
+
+    Raises
+    ------
+    GradientCheckError
+        With the values, the direction's seed and the input shapes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.gradcheck.check_backward(lambda x: x ** 3, [np.array([1.0, 2.0])])
+    """
+    rng = np.random.default_rng(seed)
+    arrays = [_cast(_raw(a), dtype) for a in inputs]
+    diff = [_is_float(a) for a in arrays]
+    label = name or getattr(f, "__name__", "f")
+    vs = [Variable(a, requires_grad=True) if d else a for a, d in zip(arrays, diff)]
+    ys = _as_tuple(f(*vs))
+    if grad_outputs is None:
+        gys = [_random_like(rng, _raw(y)) for y in ys]
+    else:
+        gys = [_cast(_raw(g), dtype) for g in grad_outputs]
+    dirs = [_random_like(rng, a) if d else None for a, d in zip(arrays, diff)]
+    targets = [v for v, d in zip(vs, diff) if d]
+    used = [(y, g) for y, g in zip(ys, gys) if isinstance(y, Variable) and y.requires_grad]
+    if used and targets:
+        gxs = grad([y for y, _ in used], targets, [g for _, g in used], allow_unused=True)
+    else:
+        gxs = tuple(None for _ in targets)
+    analytic = 0.0
+    it = iter(gxs)
+    for a, d, dv in zip(arrays, diff, dirs):
+        if not d:
+            continue
+        g = next(it)
+        if g is None:
+            continue
+        _check_meta(label, a, g.array)
+        analytic += _dot(g.array, dv)
+    xp_args = []
+    for sign in (1.0, -1.0):
+        args = [a + sign * eps * dv if d else a for a, d, dv in zip(arrays, diff, dirs)]
+        xp_args.append(args)
+    lp = sum(_dot(o, g) for o, g in zip(_call(f, xp_args[0], diff), gys))
+    lm = sum(_dot(o, g) for o, g in zip(_call(f, xp_args[1], diff), gys))
+    numeric = (lp - lm) / (2 * eps)
+    if not abs(analytic - numeric) <= atol + rtol * abs(numeric) or analytic != analytic:
+        shapes = [tuple(a.shape) for a in arrays]
+        raise GradientCheckError(
+            f"{label}: analytic directional derivative {analytic!r} differs from the "
+            f"numerical one {numeric!r} (|diff| {abs(analytic - numeric):.3g} > atol {atol} + "
+            f"rtol {rtol} * |numerical|). Inputs of shapes {shapes}, direction seed {seed}, "
+            f"eps {eps}."
+        )
+
+
+def _check_meta(label: str, a: Any, g: Any) -> None:
+    if tuple(g.shape) != tuple(a.shape):
+        raise GradientCheckError(f"{label}: gradient of shape {tuple(g.shape)} for an input of "
+                                 f"shape {tuple(a.shape)}")
+    if g.dtype != a.dtype:
+        raise GradientCheckError(f"{label}: gradient of dtype {g.dtype} for an input of "
+                                 f"dtype {a.dtype}")
+    if g.device != a.device:
+        raise GradientCheckError(f"{label}: gradient on device {g.device} for an input on "
+                                 f"device {a.device}")
+    if namespace_of(g) is not namespace_of(a):
+        raise GradientCheckError(f"{label}: gradient of another array library than its "
+                                 f"input ({type(g).__name__} vs {type(a).__name__})")
+
+
+def _vjp_function(f: Callable[..., Any], n_in: int, diff: Sequence[bool]) -> Callable[..., Any]:
+    """The function (x..., gy...) -> gradients of sum(f(x) * gy) w.r.t. the floating x."""
+
+    def vjp(*args: Any) -> tuple:
+        xs = args[:n_in]
+        gys = args[n_in:]
+        ys = _as_tuple(f(*xs))
+        targets = [x for x, d in zip(xs, diff) if d]
+        pairs = [(y, g) for y, g in zip(ys, gys) if isinstance(y, Variable) and y.requires_grad]
+        if pairs:
+            gs = grad([y for y, _ in pairs], targets, [g for _, g in pairs],
+                      create_graph=True, allow_unused=True)
+        else:
+            gs = (None,) * len(targets)
+        out = []
+        for x, g in zip(targets, gs):
+            out.append(g if g is not None else ops.zeros_like(x))
+        return tuple(out)
+
+    vjp.__name__ = f"vjp({getattr(f, '__name__', 'f')})"
+    return vjp
+
+
+def check_double_backward(f: Callable[..., Any], inputs: Sequence[Any],
+                          grad_outputs: Sequence[Any] | None = None,
+                          grad_grad_inputs: Sequence[Any] | None = None, *, eps: float = 1e-3,
+                          atol: float = 1e-4, rtol: float = 1e-3,
+                          dtype: str | None = "float64", seed: int = 0) -> None:
+    """Check the second derivative of ``f``: the vjp of its vjp, as Chainer's
+    ``check_double_backward``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.gradcheck.check_double_backward(pg.ops.sin, [np.array([0.3, 1.2])])
+    """
+    rng = np.random.default_rng(seed + 1)
+    arrays = [_cast(_raw(a), dtype) for a in inputs]
+    diff = [_is_float(a) for a in arrays]
+    ys = _call(f, arrays, diff)
+    gys = ([_cast(_raw(g), dtype) for g in grad_outputs] if grad_outputs is not None
+           else [_random_like(rng, y) for y in ys])
+    g = _vjp_function(f, len(arrays), diff)
+    ggs = None if grad_grad_inputs is None else [_cast(_raw(a), dtype) for a in grad_grad_inputs]
+    check_backward(g, [*arrays, *gys], ggs, eps=eps, atol=atol, rtol=rtol, dtype=None,
+                   seed=seed, name=g.__name__)
+
+
+def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 2, *,
+                eps: float = 1e-3, atol: float = 1e-5, rtol: float = 1e-4,
+                dtype: str | None = "float64", seed: int = 0) -> None:
+    """Check derivatives of ``f`` up to ``order`` (as JAX's ``check_grads`` in reverse mode).
+
+    Order 1 checks ``f``'s vjp; order k+1 checks the vjp of the order-k gradient function,
+    whose inputs are the previous inputs plus random cotangents.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.gradcheck.check_grads(lambda x, y: x * pg.ops.exp(y),
+    ...                          (np.array([1.0, 2.0]), np.array([0.5, -0.5])), order=3)
+    """
+    rng = np.random.default_rng(seed + 7)
+    arrays = [_cast(_raw(a), dtype) for a in args]
+    fn = f
+    for k in range(1, order + 1):
+        scale = 10.0 ** (k - 1)
+        check_backward(fn, arrays, eps=eps, atol=atol * scale, rtol=rtol * scale, dtype=None,
+                       seed=seed + k, name=f"{getattr(f, '__name__', 'f')} (order {k})")
+        if k == order:
+            break
+        diff = [_is_float(a) for a in arrays]
+        ys = _call(fn, arrays, diff)
+        gys = [_random_like(rng, y) for y in ys]
+        fn = _vjp_function(fn, len(arrays), diff)
+        arrays = [*arrays, *gys]

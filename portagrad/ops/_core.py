@@ -1,0 +1,139 @@
+"""Argument handling shared by every op: Variables in, checks only where they are needed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import DTypeError, describe
+from ..tape._variable import Variable, _leaf
+from ..xp import binary_result_dtype, check_same_device, check_same_namespace
+from ..xp._namespace import _MULTI_DEVICE, is_array, namespace_name, namespace_of
+
+__all__ = ["var", "binary", "float_only", "scalar_like", "wrap", "unwrap", "SCALARS"]
+
+SCALARS = (bool, int, float, complex)
+_MULTI: dict[int, bool] = {}
+_FLOATING: dict[Any, bool] = {}
+
+
+def var(x: Any, op: str, arg: str = "x") -> Variable:
+    """Return ``x`` as a Variable (arrays become constant leaves)."""
+    if type(x) is Variable or isinstance(x, Variable):
+        return x
+    if is_array(x):
+        return _leaf(x, namespace_of(x))
+    raise TypeError(
+        f"{op}({arg}): expected a Variable or an array, got {describe(x)}. Wrap Python "
+        f"values with portagrad.ops.asarray(...) or an array library first."
+    )
+
+
+def wrap(array: Any, xp: Any) -> Variable:
+    """A result without a graph."""
+    return _leaf(array, xp)
+
+
+def unwrap(x: Any) -> Any:
+    """Raw array of a Variable, anything else unchanged."""
+    return x.array if isinstance(x, Variable) else x
+
+
+def is_floating_dtype(xp: Any, dtype: Any) -> bool:
+    # Keyed with the dtype's class first: dtypes of two libraries may hash alike, and
+    # array-api-strict warns when its dtypes are compared with NumPy's.
+    key = (dtype.__class__, dtype)
+    try:
+        return _FLOATING[key]
+    except (KeyError, TypeError):
+        r = xp.isdtype(dtype, ("real floating", "complex floating"))
+        try:
+            _FLOATING[key] = r
+        except TypeError:
+            pass
+        return r
+
+
+def float_only(x: Variable, op: str, arg: str = "x") -> None:
+    """Raise :class:`DTypeError` unless ``x`` has a floating dtype."""
+    if not is_floating_dtype(x.xp, x.array.dtype):
+        raise DTypeError(
+            f"{op}({arg}): expected a floating-point array, got dtype {x.array.dtype}. "
+            f"Cast first, e.g. portagrad.ops.astype(x, float32)."
+        )
+
+
+def _multi_device(xp: Any) -> bool:
+    r = _MULTI.get(id(xp))
+    if r is None:
+        r = namespace_name(xp) in _MULTI_DEVICE
+        _MULTI[id(xp)] = r
+    return r
+
+
+def binary(op: str, x1: Any, x2: Any, names: tuple[str, str] = ("x1", "x2")) -> tuple:
+    """Check and promote two operands; Python scalars stay scalars (weak)."""
+    t1 = type(x1) is Variable
+    t2 = type(x2) is Variable
+    if not t1 and isinstance(x1, SCALARS) and type(x1) not in SCALARS:
+        x1 = _python_scalar(x1)
+    if not t2 and isinstance(x2, SCALARS) and type(x2) not in SCALARS:
+        x2 = _python_scalar(x2)
+    if not t1 and not isinstance(x1, SCALARS):
+        x1 = var(x1, op, names[0])
+        t1 = True
+    if not t2 and not isinstance(x2, SCALARS):
+        x2 = var(x2, op, names[1])
+        t2 = True
+    if t1 and t2:
+        xp = x1.xp
+        if x2.xp is not xp:
+            check_same_namespace(op, names, [xp, x2.xp])
+        if _multi_device(xp):
+            check_same_device(op, names, [x1.array, x2.array], xp)
+        d1 = x1.array.dtype
+        d2 = x2.array.dtype
+        if d1 != d2:
+            target = binary_result_dtype(xp, d1, d2)
+            if d1 != target:
+                x1 = _cast(x1, target)
+            if d2 != target:
+                x2 = _cast(x2, target)
+        return x1, x2
+    if t1:
+        return _scalar_for(x1, x2, op)
+    if t2:
+        x2, x1 = _scalar_for(x2, x1, op)
+        return x1, x2
+    raise TypeError(f"{op}({names[0]}, {names[1]}): expected at least one array, got two "
+                    f"Python scalars")
+
+
+def _python_scalar(s: Any) -> Any:
+    """NumPy scalars subclass Python's but promote strongly: make them plain (weak)."""
+    for t in (bool, int, float, complex):
+        if isinstance(s, t):
+            return t(s)
+    return s
+
+
+def _cast(x: Variable, dtype: Any) -> Variable:
+    from ._shape import astype
+
+    return astype(x, dtype)
+
+
+def _scalar_for(x: Variable, s: Any, op: str) -> tuple[Variable, Any]:
+    """Keep a Python scalar weak; a float scalar lifts an integer array to the default
+    floating dtype (as in PyTorch), since the standard leaves that mix undefined."""
+    if isinstance(s, (float, complex)) and not isinstance(s, bool) and not (
+        is_floating_dtype(x.xp, x.array.dtype)
+    ):
+        from ..xp import default_float
+
+        x = _cast(x, default_float(x.xp, x.array.device))
+    return x, s
+
+
+def scalar_like(x: Variable, s: Any) -> Any:
+    """A 0-d array of ``x``'s dtype and device holding ``s``."""
+    return x.xp.asarray(s, dtype=x.array.dtype, device=x.array.device)

@@ -1,0 +1,329 @@
+"""Indexing: ``__getitem__`` (basic and integer-array keys), take, take_along_axis.
+
+Gathers differentiate into scatter-adds; :func:`portagrad.xp.index_add` sums repeated
+indices correctly, which ``array_api_extra.at(...).add`` does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import DTypeError, ShapeError, describe
+from ..tape import primitive
+from ..tape._variable import Variable
+from ..xp import ensure_array, index_add, is_array
+from ._core import var
+from ._shape import _norm_axis, permute_dims, reshape
+
+__all__ = ["getitem", "take", "take_along_axis"]
+
+
+# -- basic indexing -----------------------------------------------------------------------
+@primitive(saves="none")
+def _getitem_basic(xp: Any, x: Any, key: tuple) -> Any:
+    return ensure_array(xp, x[key])
+
+
+@_getitem_basic.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    return (_getitem_basic_grad(gy, key=ctx.params["key"], shape=tuple(ctx.in_shapes[0])),)
+
+
+@primitive(saves="none")
+def _getitem_basic_grad(xp: Any, gy: Any, key: tuple, shape: tuple) -> Any:
+    out = xp.zeros(shape, dtype=gy.dtype, device=gy.device)
+    out[key] = gy
+    return out
+
+
+@_getitem_basic_grad.defvjp
+def _(ctx: Any, gg: Variable) -> tuple:
+    return (_getitem_basic(gg, key=ctx.params["key"]),)
+
+
+# -- take ---------------------------------------------------------------------------------
+@primitive(saves="none")
+def _take(xp: Any, x: Any, indices: Any, axis: int) -> Any:
+    return xp.take(x, indices, axis=axis)
+
+
+@_take.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    p = ctx.params
+    size = ctx.in_shapes[0][p["axis"]]
+    return (_take_grad(gy, indices=p["indices"], axis=p["axis"], size=size),)
+
+
+@primitive(saves="none")
+def _take_grad(xp: Any, gy: Any, indices: Any, axis: int, size: int) -> Any:
+    return index_add(xp, gy, indices, axis, size)
+
+
+@_take_grad.defvjp
+def _(ctx: Any, gg: Variable) -> tuple:
+    p = ctx.params
+    return (_take(gg, indices=p["indices"], axis=p["axis"]),)
+
+
+def _index_array(x: Variable, indices: Any, op: str, arg: str = "indices") -> Any:
+    idx = indices.array if isinstance(indices, Variable) else indices
+    xp = x.xp
+    if isinstance(idx, (list, tuple, int)):
+        idx = xp.asarray(idx, device=x.array.device)
+    if not is_array(idx) or not xp.isdtype(idx.dtype, "integral"):
+        raise DTypeError(f"{op}({arg}): expected an integer array, got {describe(idx)}")
+    return idx
+
+
+def _normalize_negative(xp: Any, idx: Any, n: int, op: str) -> Any:
+    if idx.shape and 0 in idx.shape:
+        return idx
+    # Out-of-range indices would wrap or clip silently in some libraries.
+    lo = int(xp.min(idx)) if _size(idx) else 0
+    hi = int(xp.max(idx)) if _size(idx) else 0
+    if lo < -n or hi >= n:
+        raise IndexError(f"{op}(indices): expected indices in [{-n}, {n}), got values "
+                         f"from {lo} to {hi}")
+    if lo < 0:
+        idx = xp.where(idx < 0, idx + n, idx)
+    return idx
+
+
+def _size(a: Any) -> int:
+    n = 1
+    for d in a.shape:
+        n *= d
+    return n
+
+
+def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Variable:
+    """Elements of ``x`` at integer ``indices`` along ``axis``.
+
+    ``indices`` may have any shape (the standard asks for 1-d; n-d indices are taken
+    flattened and reshaped). Repeated indices accumulate in the gradient.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.take(np.array([10.0, 20.0, 30.0]), np.array([2, 0])).array
+    array([30., 10.])
+    """
+    x = var(x, "take")
+    if axis is None:
+        if x.array.ndim != 1:
+            x = reshape(x, (-1,))
+        axis = 0
+    xp = x.xp
+    ax = _norm_axis(axis, x.array.ndim, "take")
+    idx = _index_array(x, indices, "take")
+    idx = _normalize_negative(xp, idx, x.array.shape[ax], "take")
+    ishape = tuple(idx.shape)
+    if len(ishape) != 1:
+        idx = xp.reshape(idx, (-1,))
+    out = _take(x, indices=idx, axis=ax)
+    if len(ishape) != 1:
+        shape = tuple(x.array.shape[:ax]) + ishape + tuple(x.array.shape[ax + 1:])
+        out = reshape(out, shape)
+    return out
+
+
+def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Variable:
+    """Elements of ``x`` at ``indices`` along ``axis``, matched elementwise on the others.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> pg.ops.take_along_axis(x, np.array([[1], [0]]), axis=1).array
+    array([[2.],
+           [3.]])
+    """
+    x = var(x, "take_along_axis")
+    xp = x.xp
+    nd = x.array.ndim
+    ax = _norm_axis(axis, nd, "take_along_axis")
+    idx = _index_array(x, indices, "take_along_axis")
+    if idx.ndim != nd:
+        raise ShapeError(f"take_along_axis(indices): expected {nd} dimensions, got shape "
+                         f"{tuple(idx.shape)}")
+    shape = tuple(x.array.shape)
+    idx = _normalize_negative(xp, idx, shape[ax], "take_along_axis")
+    out_shape = []
+    for d in range(nd):
+        if d == ax:
+            out_shape.append(idx.shape[d])
+        elif idx.shape[d] in (1, shape[d]):
+            out_shape.append(shape[d])
+        else:
+            raise ShapeError(f"take_along_axis(indices): expected shape compatible with "
+                             f"{shape} off axis {ax}, got {tuple(idx.shape)}")
+    out_shape_t = tuple(out_shape)
+    idx = xp.broadcast_to(idx, out_shape_t)
+    # A flat index into x: sum over dimensions of coordinate * stride.
+    strides = [1] * nd
+    for d in range(nd - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    flat = xp.zeros(out_shape_t, dtype=idx.dtype, device=idx.device)
+    for d in range(nd):
+        if d == ax:
+            coord = idx
+        else:
+            r = xp.arange(out_shape_t[d], dtype=idx.dtype, device=idx.device)
+            coord = xp.reshape(r, tuple(-1 if i == d else 1 for i in range(nd)))
+        flat = flat + coord * strides[d]
+    out = _take(reshape(x, (-1,)), indices=xp.reshape(flat, (-1,)), axis=0)
+    return reshape(out, out_shape_t)
+
+
+# -- __getitem__ ----------------------------------------------------------------------------
+def _expand_key(key: Any, ndim: int) -> list:
+    if not isinstance(key, tuple):
+        key = (key,)
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis and not (
+        is_array(k) and _is_bool(k)))
+    consumed += sum(k.ndim for k in key if is_array(k) and _is_bool(k))
+    n_ell = sum(1 for k in key if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("getitem(key): expected at most one Ellipsis, got several")
+    if consumed > ndim:
+        raise IndexError(f"getitem(key): expected at most {ndim} indices, got {consumed}")
+    out = []
+    for k in key:
+        if k is Ellipsis:
+            out.extend([slice(None)] * (ndim - consumed))
+        else:
+            out.append(k)
+    if not n_ell:
+        out.extend([slice(None)] * (ndim - consumed))
+    return out
+
+
+def _is_bool(a: Any) -> bool:
+    return "bool" in str(a.dtype)
+
+
+def getitem(x: Any, key: Any) -> Variable:
+    """``x[key]`` for slices, integers, ``...``, ``None``, integer and boolean arrays.
+
+    Integer-array keys follow NumPy's rules (adjacent array indices keep their place,
+    separated ones move to the front); the gradient of a gather is a scatter-add that sums
+    repeated indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = pg.Variable(np.arange(6.0).reshape(2, 3))
+    >>> x[:, 1].array
+    array([1., 4.])
+    >>> x[np.array([1, 1]), 0].array
+    array([3., 3.])
+    """
+    x = var(x, "getitem")
+    xp = x.xp
+    if isinstance(key, Variable):
+        key = key.array
+    if isinstance(key, tuple):
+        key = tuple(k.array if isinstance(k, Variable) else k for k in key)
+    if isinstance(key, list):
+        key = xp.asarray(key, device=x.array.device)
+    keys = key if isinstance(key, tuple) else (key,)
+    if not any(is_array(k) for k in keys):
+        _check_basic(x, keys)
+        if Ellipsis not in keys and sum(k is not None for k in keys) < x.array.ndim:
+            keys = (*keys, Ellipsis)  # the standard wants every axis indexed
+        return _getitem_basic(x, key=keys)
+    return _getitem_advanced(x, _expand_key(keys, x.array.ndim))
+
+
+def _check_basic(x: Variable, keys: tuple) -> None:
+    shape = tuple(x.array.shape)
+    dims = [k for k in keys if k is not None and k is not Ellipsis]
+    if len(dims) > len(shape):
+        raise IndexError(f"getitem(key): expected at most {len(shape)} indices for shape "
+                         f"{shape}, got {len(dims)}")
+    pos = 0
+    for k in keys:
+        if k is Ellipsis:
+            pos = len(shape) - sum(1 for j in keys[keys.index(Ellipsis) + 1:]
+                                   if j is not None)
+            continue
+        if k is None:
+            continue
+        if isinstance(k, bool) or not isinstance(k, (int, slice)) and not hasattr(
+                k, "__index__"):
+            raise IndexError(f"getitem(key): expected slices, integers, None, ... or integer "
+                             f"arrays, got {describe(k)}")
+        if not isinstance(k, slice):
+            n = shape[pos]
+            i = k.__index__()
+            if not -n <= i < n:
+                raise IndexError(f"getitem(key): index {i} is out of bounds for axis {pos} "
+                                 f"with size {n}")
+        pos += 1
+
+
+def _getitem_advanced(x: Variable, entries: list) -> Variable:
+    xp = x.xp
+    # Boolean masks become the integer arrays of their nonzero positions.
+    flat_entries: list = []
+    for k in entries:
+        if is_array(k) and _is_bool(k):
+            flat_entries.extend(xp.nonzero(k))
+        else:
+            flat_entries.append(k)
+    entries = flat_entries
+    # Integers combined with arrays count as (0-d) array indices, as in NumPy.
+    adv_pos = [i for i, k in enumerate(entries) if is_array(k) or (
+        k is not None and not isinstance(k, slice))]
+    basic_key = tuple(slice(None) if i in adv_pos else k for i, k in enumerate(entries))
+    y = _getitem_basic(x, key=basic_key) if any(
+        k != slice(None) for k in basic_key) else x
+    # Axis of y holding each advanced entry.
+    axes = []
+    out_axis = 0
+    for i, k in enumerate(entries):
+        if i in adv_pos:
+            axes.append(out_axis)
+            out_axis += 1
+        elif k is None or isinstance(k, slice):
+            out_axis += 1
+    ys = tuple(y.array.shape)
+    idx_arrays = []
+    for ax, i in zip(axes, adv_pos):
+        k = entries[i]
+        a = k if is_array(k) else xp.asarray(k.__index__(), device=x.array.device)
+        if not xp.isdtype(a.dtype, "integral"):
+            raise IndexError(f"getitem(key): expected integer or boolean arrays, got dtype "
+                             f"{a.dtype}")
+        idx_arrays.append(_normalize_negative(xp, a, ys[ax], "getitem"))
+    bshape: tuple = ()
+    for a in idx_arrays:
+        from ._shape import broadcast_shapes
+
+        bshape = broadcast_shapes(bshape, tuple(a.shape))
+    rest = [d for d in range(len(ys)) if d not in axes]
+    moved = permute_dims(y, axes + rest)
+    k_total = 1
+    for ax in axes:
+        k_total *= ys[ax]
+    moved = reshape(moved, (k_total, *[ys[d] for d in rest]))
+    flat = None
+    stride = 1
+    for ax, a in reversed(list(zip(axes, idx_arrays))):
+        term = xp.broadcast_to(a, bshape) * stride
+        flat = term if flat is None else flat + term
+        stride *= ys[ax]
+    out = _take(moved, indices=xp.reshape(flat, (-1,)), axis=0)
+    out = reshape(out, (*bshape, *[ys[d] for d in rest]))
+    adjacent = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos)))
+    if adjacent and axes[0] != 0:
+        nb = len(bshape)
+        nr = len(rest)
+        first = axes[0]
+        order = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, nb + nr))
+        out = permute_dims(out, order)
+    return out
+

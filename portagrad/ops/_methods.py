@@ -1,0 +1,121 @@
+"""Operators and array methods of :class:`Variable`, bound to portagrad ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tape._variable import Variable
+from . import _elementwise as E
+from . import _linalg as L
+from . import _nondiff as N
+from . import _reduction as R
+from ._core import SCALARS
+from ._indexing import getitem
+from ._shape import matrix_transpose, permute_dims, reshape
+
+
+def _r(fn: Any) -> Any:
+    def reflected(self: Variable, other: Any) -> Any:
+        return fn(other, self)
+
+    return reflected
+
+
+def _binop(fn: Any) -> Any:
+    def method(self: Variable, other: Any) -> Any:
+        if not isinstance(other, (Variable, *SCALARS)) and not hasattr(other, "shape"):
+            return NotImplemented
+        return fn(self, other)
+
+    return method
+
+
+def _T(self: Variable) -> Variable:
+    if self.array.ndim != 2:
+        from .._errors import ShapeError
+
+        raise ShapeError(f"Variable.T: expected a 2-d array, got shape {self.shape}. Use "
+                         f".mT for stacks of matrices or permute_dims for other orders.")
+    return permute_dims(self, (1, 0))
+
+
+def _setitem(self: Variable, key: Any, value: Any) -> None:
+    from .._errors import GradientError
+
+    raise GradientError(
+        "Variable.__setitem__: in-place assignment is not recorded. Build the new value "
+        "functionally instead, e.g. pg.ops.where(mask, value, x), or assign into the raw "
+        "array (x.array[key] = value) outside of any graph."
+    )
+
+
+def _iter(self: Variable) -> Any:
+    if self.array.ndim == 0:
+        raise TypeError("iteration over a 0-d Variable")
+    return (getitem(self, i) for i in range(self.array.shape[0]))
+
+
+def _to_device(self: Variable, device: Any, /, *, stream: Any = None) -> Variable:
+    from ._creation import to_device
+
+    return to_device(self, device)
+
+
+def _astype(self: Variable, dtype: Any) -> Variable:
+    from ._shape import astype
+
+    return astype(self, dtype)
+
+
+def _mod(a: Any, b: Any) -> Variable:
+    from ._nondiff import floor
+
+    a_, b_ = a, b
+    return E.subtract(a_, E.multiply(b_, floor(E.divide(a_, b_))))
+
+
+def _floordiv(a: Any, b: Any) -> Variable:
+    return N.floor(E.divide(a, b)) if _is_float(a, b) else N._make_binary(
+        "floor_divide", "", "")(a, b)
+
+
+def _is_float(*xs: Any) -> bool:
+    for x in xs:
+        if isinstance(x, Variable):
+            return x.xp.isdtype(x.array.dtype, ("real floating", "complex floating"))
+    return True
+
+
+METHODS = {
+    "__add__": _binop(E.add), "__radd__": _binop(_r(E.add)),
+    "__sub__": _binop(E.subtract), "__rsub__": _binop(_r(E.subtract)),
+    "__mul__": _binop(E.multiply), "__rmul__": _binop(_r(E.multiply)),
+    "__truediv__": _binop(E.divide), "__rtruediv__": _binop(_r(E.divide)),
+    "__pow__": _binop(E.pow), "__rpow__": _binop(_r(E.pow)),
+    "__matmul__": _binop(L.matmul), "__rmatmul__": _binop(_r(L.matmul)),
+    "__mod__": _binop(_mod), "__rmod__": _binop(_r(_mod)),
+    "__floordiv__": _binop(_floordiv), "__rfloordiv__": _binop(_r(_floordiv)),
+    "__neg__": E.negative, "__pos__": E.positive, "__abs__": E.abs,
+    "__lt__": _binop(N.less), "__le__": _binop(N.less_equal),
+    "__gt__": _binop(N.greater), "__ge__": _binop(N.greater_equal),
+    "__eq__": _binop(N.equal), "__ne__": _binop(N.not_equal),
+    "__getitem__": getitem, "__setitem__": _setitem, "__iter__": _iter,
+    "to_device": _to_device, "astype": _astype,
+    "sum": lambda self, axis=None, keepdims=False: R.sum(self, axis=axis, keepdims=keepdims),
+    "mean": lambda self, axis=None, keepdims=False: R.mean(self, axis=axis, keepdims=keepdims),
+    "max": lambda self, axis=None, keepdims=False: R.max(self, axis=axis, keepdims=keepdims),
+    "min": lambda self, axis=None, keepdims=False: R.min(self, axis=axis, keepdims=keepdims),
+    "reshape": lambda self, *shape: reshape(
+        self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape),
+}
+
+
+def install() -> None:
+    for name, fn in METHODS.items():
+        setattr(Variable, name, fn)
+    Variable.T = property(_T)  # type: ignore[attr-defined]
+    Variable.mT = property(matrix_transpose)  # type: ignore[attr-defined]
+    Variable.__hash__ = object.__hash__  # type: ignore[method-assign]
+
+
+install()

@@ -1,0 +1,310 @@
+"""Reductions and scans: sum, mean, prod, max, min, var, std, logsumexp, cumulative_sum."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import ShapeError
+from ..tape import primitive
+from ..tape._variable import Variable
+from ..xp import ensure_array
+from ._core import float_only, wrap
+from ._core import var as _as_var
+from ._shape import _axes_tuple, _broadcast_to, _flip, _norm_axis, _reshape
+
+__all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp", "cumulative_sum"]
+
+
+def _kept_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _unreduce(gy: Variable, in_shape: tuple, axes: tuple, keepdims: bool) -> Variable:
+    """Broadcast a reduced gradient back to the input's shape."""
+    if not keepdims:
+        gy = _reshape(gy, shape=_kept_shape(in_shape, axes))
+    if tuple(gy.array.shape) != tuple(in_shape):
+        gy = _broadcast_to(gy, shape=tuple(in_shape))
+    return gy
+
+
+@primitive(saves="none")
+def _sum(xp: Any, x: Any, axis: tuple, keepdims: bool, dtype: Any = None) -> Any:
+    return ensure_array(xp, xp.sum(x, axis=axis, keepdims=keepdims, dtype=dtype))
+
+
+@_sum.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    p = ctx.params
+    return (_unreduce(gy, tuple(ctx.in_shapes[0]), p["axis"], p["keepdims"]),)
+
+
+def sum(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
+        keepdims: bool = False) -> Variable:
+    """Sum of elements over the given axes (all by default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.sum(np.ones((2, 3)), axis=1).array
+    array([3., 3.])
+    """
+    x = _as_var(x, "sum")
+    axes = _axes_tuple(axis, x.array.ndim, "sum")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        return wrap(ensure_array(x.xp, x.xp.sum(x.array, axis=axes, keepdims=keepdims,
+                                                 dtype=dtype)), x.xp)
+    if dtype is not None and dtype != x.array.dtype:
+        from ._shape import astype
+
+        x = astype(x, dtype)
+    return _sum(x, axis=axes, keepdims=keepdims)
+
+
+def _count(shape: tuple, axes: tuple) -> int:
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+def mean(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+         keepdims: bool = False) -> Variable:
+    """Arithmetic mean over the given axes (all by default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.mean(np.array([1.0, 2.0, 6.0])).array
+    array(3.)
+    """
+    x = _as_var(x, "mean")
+    float_only(x, "mean")
+    axes = _axes_tuple(axis, x.array.ndim, "mean")
+    n = _count(tuple(x.array.shape), axes)
+    s = _sum(x, axis=axes, keepdims=keepdims)
+    return s / n if n else s * float("nan")
+
+
+@primitive(saves="both")
+def _prod(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
+    return ensure_array(xp, xp.prod(x, axis=axis, keepdims=keepdims))
+
+
+@_prod.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    p = ctx.params
+    shape = tuple(ctx.in_shapes[0])
+    # d prod / d x_i = prod / x_i; inputs holding zeros need the product of the others,
+    # which this rule does not give (the standard's smooth domain excludes them).
+    return (_unreduce(gy * y, shape, p["axis"], p["keepdims"]) / x,)
+
+
+def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
+         keepdims: bool = False) -> Variable:
+    """Product of elements over the given axes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.prod(np.array([2.0, 3.0])).array
+    array(6.)
+    """
+    x = _as_var(x, "prod")
+    axes = _axes_tuple(axis, x.array.ndim, "prod")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        return wrap(ensure_array(x.xp, x.xp.prod(x.array, axis=axes, keepdims=keepdims,
+                                                  dtype=dtype)), x.xp)
+    if dtype is not None and dtype != x.array.dtype:
+        from ._shape import astype
+
+        x = astype(x, dtype)
+    return _prod(x, axis=axes, keepdims=keepdims)
+
+
+def _extremum_vjp(ctx: Any, gy: Variable) -> tuple:
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    p = ctx.params
+    xp = gy.xp
+    shape = tuple(ctx.in_shapes[0])
+    axes = p["axis"]
+    y_raw = y.array if p["keepdims"] else xp.reshape(y.array, _kept_shape(shape, axes))
+    hit = xp.astype(x.array == y_raw, x.array.dtype)
+    # Ties share the gradient evenly, like PyTorch's amax/amin.
+    count = xp.sum(hit, axis=axes, keepdims=True)
+    mask = wrap(hit / count, xp)
+    return (_unreduce(gy, shape, axes, p["keepdims"]) * mask,)
+
+
+@primitive(saves="both")
+def _max(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
+    return ensure_array(xp, xp.max(x, axis=axis, keepdims=keepdims))
+
+
+@primitive(saves="both")
+def _min(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
+    return ensure_array(xp, xp.min(x, axis=axis, keepdims=keepdims))
+
+
+_max.defvjp(_extremum_vjp)
+_min.defvjp(_extremum_vjp)
+
+
+def _extremum(name: str, prim: Any, x: Any, axis: Any, keepdims: bool) -> Variable:
+    x = _as_var(x, name)
+    axes = _axes_tuple(axis, x.array.ndim, name)
+    if _count(tuple(x.array.shape), axes) == 0:
+        raise ShapeError(f"{name}(x): expected a non-empty reduction, got shape {x.shape} "
+                         f"over axes {axes}")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        fn = x.xp.max if name == "max" else x.xp.min
+        return wrap(ensure_array(x.xp, fn(x.array, axis=axes, keepdims=keepdims)), x.xp)
+    return prim(x, axis=axes, keepdims=keepdims)
+
+
+def max(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+        keepdims: bool = False) -> Variable:
+    """Maximum over the given axes; tied maxima share the gradient evenly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.max(np.array([1.0, 4.0, 2.0])).array
+    array(4.)
+    """
+    return _extremum("max", _max, x, axis, keepdims)
+
+
+def min(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+        keepdims: bool = False) -> Variable:
+    """Minimum over the given axes; tied minima share the gradient evenly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.min(np.array([1.0, 4.0, 2.0])).array
+    array(1.)
+    """
+    return _extremum("min", _min, x, axis, keepdims)
+
+
+def var(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+        correction: float = 0.0, keepdims: bool = False) -> Variable:
+    """Variance over the given axes, with ``correction`` degrees of freedom removed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.var(np.array([1.0, 3.0])).array
+    array(1.)
+    """
+    x = _as_var(x, "var")
+    float_only(x, "var")
+    axes = _axes_tuple(axis, x.array.ndim, "var")
+    n = _count(tuple(x.array.shape), axes)
+    m = _sum(x, axis=axes, keepdims=True) / n
+    d = x - m
+    ss = _sum(d * d, axis=axes, keepdims=keepdims)
+    return ss / (n - correction)
+
+
+def std(x: Any, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0,
+        keepdims: bool = False) -> Variable:
+    """Standard deviation over the given axes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.std(np.array([1.0, 3.0])).array
+    array(1.)
+    """
+    from ._elementwise import sqrt
+
+    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+              keepdims: bool = False) -> Variable:
+    """log(sum(exp(x))) over the given axes, computed without overflow.
+
+    Its gradient is softmax(x); it is a composite, so every order is exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.logsumexp(np.array([1000.0, 1000.0])).array)
+    1000.6931471805599
+    """
+    from ._elementwise import exp, log
+
+    x = _as_var(x, "logsumexp")
+    float_only(x, "logsumexp")
+    xp = x.xp
+    axes = _axes_tuple(axis, x.array.ndim, "logsumexp")
+    m = xp.max(x.array, axis=axes, keepdims=True)
+    # The shift is a constant of the graph: the result does not depend on it.
+    m = wrap(xp.where(xp.isfinite(m), m, xp.zeros_like(m)), xp)
+    s = log(_sum(exp(x - m), axis=axes, keepdims=True)) + m
+    if not keepdims:
+        s = _reshape(s, shape=tuple(d for i, d in enumerate(x.array.shape) if i not in axes))
+    return s
+
+
+@primitive(saves="none")
+def _cumsum(xp: Any, x: Any, axis: int, include_initial: bool) -> Any:
+    return xp.cumulative_sum(x, axis=axis, include_initial=include_initial)
+
+
+@_cumsum.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    from ._indexing import getitem
+
+    p = ctx.params
+    axis = p["axis"]
+    rev = _flip(_cumsum(_flip(gy, axis=(axis,)), axis=axis, include_initial=False),
+                axis=(axis,))
+    if p["include_initial"]:
+        key = (slice(None),) * axis + (slice(1, None),)
+        rev = getitem(rev, key)
+    return (rev,)
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Variable:
+    """Cumulative sum along ``axis`` (may be omitted for 1-d input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.cumulative_sum(np.array([1.0, 2.0, 3.0])).array
+    array([1., 3., 6.])
+    """
+    x = _as_var(x, "cumulative_sum")
+    nd = x.array.ndim
+    if axis is None:
+        if nd != 1:
+            raise ShapeError(f"cumulative_sum(axis): expected an axis for a {nd}-d array, "
+                             f"got None")
+        axis = 0
+    axis = _norm_axis(axis, nd, "cumulative_sum")
+    if dtype is not None and dtype != x.array.dtype:
+        from ._shape import astype
+
+        x = astype(x, dtype)
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        return wrap(x.xp.cumulative_sum(x.array, axis=axis, include_initial=include_initial),
+                    x.xp)
+    return _cumsum(x, axis=axis, include_initial=include_initial)
+

@@ -1,0 +1,297 @@
+"""The backward engine: reverse generation order, gradients summed before a node runs.
+
+Iterative (a heap of nodes keyed by generation), so graphs of any depth backpropagate
+without recursion. Unless ``retain_graph`` is set, each node drops what it saved as soon
+as its vjp has run.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any
+
+from .._errors import GradientError, ShapeError, describe
+from ._mode import set_grad_enabled, state
+from ._node import Node, check_finite
+from ._variable import Variable, _leaf
+
+__all__ = ["backward", "grad"]
+
+
+def _seed(y: Variable, g: Any, op: str) -> Variable:
+    if g is None:
+        if y.array.ndim != 0 and y.size != 1:
+            raise GradientError(
+                f"{op}: expected a scalar output or a seed gradient, got an output of shape "
+                f"{y.shape}. Pass grad= (backward) or grad_outputs= (grad), or reduce the "
+                f"output first, e.g. y.sum()."
+            )
+        return _leaf(y.xp.ones_like(y.array), y.xp)
+    if not isinstance(g, Variable):
+        g = _leaf(g, y.xp)
+    if tuple(g.shape) != tuple(y.shape):
+        raise ShapeError(
+            f"{op}: expected a seed gradient of shape {y.shape}, got {describe(g.array)}"
+        )
+    return g
+
+
+def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
+         retain_graph: bool, targets: dict[int, Variable] | None) -> dict[int, Variable]:
+    """Propagate seeds from roots. Returns the gradients of leaves (by id).
+
+    With ``targets`` (``grad``), only paths that reach a target are followed and results
+    are collected for the targets only; otherwise every leaf requiring gradients
+    accumulates into ``.grad_var``.
+    """
+    leaf_grads: dict[int, Variable] = {}
+    inner: dict[int, tuple[Node, int]] = {}
+    needed: set[int] | None = None
+    if targets is not None:
+        for t in targets.values():
+            if t.creator is not None:
+                inner[id(t.creator)] = (t.creator, t.index)
+        needed = _prune([r for r, _ in roots], targets)
+
+    buffers: dict[int, list] = {}
+    heap: list = []
+    counter = 0
+
+    def add_leaf(v: Variable, g: Variable) -> None:
+        if targets is not None:
+            if id(v) in targets:
+                old = leaf_grads.get(id(v))
+                leaf_grads[id(v)] = g if old is None else old + g
+            return
+        old = v.grad_var
+        v.grad_var = g if old is None else old + g
+
+    for y, g in roots:
+        c = y.creator
+        if c is None:
+            if y.requires_grad:
+                add_leaf(y, g)
+            continue
+        if needed is not None and id(c) not in needed:
+            continue
+        buf = buffers.get(id(c))
+        if buf is None:
+            buf = [c] + [None] * len(c.out_meta)
+            buffers[id(c)] = buf
+            heapq.heappush(heap, (-c.generation, counter, c))
+            counter += 1
+        i = y.index + 1
+        buf[i] = g if buf[i] is None else buf[i] + g
+
+    debug = state.debug
+    inner_grads: dict[tuple[int, int], Variable] = {}
+    with set_grad_enabled(create_graph):
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            buf = buffers.pop(id(node))
+            gys = buf[1:]
+            if inner and id(node) in inner:
+                for idx, gy in enumerate(gys):
+                    if gy is not None:
+                        inner_grads[(id(node), idx)] = gy
+            if node.freed:
+                node._freed_error("inputs and outputs")
+            edges = node.edges
+            if needed is not None and not any(
+                (id(e[0]) in needed) if type(e) is tuple else (id(e) in targets)
+                for e in edges if e is not None
+            ):
+                continue
+            prim = node.prim
+            if prim.vjp is None:
+                raise GradientError(f"{prim.name}: no vjp is defined for this primitive")
+            if prim.nout == 1:
+                gy_arg = gys[0]
+            else:
+                gy_arg = tuple(
+                    g if g is not None else _leaf(node.xp.zeros(s, dtype=d), node.xp)
+                    for g, (s, d) in zip(gys, node.out_meta)
+                )
+            if debug:
+                # Ops inside a vjp are checked as the gradient they produce, below, so the
+                # report names this node and where it was created.
+                state.debug = False
+                try:
+                    gxs = prim.vjp(node, gy_arg)
+                finally:
+                    state.debug = True
+            else:
+                gxs = prim.vjp(node, gy_arg)
+            if type(gxs) is not tuple and type(gxs) is not list:
+                gxs = (gxs,)
+            elementwise = prim.elementwise
+            for i, e in enumerate(edges):
+                if e is None:
+                    continue
+                gx = gxs[i]
+                if gx is None:
+                    continue
+                if elementwise:
+                    shape = node.in_shapes[i]
+                    if gx.array.shape != shape:
+                        gx = _sum_to()(gx, tuple(shape))
+                if debug:
+                    check_finite(node.xp, gx.array,
+                                 f"{prim.name}: backward gradient of input {i}", node.stack)
+                if type(e) is tuple:
+                    parent, idx = e
+                    if needed is not None and id(parent) not in needed:
+                        continue
+                    pbuf = buffers.get(id(parent))
+                    if pbuf is None:
+                        pbuf = [parent] + [None] * len(parent.out_meta)
+                        buffers[id(parent)] = pbuf
+                        heapq.heappush(heap, (-parent.generation, counter, parent))
+                        counter += 1
+                    old = pbuf[idx + 1]
+                    pbuf[idx + 1] = gx if old is None else old + gx
+                else:
+                    add_leaf(e, gx)
+            if not retain_graph:
+                node.release()
+    if targets is not None:
+        for key, t in targets.items():
+            if t.creator is not None:
+                g = inner_grads.get((id(t.creator), t.index))
+                if g is not None:
+                    leaf_grads[key] = g
+    return leaf_grads
+
+
+def _sum_to() -> Any:
+    from ..ops._shape import sum_to
+
+    return sum_to
+
+
+def _prune(outputs: list[Variable], targets: dict[int, Variable]) -> set[int]:
+    """Ids of nodes from which some target can be reached (iterative post-order DFS)."""
+    target_leaves = {k for k, t in targets.items() if t.creator is None}
+    target_nodes = {id(t.creator) for t in targets.values() if t.creator is not None}
+    reach: dict[int, bool] = {}
+    stack: list[tuple[Node, bool]] = []
+    for y in outputs:
+        if y.creator is not None:
+            stack.append((y.creator, False))
+    while stack:
+        node, expanded = stack.pop()
+        nid = id(node)
+        if nid in reach and not expanded:
+            continue
+        if not expanded:
+            reach[nid] = False
+            stack.append((node, True))
+            for e in node.edges:
+                if type(e) is tuple and id(e[0]) not in reach:
+                    stack.append((e[0], False))
+            continue
+        ok = nid in target_nodes
+        for e in node.edges:
+            if e is None:
+                continue
+            if type(e) is tuple:
+                if reach.get(id(e[0]), False):
+                    ok = True
+            elif id(e) in target_leaves:
+                ok = True
+        reach[nid] = ok
+    return {k for k, v in reach.items() if v}
+
+
+def backward(outputs: Sequence[Variable], grad_outputs: Sequence[Any] | None = None,
+             retain_graph: bool = False, create_graph: bool = False) -> None:
+    """Accumulate d(outputs)/d(leaf) into every leaf's ``grad_var``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = pg.Variable(np.array([1.0, 2.0]))
+    >>> pg.backward([(x * x).sum()])
+    >>> x.grad
+    array([2., 4.])
+    """
+    roots = []
+    for i, y in enumerate(outputs):
+        g = None if grad_outputs is None else grad_outputs[i]
+        roots.append((y, _seed(y, g, "backward")))
+    _run(roots, create_graph, retain_graph or create_graph, None)
+
+
+def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Variable],
+         grad_outputs: Any = None, create_graph: bool = False,
+         allow_unused: bool = False, retain_graph: bool | None = None) -> tuple[Variable, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+
+    Only the part of the graph between the two is traversed. With ``create_graph=True`` the
+    results are themselves differentiable, for Hessian-vector products, gradient penalties
+    and meta-learning.
+
+    Parameters
+    ----------
+    outputs, inputs
+        A Variable or a sequence of Variables.
+    grad_outputs
+        Seed gradients for non-scalar outputs (arrays or Variables), one per output.
+    create_graph
+        Record the computation of the gradients.
+    allow_unused
+        Return ``None`` for inputs the outputs do not depend on instead of raising.
+    retain_graph
+        Keep the graph for another backward; defaults to ``create_graph``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = pg.Variable(np.array(2.0))
+    >>> (gx,) = pg.grad(x ** 3, x, create_graph=True)
+    >>> (ggx,) = pg.grad(gx, x)
+    >>> float(gx.array), float(ggx.array)
+    (12.0, 12.0)
+    """
+    outs = [outputs] if isinstance(outputs, Variable) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Variable) else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, Variable) or hasattr(
+            grad_outputs, "shape"):
+        gos = [grad_outputs] * len(outs) if grad_outputs is None else [grad_outputs]
+    else:
+        gos = list(grad_outputs)
+    if len(gos) != len(outs):
+        raise ShapeError(
+            f"grad(grad_outputs): expected {len(outs)} seed gradient(s), got {len(gos)}"
+        )
+    for i, x in enumerate(ins):
+        if not isinstance(x, Variable):
+            raise TypeError(f"grad(inputs[{i}]): expected a Variable, got {describe(x)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [(y, _seed(y, g, "grad")) for y, g in zip(outs, gos)]
+    targets = {id(x): x for x in ins}
+    found = _run(roots, create_graph, retain_graph, targets)
+    result = []
+    for i, x in enumerate(ins):
+        g = found.get(id(x))
+        if g is None:
+            if not allow_unused:
+                raise GradientError(
+                    f"grad(inputs[{i}]): expected an input the outputs depend on, got one "
+                    f"that is not in their graph{_why_unused(x)}. Pass allow_unused=True to "
+                    f"get None for it."
+                )
+        elif not create_graph and g.creator is not None:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)
+
+
+def _why_unused(x: Variable) -> str:
+    if not x.requires_grad:
+        return " (it does not require gradients)"
+    return ""

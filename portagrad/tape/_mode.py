@@ -1,0 +1,123 @@
+"""Thread-local switches of the tape: gradient recording and debug checks."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "debug", "is_debug"]
+
+
+class _State(threading.local):
+    grad_enabled = True
+    debug = False
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """Return whether operations record a graph in this thread."""
+    return state.grad_enabled
+
+
+class set_grad_enabled(contextlib.ContextDecorator):
+    """Turn graph recording on or off inside a block or a decorated function.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = pg.Variable(np.ones(2), requires_grad=True)
+    >>> with pg.set_grad_enabled(False):
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self._saved: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._saved.append(state.grad_enabled)
+        state.grad_enabled = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        state.grad_enabled = self._saved.pop()
+
+
+class no_grad(set_grad_enabled):
+    """Stop recording inside the block: results have no creator and need no memory for
+    backward. Usable as a decorator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = pg.Variable(np.ones(3), requires_grad=True)
+    >>> with pg.no_grad():
+    ...     y = w * 3
+    >>> y.creator is None
+    True
+    """
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """Record again inside a block nested in :class:`no_grad`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = pg.Variable(np.ones(3), requires_grad=True)
+    >>> with pg.no_grad():
+    ...     with pg.enable_grad():
+    ...         y = w * 3
+    >>> y.requires_grad
+    True
+    """
+
+    def __init__(self) -> None:
+        super().__init__(True)
+
+
+def is_debug() -> bool:
+    """Return whether debug checks are on in this thread."""
+    return state.debug
+
+
+class debug(contextlib.ContextDecorator):
+    """Check every forward and backward result for NaN and infinity.
+
+    Inside the block each primitive's output is checked as it is computed, and each
+    gradient as backward produces it; the first non-finite value raises
+    :class:`portagrad.NonFiniteError` naming the op and, for gradients, the place in your
+    code where that op was called.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = pg.Variable(np.array([0.0, 1.0]), requires_grad=True)
+    >>> with pg.debug():
+    ...     try:
+    ...         pg.ops.log(x).sum().backward()
+    ...     except pg.NonFiniteError as e:
+    ...         print(str(e).splitlines()[0])
+    log: forward result has 1 non-finite value(s) out of 2 (-inf)
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._saved: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._saved.append(state.debug)
+        state.debug = self.enabled
+
+    def __exit__(self, *exc: object) -> None:
+        state.debug = self._saved.pop()

@@ -1,0 +1,271 @@
+"""Primitives and the graph nodes they record.
+
+A primitive is a forward on raw arrays plus a vjp on Variables written with portagrad ops;
+since the vjp is itself recorded when ``create_graph=True``, every order of derivative
+works. A node points at its parents' *nodes* (not at their Variables), so an intermediate
+array is freed as soon as the user drops it, unless a primitive declared that its backward
+keeps it.
+"""
+
+from __future__ import annotations
+
+import traceback
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from .._errors import GradientError, NonFiniteError
+from ._mode import state
+from ._variable import Variable, _leaf
+
+__all__ = ["Primitive", "Node", "primitive", "PRIMITIVES"]
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+_SAVES = {"none": (False, False), "inputs": (True, False), "outputs": (False, True),
+          "both": (True, True)}
+
+
+class Primitive:
+    """A differentiable operation: ``forward(xp, *arrays, **params)`` and its vjp.
+
+    Use :func:`primitive` to declare one. ``saves`` says what the vjp reads (``"inputs"``,
+    ``"outputs"``, ``"both"`` or ``"none"``), so the graph holds no array it does not
+    need. An ``elementwise`` primitive broadcasts its inputs; its vjp returns gradients in
+    the broadcast shape and the framework sums them back to each input's shape.
+    """
+
+    __slots__ = ("name", "forward", "vjp", "save_in", "save_out", "elementwise", "nout",
+                 "__dict__")
+
+    def __init__(self, name: str, forward: Callable[..., Any], saves: str = "inputs",
+                 elementwise: bool = False, nout: int = 1) -> None:
+        self.name = name
+        self.forward = forward
+        self.vjp: Callable[..., Any] | None = None
+        self.save_in, self.save_out = _SAVES[saves]
+        self.elementwise = elementwise
+        self.nout = nout
+        self.__doc__ = forward.__doc__
+        self.__wrapped__ = forward
+
+    def defvjp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``fn(ctx, gy)``, returning one gradient (or ``None``) per input."""
+        self.vjp = fn
+        return fn
+
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        return apply(self, args, params)
+
+    def __repr__(self) -> str:
+        return f"<portagrad primitive {self.name}>"
+
+
+def primitive(name: str | None = None, *, saves: str = "inputs", elementwise: bool = False,
+              nout: int = 1) -> Callable[[Callable[..., Any]], Primitive]:
+    """Declare a primitive from its forward ``f(xp, *arrays, **params)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> from portagrad.tape import primitive
+    >>> @primitive(saves="outputs", elementwise=True)
+    ... def my_exp(xp, x):
+    ...     return xp.exp(x)
+    >>> @my_exp.defvjp
+    ... def _(ctx, gy):
+    ...     (y,) = ctx.outputs
+    ...     return (gy * y,)
+    >>> x = pg.Variable(np.zeros(2))
+    >>> my_exp(x).sum().backward()
+    >>> x.grad
+    array([1., 1.])
+    """
+
+    def wrap(fn: Callable[..., Any]) -> Primitive:
+        prim = Primitive(name or fn.__name__.lstrip("_"), fn, saves, elementwise, nout)
+        PRIMITIVES[prim.name] = prim
+        return prim
+
+    return wrap
+
+
+class Node:
+    """One application of a primitive in the graph.
+
+    ``edges[i]`` is where the gradient of input ``i`` goes: the parent ``Node`` and output
+    index, a leaf ``Variable``, or ``None`` when input ``i`` needs no gradient.
+    """
+
+    __slots__ = ("prim", "edges", "generation", "params", "in_shapes", "saved_inputs",
+                 "saved_outputs", "out_refs", "out_meta", "xp", "stack", "freed",
+                 "__weakref__")
+
+    def __init__(self, prim: Primitive, edges: tuple, generation: int, params: dict,
+                 in_shapes: tuple, xp: Any) -> None:
+        self.prim = prim
+        self.edges = edges
+        self.generation = generation
+        self.params = params
+        self.in_shapes = in_shapes
+        self.xp = xp
+        self.saved_inputs: tuple | None = None
+        self.saved_outputs: tuple | None = None
+        self.out_refs: list | None = None
+        self.out_meta: tuple = ()
+        self.stack: list | None = None
+        self.freed = False
+
+    # -- what vjps read -----------------------------------------------------------------
+    @property
+    def inputs(self) -> tuple:
+        """The saved inputs (Variables, or the Python scalars that were passed)."""
+        if self.saved_inputs is None:
+            self._freed_error("inputs")
+        return self.saved_inputs  # type: ignore[return-value]
+
+    @property
+    def outputs(self) -> tuple:
+        """The outputs as Variables connected to this node (recreated if dropped)."""
+        saved = self.saved_outputs
+        if saved is None:
+            self._freed_error("outputs")
+        refs = self.out_refs
+        outs = []
+        for i, arr in enumerate(saved):  # type: ignore[arg-type]
+            v = refs[i]() if refs is not None else None
+            if v is None:
+                v = _leaf(arr, self.xp, True)
+                v.creator = self
+                v.index = i
+                if refs is not None:
+                    refs[i] = weakref.ref(v)
+            outs.append(v)
+        return tuple(outs)
+
+    @property
+    def needs(self) -> tuple[bool, ...]:
+        """For each input, whether its gradient is wanted."""
+        return tuple(e is not None for e in self.edges)
+
+    def _freed_error(self, what: str) -> None:
+        raise GradientError(
+            f"{self.prim.name}.backward: expected its saved {what}, got a freed graph. "
+            f"Call backward(retain_graph=True) (or grad(..., retain_graph=True)) the first "
+            f"time to differentiate through the same graph twice."
+        )
+
+    def parents(self) -> list[Node]:
+        """The nodes that created this node's inputs."""
+        return [e[0] for e in self.edges if e is not None and type(e) is tuple]
+
+    def release(self) -> None:
+        """Drop what backward needed; later backward through this node is an error."""
+        self.freed = True
+        self.saved_inputs = None
+        self.saved_outputs = None
+        self.edges = ()
+
+    def unchain_outputs(self) -> None:
+        if self.out_refs is not None:
+            for r in self.out_refs:
+                v = r()
+                if v is not None:
+                    v.creator = None
+                    v.index = 0
+
+    def __repr__(self) -> str:
+        return f"<Node {self.prim.name} gen={self.generation}>"
+
+
+def apply(prim: Primitive, args: tuple, params: dict) -> Any:
+    """Run ``prim`` on Variables (and Python scalars) and record it when needed."""
+    xp = None
+    arrays = []
+    record = False
+    for a in args:
+        if type(a) is Variable:
+            if xp is None:
+                xp = a.xp
+            arrays.append(a.array)
+            if a.requires_grad:
+                record = True
+        else:
+            arrays.append(a)
+    out = prim.forward(xp, *arrays, **params)
+    if state.debug:
+        _check_forward(prim, out, xp)
+    record = record and state.grad_enabled
+    if prim.nout == 1:
+        y = _leaf(out, xp, record)
+        if not record:
+            return y
+        outs = (y,)
+        out_arrays = (out,)
+    else:
+        outs = tuple(_leaf(o, xp, record) for o in out)
+        if not record:
+            return outs
+        out_arrays = tuple(out)
+
+    edges = []
+    gen = 0
+    shapes = []
+    for a in args:
+        if type(a) is Variable and a.requires_grad:
+            c = a.creator
+            if c is None:
+                edges.append(a)
+            else:
+                edges.append((c, a.index))
+                if c.generation > gen:
+                    gen = c.generation
+            shapes.append(a.array.shape)
+        else:
+            edges.append(None)
+            shapes.append(None)
+    node = Node(prim, tuple(edges), gen + 1, params, tuple(shapes), xp)
+    if prim.save_in:
+        node.saved_inputs = args
+    node.out_refs = [weakref.ref(o) for o in outs]
+    if prim.save_out:
+        node.saved_outputs = out_arrays
+    node.out_meta = tuple((o.shape, o.dtype) for o in out_arrays)
+    if state.debug:
+        node.stack = traceback.extract_stack()[:-3]
+    for i, o in enumerate(outs):
+        o.creator = node
+        o.index = i
+    return y if prim.nout == 1 else outs
+
+
+def _check_forward(prim: Primitive, out: Any, xp: Any) -> None:
+    outs = out if prim.nout > 1 else (out,)
+    for o in outs:
+        check_finite(xp, o, f"{prim.name}: forward result")
+
+
+def check_finite(xp: Any, arr: Any, what: str, stack: list | None = None) -> None:
+    """Raise :class:`NonFiniteError` if ``arr`` holds a NaN or an infinity."""
+    if not xp.isdtype(arr.dtype, ("real floating", "complex floating")):
+        return
+    bad = ~xp.isfinite(arr)
+    if bool(xp.any(bad)):
+        n_bad = int(xp.sum(xp.astype(bad, xp.int64)))
+        kinds = []
+        if bool(xp.any(xp.isnan(arr))):
+            kinds.append("nan")
+        if bool(xp.any(xp.isinf(arr) & (arr > 0))) if not xp.isdtype(
+                arr.dtype, "complex floating") else False:
+            kinds.append("inf")
+        if bool(xp.any(xp.isinf(arr) & (arr < 0))) if not xp.isdtype(
+                arr.dtype, "complex floating") else False:
+            kinds.append("-inf")
+        size = 1
+        for d in arr.shape:
+            size *= d
+        msg = f"{what} has {n_bad} non-finite value(s) out of {size} ({', '.join(kinds)})"
+        if stack:
+            msg += "\nThe op was called here:\n" + "".join(traceback.format_list(stack[-6:]))
+        raise NonFiniteError(msg)

@@ -1,0 +1,323 @@
+"""Variable: an array of any Array API library, plus its place in the graph."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._errors import DTypeError, GradientError, describe
+from ..xp import namespace_of
+from ..xp._namespace import is_array, library_scalar_to_array
+
+if TYPE_CHECKING:
+    from ._node import Node
+
+__all__ = ["Variable", "as_variable"]
+
+
+class Variable:
+    """An array that records the operations applied to it, for differentiation.
+
+    Parameters
+    ----------
+    array
+        An array of any Array API library (NumPy, CuPy, torch, JAX, array-api-strict...).
+        The Variable keeps it as it is: same library, same device, no copy.
+    requires_grad
+        Whether gradients with respect to this Variable are wanted. As in Chainer it
+        defaults to ``True``; integer and boolean arrays never require gradients.
+    name
+        Optional name, shown in ``repr`` and error messages.
+
+    Operations on Variables go through :mod:`portagrad.ops`, whose functions carry the
+    Array API standard's names; ``array_api_compat.array_namespace(v)`` returns it, so
+    code written against the standard records a graph when given Variables.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = pg.Variable(np.array([1.0, 2.0, 3.0]))
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    array([2., 4., 6.])
+    """
+
+    __slots__ = (
+        "array",
+        "xp",
+        "requires_grad",
+        "grad_var",
+        "name",
+        "creator",
+        "index",
+        "__weakref__",
+    )
+    # NumPy must hand mixed expressions (``ndarray * Variable``) to the Variable.
+    __array_ufunc__ = None
+    __array_priority__ = 1000
+
+    array: Any
+    xp: Any
+    requires_grad: bool
+    grad_var: Variable | None
+    name: str | None
+    creator: Node | None
+    index: int
+
+    def __init__(self, array: Any, requires_grad: bool = True, name: str | None = None) -> None:
+        if isinstance(array, Variable):
+            raise TypeError(
+                "Variable(array): expected an array, got a Variable. Use v.detach() for a "
+                "new leaf sharing its data."
+            )
+        array = library_scalar_to_array(array)
+        if not is_array(array):
+            raise TypeError(
+                f"Variable(array): expected an array of an Array API library, got "
+                f"{describe(array)}. Convert with an array library first, e.g. "
+                f"numpy.asarray(...)."
+            )
+        xp = namespace_of(array)
+        self.array = array
+        self.xp = xp
+        self.requires_grad = bool(requires_grad) and xp.isdtype(
+            array.dtype, ("real floating", "complex floating")
+        )
+        self.grad_var = None
+        self.name = name
+        self.creator = None
+        self.index = 0
+
+    # -- array attributes ---------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the array."""
+        return tuple(self.array.shape)
+
+    @property
+    def dtype(self) -> Any:
+        """Dtype of the array, as its library spells it."""
+        return self.array.dtype
+
+    @property
+    def device(self) -> Any:
+        """Device of the array, as its library reports it."""
+        return self.array.device
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return self.array.ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        n = 1
+        for d in self.array.shape:
+            n *= d
+        return n
+
+    def __len__(self) -> int:
+        if self.array.ndim == 0:
+            raise TypeError("len() of a 0-d Variable")
+        return self.array.shape[0]
+
+    # -- gradients ----------------------------------------------------------------------
+    @property
+    def grad(self) -> Any:
+        """The gradient as a raw array (``None`` before backward)."""
+        g = self.grad_var
+        return None if g is None else g.array
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is None:
+            self.grad_var = None
+            return
+        if isinstance(value, Variable):
+            self.grad_var = value
+            return
+        if tuple(value.shape) != tuple(self.array.shape):
+            from .._errors import ShapeError
+
+            raise ShapeError(
+                f"Variable.grad: expected an array of shape {self.shape}, got "
+                f"{describe(value)}"
+            )
+        self.grad_var = _leaf(value, self.xp)
+
+    def cleargrad(self) -> None:
+        """Forget the accumulated gradient (``grad`` becomes ``None``)."""
+        self.grad_var = None
+
+    zerograd = cleargrad
+
+    def backward(
+        self,
+        retain_graph: bool = False,
+        create_graph: bool = False,
+        *,
+        grad: Any = None,
+    ) -> None:
+        """Accumulate gradients of this Variable into the ``grad`` of every leaf.
+
+        Parameters
+        ----------
+        retain_graph
+            Keep the graph (and what its nodes saved) for another backward. Defaults to
+            ``False``: the graph is freed as backward goes.
+        create_graph
+            Record the backward computation itself, so the gradients can be differentiated
+            again (Hessian-vector products, gradient penalties). Implies ``retain_graph``.
+        grad
+            The seed gradient, needed when this Variable has more than one element.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import portagrad as pg
+        >>> x = pg.Variable(np.array(3.0))
+        >>> (x ** 3).backward()
+        >>> float(x.grad)
+        27.0
+        """
+        from ._engine import backward
+
+        backward([self], None if grad is None else [grad], retain_graph, create_graph)
+
+    def detach(self) -> Variable:
+        """A new leaf sharing this array, outside any graph, not requiring gradients."""
+        return _leaf(self.array, self.xp)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Variable:
+        """Set ``requires_grad`` in place and return ``self`` (a leaf only)."""
+        if self.creator is not None and not requires_grad:
+            raise GradientError(
+                "requires_grad_(False): expected a leaf Variable, got one created by "
+                f"{self.creator.prim.name}. Use .detach() instead."
+            )
+        if requires_grad and not self.xp.isdtype(
+            self.array.dtype, ("real floating", "complex floating")
+        ):
+            raise DTypeError(
+                f"requires_grad_(True): expected a floating dtype, got {self.array.dtype}"
+            )
+        self.requires_grad = requires_grad
+        return self
+
+    def unchain(self) -> None:
+        """Cut the edge to this Variable's creator; it becomes a leaf."""
+        self.creator = None
+        self.index = 0
+
+    def unchain_backward(self) -> None:
+        """Cut every edge behind this Variable, so the graph below it can be freed.
+
+        The Variable keeps its value and becomes a leaf; Variables created earlier in the
+        same graph also lose their creators.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import portagrad as pg
+        >>> x = pg.Variable(np.ones(2))
+        >>> h = x * 2
+        >>> y = h + 1
+        >>> y.unchain_backward()
+        >>> y.creator is None
+        True
+        """
+        node = self.creator
+        self.unchain()
+        if node is None:
+            return
+        stack = [node]
+        seen = {id(node)}
+        while stack:
+            n = stack.pop()
+            for parent in n.parents():
+                if id(parent) not in seen:
+                    seen.add(id(parent))
+                    stack.append(parent)
+            n.unchain_outputs()
+            n.release()
+
+    @property
+    def is_leaf(self) -> bool:
+        """Whether this Variable has no creator."""
+        return self.creator is None
+
+    # -- conversion ---------------------------------------------------------------------
+    def __array_namespace__(self, api_version: str | None = None) -> Any:
+        from .. import ops
+
+        return ops
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        # Only libraries that allow implicit host conversion (NumPy) succeed here; CuPy
+        # and others raise, as they would for their own arrays.
+        convert = getattr(self.array, "__array__", None)
+        if convert is None:
+            raise TypeError(
+                f"Variable.__array__: the {self.xp.__name__} array does not convert to a "
+                f"host array implicitly; use portagrad.xp.to_numpy(v.array)"
+            )
+        return convert() if dtype is None else convert(dtype)
+
+    def __repr__(self) -> str:
+        body = repr(self.array)
+        extra = ""
+        if self.name is not None:
+            extra += f", name={self.name!r}"
+        if self.creator is not None:
+            extra += f", creator={self.creator.prim.name}"
+        elif self.requires_grad:
+            extra += ", requires_grad=True"
+        return f"Variable({body}{extra})"
+
+    def __bool__(self) -> bool:
+        return bool(self.array)
+
+    def __float__(self) -> float:
+        return float(self.array)
+
+    def __int__(self) -> int:
+        return int(self.array)
+
+    def __index__(self) -> int:
+        return self.array.__index__()
+
+    def __complex__(self) -> complex:
+        return complex(self.array)
+
+    __hash__ = object.__hash__
+
+
+def _leaf(array: Any, xp: Any, requires_grad: bool = False) -> Variable:
+    """Make a Variable without validation (arrays that came out of a kernel)."""
+    v = object.__new__(Variable)
+    v.array = array
+    v.xp = xp
+    v.requires_grad = requires_grad
+    v.grad_var = None
+    v.name = None
+    v.creator = None
+    v.index = 0
+    return v
+
+
+def as_variable(value: Any, requires_grad: bool = False) -> Variable:
+    """Return ``value`` if it is a Variable, else wrap the array in a new leaf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.as_variable(np.zeros(2)).requires_grad
+    False
+    """
+    if isinstance(value, Variable):
+        return value
+    return Variable(value, requires_grad=requires_grad)
+

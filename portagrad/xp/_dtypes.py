@@ -1,0 +1,57 @@
+"""Dtype rules portagrad applies on top of the standard.
+
+The one rule added to the standard's promotion table: an integer (or boolean) array
+combined with a real floating array takes the floating array's dtype, as in PyTorch and
+JAX (NumPy would give float64 for int32 with float32; array-api-strict refuses).  Python
+scalars are weak: they take the array's dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["is_floating", "is_complex", "is_integral", "binary_result_dtype", "default_float"]
+
+
+def is_floating(xp: Any, dtype: Any) -> bool:
+    """Return whether ``dtype`` is real floating."""
+    return xp.isdtype(dtype, "real floating")
+
+
+def is_complex(xp: Any, dtype: Any) -> bool:
+    """Return whether ``dtype`` is complex floating."""
+    return xp.isdtype(dtype, "complex floating")
+
+
+def is_integral(xp: Any, dtype: Any) -> bool:
+    """Return whether ``dtype`` is an integer or boolean dtype."""
+    return xp.isdtype(dtype, ("integral", "bool"))
+
+
+def binary_result_dtype(xp: Any, a: Any, b: Any) -> Any:
+    """Result dtype of combining dtypes ``a`` and ``b`` under portagrad's rule.
+
+    Examples
+    --------
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import binary_result_dtype
+    >>> binary_result_dtype(xp, xp.int32, xp.float32)
+    dtype('float32')
+    """
+    if a == b:
+        return a
+    a_int = is_integral(xp, a)
+    b_int = is_integral(xp, b)
+    if a_int and not b_int:
+        return b
+    if b_int and not a_int:
+        return a
+    return xp.result_type(a, b)
+
+
+def default_float(xp: Any, device: Any = None) -> Any:
+    """The namespace's default real floating dtype on ``device``."""
+    try:
+        return xp.__array_namespace_info__().default_dtypes(device=device)["real floating"]
+    except Exception:  # noqa: BLE001 - namespaces without the inspection API
+        return xp.float64

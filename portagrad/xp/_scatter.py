@@ -1,0 +1,67 @@
+"""Scatter-add with repeated indices, the gradient of every gather.
+
+``array_api_extra.at(x, idx).add(y)`` is last-write-wins for repeated indices on NumPy and
+torch, so it silently drops gradient; the default here sorts the indices and takes
+differences of a cumulative sum, which is exact for integers and accumulates floats in
+float64 where the device has it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._kernels import kernel
+
+__all__ = ["index_add"]
+
+
+def _float64_available(xp: Any, x: Any) -> bool:
+    try:
+        info = xp.__array_namespace_info__()
+        return "float64" in info.dtypes(device=x.device, kind="real floating")
+    except Exception:  # noqa: BLE001 - namespaces without the inspection API
+        return hasattr(xp, "float64")
+
+
+@kernel
+def index_add(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:
+    """Sum ``values`` into a new array whose ``axis`` has length ``size``.
+
+    ``out[..., indices[j], ...] += values[..., j, ...]`` for every ``j``, repeated indices
+    summed. ``indices`` is a 1-d integer array of length ``values.shape[axis]`` with values
+    in ``[0, size)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import index_add, pure_standard
+    >>> with pure_standard():
+    ...     index_add(xp, np.array([1.0, 2.0, 4.0]), np.array([0, 0, 2]), 0, 3)
+    array([3., 0., 4.])
+    """
+    v = xp.moveaxis(values, axis, 0) if axis != 0 else values
+    k = v.shape[0]
+    rest = tuple(v.shape[1:])
+    m = 1
+    for d in rest:
+        m *= d
+    v2 = xp.reshape(v, (k, m))
+    dtype = v2.dtype
+    acc = dtype
+    if xp.isdtype(dtype, "real floating") and _float64_available(xp, v2):
+        acc = xp.float64
+    elif xp.isdtype(dtype, "bool"):
+        acc = xp.int64
+    order = xp.argsort(indices, stable=True)
+    sorted_idx = xp.take(indices, order)
+    sorted_v = xp.astype(xp.take(v2, order, axis=0), acc)
+    csum = xp.cumulative_sum(sorted_v, axis=0, include_initial=True)
+    targets = xp.arange(size, dtype=sorted_idx.dtype, device=sorted_idx.device)
+    left = xp.searchsorted(sorted_idx, targets, side="left")
+    right = xp.searchsorted(sorted_idx, targets, side="right")
+    out = xp.take(csum, right, axis=0) - xp.take(csum, left, axis=0)
+    if acc != dtype:
+        out = xp.astype(out, dtype)
+    out = xp.reshape(out, (size, *rest))
+    return xp.moveaxis(out, 0, axis) if axis != 0 else out

@@ -1,0 +1,186 @@
+import gc
+import tracemalloc
+import weakref
+
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad.xp import to_numpy
+
+
+def test_shared_subexpression_sums_every_path(backend):
+    x = pg.Variable(backend.asarray([1.0, 2.0]))
+    h = x * x
+    y = (h + h * 3 + pg.ops.exp(h)).sum()
+    y.backward()
+    xh = np.array([1.0, 2.0])
+    np.testing.assert_allclose(to_numpy(x.grad), 2 * xh * (4 + np.exp(xh * xh)))
+
+
+def test_chain_of_100000_ops_backpropagates_without_recursion(backend):
+    if backend.name != "numpy":
+        pytest.skip("depth is independent of the library; numpy keeps the test quick")
+    x = pg.Variable(backend.asarray([1.0]))
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0
+    y.sum().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [1.0])
+
+
+def test_memory_is_released_after_backward():
+    x = pg.Variable(np.ones(1000))
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    y = x
+    for _ in range(200):
+        y = pg.ops.tanh(y * 1.01)
+    held = tracemalloc.get_traced_memory()[0] - base
+    loss = y.sum()
+    del y
+    loss.backward()
+    del loss
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    assert held > 200 * 8000  # the graph held one array per tanh output at least
+    assert after < 3 * 8000 + 20_000, after  # x.grad and small bookkeeping only
+
+
+def test_graph_is_freed_unless_retained():
+    x = pg.Variable(np.array([1.0, 2.0]))
+    y = (pg.ops.exp(x)).sum()
+    y.backward()
+    with pytest.raises(pg.GradientError, match="retain_graph"):
+        y.backward()
+    z = (pg.ops.exp(x)).sum()
+    z.backward(retain_graph=True)
+    z.backward()
+
+
+def test_intermediate_outputs_are_weakly_held():
+    x = pg.Variable(np.ones(3))
+    h = pg.ops.exp(x)
+    ref = weakref.ref(h)
+    y = (h + 2.0).sum()  # add saves nothing
+    del h
+    gc.collect()
+    assert ref() is None  # exp keeps its output array, not the Variable
+    y.backward()
+    np.testing.assert_allclose(x.grad, np.e * np.ones(3))
+
+
+def test_grad_returns_without_touching_dot_grad(backend):
+    x = pg.Variable(backend.asarray([1.0, 2.0]))
+    w = pg.Variable(backend.asarray([3.0, 4.0]))
+    (gx,) = pg.grad((x * w).sum(), x)
+    np.testing.assert_allclose(to_numpy(gx.array), [3.0, 4.0])
+    assert x.grad is None and w.grad is None
+    assert gx.creator is None
+
+
+def test_grad_with_respect_to_an_intermediate(backend):
+    x = pg.Variable(backend.asarray([1.0, 2.0]))
+    h = x * 2
+    y = (h * h).sum()
+    gh, gx = pg.grad(y, [h, x])
+    np.testing.assert_allclose(to_numpy(gh.array), [4.0, 8.0])
+    np.testing.assert_allclose(to_numpy(gx.array), [8.0, 16.0])
+
+
+def test_grad_is_pruned_to_the_paths_that_matter():
+    calls = []
+    from portagrad.tape import primitive
+
+    @primitive(saves="none", elementwise=True)
+    def spy(xp, x):
+        return x * 1
+
+    @spy.defvjp
+    def _(ctx, gy):
+        calls.append(1)
+        return (gy,)
+
+    x = pg.Variable(np.ones(2))
+    w = pg.Variable(np.ones(2))
+    y = (x * 2 + spy(w)).sum()
+    pg.grad(y, x)
+    assert calls == []
+
+
+def test_grad_of_an_input_not_in_the_graph_is_an_error():
+    x = pg.Variable(np.ones(2))
+    z = pg.Variable(np.ones(2))
+    y = (x * 2).sum()
+    with pytest.raises(pg.GradientError, match="not in their graph"):
+        pg.grad(y, z)
+    assert pg.grad((x * 2).sum(), [x, z], allow_unused=True)[1] is None
+
+
+def test_backward_on_non_scalar_needs_a_seed():
+    x = pg.Variable(np.ones(3))
+    y = x * 2
+    with pytest.raises(pg.GradientError, match="seed"):
+        y.backward()
+    y.backward(grad=np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(x.grad, [2.0, 4.0, 6.0])
+
+
+def test_no_grad_and_enable_grad_are_thread_local_and_nest():
+    import threading
+
+    x = pg.Variable(np.ones(2))
+    seen = {}
+    with pg.no_grad():
+        assert (x * 2).creator is None
+        with pg.enable_grad():
+            assert (x * 2).creator is not None
+
+        def other():
+            seen["other"] = pg.is_grad_enabled()
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert seen["other"] is True
+    assert pg.is_grad_enabled()
+
+
+def test_no_grad_as_decorator():
+    @pg.no_grad()
+    def f(x):
+        return x * 2
+
+    assert f(pg.Variable(np.ones(2))).creator is None
+
+
+def test_higher_order_x_cubed():
+    x = pg.Variable(np.array(2.0))
+    (g1,) = pg.grad(x**3, x, create_graph=True)
+    (g2,) = pg.grad(g1, x, create_graph=True)
+    (g3,) = pg.grad(g2, x)
+    assert (float(g1), float(g2), float(g3)) == (12.0, 12.0, 6.0)
+
+
+def test_backward_create_graph_gives_differentiable_grads():
+    x = pg.Variable(np.array([1.0, 2.0]))
+    (x**3).sum().backward(create_graph=True)
+    gx = x.grad_var
+    x.cleargrad()
+    gx.sum().backward()
+    np.testing.assert_allclose(x.grad, 6 * np.array([1.0, 2.0]))
+
+
+def test_debug_mode_names_the_op_and_the_line():
+    x = pg.Variable(np.array([1.0, 0.0]))
+    with pg.debug(), np.errstate(all="ignore"):
+        with pytest.raises(pg.NonFiniteError, match="log: forward"):
+            pg.ops.log(x)
+        y = pg.ops.sqrt(x)  # finite forward, infinite gradient at 0
+        with pytest.raises(pg.NonFiniteError, match="sqrt: backward") as info:
+            y.sum().backward()
+    assert "test_engine.py" in str(info.value)
+    with np.errstate(all="ignore"):
+        pg.ops.log(x)  # outside debug mode no check

@@ -1,0 +1,110 @@
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad.xp import to_numpy
+
+
+def test_attributes(backend):
+    x = pg.Variable(backend.asarray(np.arange(6.0).reshape(2, 3)), name="x")
+    assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6
+    assert x.device == backend.device
+    assert x.T.shape == (3, 2) and x.mT.shape == (3, 2)
+    assert x.requires_grad and x.grad is None and x.is_leaf
+    assert "x" in repr(x)
+
+
+def test_integer_variables_never_require_grad(backend):
+    x = pg.Variable(backend.asarray(np.arange(3)))
+    assert not x.requires_grad
+    with pytest.raises(pg.DTypeError):
+        x.requires_grad_(True)
+
+
+def test_operators_and_reflected_operators(backend):
+    a_h = np.array([1.5, -2.0, 3.0])
+    a = pg.Variable(backend.asarray(a_h))
+    cases = {
+        "add": (a + 2, a_h + 2), "radd": (2 + a, 2 + a_h), "sub": (a - 1, a_h - 1),
+        "rsub": (1 - a, 1 - a_h), "mul": (a * 3, a_h * 3), "rmul": (3 * a, 3 * a_h),
+        "div": (a / 2, a_h / 2), "rdiv": (2 / a, 2 / a_h), "pow": (a**2, a_h**2),
+        "rpow": (2**a, 2**a_h), "neg": (-a, -a_h), "pos": (+a, a_h), "abs": (abs(a), abs(a_h)),
+        "matmul": (a @ a, a_h @ a_h), "getitem": (a[1:], a_h[1:]),
+        "mod": (a % 2, a_h % 2), "floordiv": (a // 2, a_h // 2),
+    }
+    for name, (got, want) in cases.items():
+        np.testing.assert_allclose(to_numpy(got.array), want, err_msg=name)
+        assert got.dtype == a.dtype
+    assert to_numpy((a < 2).array).tolist() == [True, True, False]
+    assert to_numpy((a == 3.0).array).tolist() == [False, False, True]
+
+
+def test_array_namespace_is_portagrad_ops(backend):
+    import array_api_compat
+
+    x = pg.Variable(backend.asarray([1.0]))
+    assert array_api_compat.array_namespace(x) is pg.ops
+    assert x.__array_namespace__() is pg.ops
+
+
+def test_python_scalars_are_weak(backend):
+    x = pg.Variable(backend.asarray([1.0, 2.0], dtype=np.float32))
+    assert (x * 2.5).dtype == x.dtype
+    assert (x + np.float64(2.0)).dtype == x.dtype  # NumPy scalars are made weak too
+
+
+def test_integer_with_float_takes_the_float_dtype(backend):
+    i = pg.Variable(backend.asarray([1, 2], dtype=np.int32))
+    f = pg.Variable(backend.asarray([0.5, 0.5], dtype=np.float32))
+    y = i * f
+    assert y.dtype == f.dtype
+    np.testing.assert_allclose(to_numpy(y.array), [0.5, 1.0])
+    assert (i * 0.5).dtype == backend.xp.float64 or (i * 0.5).dtype == backend.xp.float32
+
+
+def test_float32_with_float64_promotes_and_gradient_keeps_dtypes(backend):
+    a = pg.Variable(backend.asarray([1.0, 2.0], dtype=np.float32))
+    b = pg.Variable(backend.asarray([3.0, 4.0], dtype=np.float64))
+    y = (a * b).sum()
+    assert y.dtype == backend.xp.float64
+    y.backward()
+    assert a.grad.dtype == a.dtype and b.grad.dtype == b.dtype
+
+
+def test_detach_cleargrad_and_unchain_backward(backend):
+    x = pg.Variable(backend.asarray([1.0, 2.0]))
+    h = x * 2
+    y = (h * h).sum()
+    d = y.detach()
+    assert d.creator is None and not d.requires_grad
+    y.backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [8.0, 16.0])
+    x.cleargrad()
+    assert x.grad is None
+    z = h + 1
+    z.unchain_backward()
+    assert z.creator is None and h.creator is None
+
+
+def test_gradients_accumulate_across_backward_calls(backend):
+    x = pg.Variable(backend.asarray([1.0, 2.0]))
+    (x * 3).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [6.0, 6.0])
+
+
+def test_zero_dim_conversions(backend):
+    x = pg.Variable(backend.asarray(2.0))
+    assert float(x) == 2.0 and int(x) == 2 and bool(x)
+    assert len(pg.Variable(backend.asarray([1.0, 2.0]))) == 2
+
+
+def test_setitem_is_rejected_with_a_hint(backend):
+    x = pg.Variable(backend.asarray([1.0, 2.0]))
+    with pytest.raises(pg.GradientError, match="where"):
+        x[0] = 3.0
+
+
+def test_non_array_is_rejected():
+    with pytest.raises(TypeError, match="expected an array"):
+        pg.Variable([1.0, 2.0])
