@@ -72,8 +72,9 @@ def _multi_device(xp: Any) -> bool:
 
 def binary(op: str, x1: Any, x2: Any, names: tuple[str, str] = ("x1", "x2")) -> tuple:
     """Check and promote two operands; Python scalars stay scalars (weak)."""
-    t1 = type(x1) is Variable
-    t2 = type(x2) is Variable
+    # The exact-type test is the fast path; subclasses (Parameter) take isinstance.
+    t1 = type(x1) is Variable or isinstance(x1, Variable)
+    t2 = type(x2) is Variable or isinstance(x2, Variable)
     if not t1 and isinstance(x1, SCALARS) and type(x1) not in SCALARS:
         x1 = _python_scalar(x1)
     if not t2 and isinstance(x2, SCALARS) and type(x2) not in SCALARS:

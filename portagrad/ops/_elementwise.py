@@ -584,7 +584,7 @@ def _binary_public(prim: Any, public: str, doc: str, example: str,
                    float_required: bool = False) -> Callable[[Any, Any], Variable]:
     def op(x1: Any, x2: Any) -> Variable:
         a, b = binary(public, x1, x2)
-        if type(a) is Variable and type(b) is Variable and a.array.shape != b.array.shape:
+        if isinstance(a, Variable) and isinstance(b, Variable) and a.array.shape != b.array.shape:
             broadcast_shapes(a.array.shape, b.array.shape, op=public)
         if float_required:
             for arg, v in (("x1", a), ("x2", b)):

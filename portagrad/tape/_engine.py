@@ -14,7 +14,7 @@ from typing import Any
 from .._errors import GradientError, ShapeError, describe
 from ._mode import set_grad_enabled, state
 from ._node import Node, check_finite
-from ._variable import Variable, _leaf
+from ._variable import _HOOKED, Variable, _leaf
 
 __all__ = ["backward", "grad"]
 
@@ -57,6 +57,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
     buffers: dict[int, list] = {}
     heap: list = []
     counter = 0
+    pending = _count_hooked_edges(roots) if targets is None and _HOOKED else None
 
     def add_leaf(v: Variable, g: Variable) -> None:
         if targets is not None:
@@ -72,6 +73,8 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
         if c is None:
             if y.requires_grad:
                 add_leaf(y, g)
+                if pending is not None:
+                    _arrive(pending, y)
             continue
         if needed is not None and id(c) not in needed:
             continue
@@ -131,6 +134,8 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     continue
                 gx = gxs[i]
                 if gx is None:
+                    if pending is not None and type(e) is not tuple:
+                        _arrive(pending, e)
                     continue
                 if elementwise:
                     shape = node.in_shapes[i]
@@ -153,8 +158,14 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     pbuf[idx + 1] = gx if old is None else old + gx
                 else:
                     add_leaf(e, gx)
+                    if pending is not None:
+                        _arrive(pending, e)
             if not retain_graph:
                 node.release()
+        if pending:
+            # Leaves some of whose edges received no gradient at all.
+            for count_var in list(pending.values()):
+                _fire(count_var[1])
     if targets is not None:
         for key, t in targets.items():
             if t.creator is not None:
@@ -162,6 +173,47 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 if g is not None:
                     leaf_grads[key] = g
     return leaf_grads
+
+
+def _count_hooked_edges(roots: Sequence[tuple[Variable, Variable]]) -> dict[int, list]:
+    """For each hooked leaf, how many edges into it backward will traverse."""
+    pending: dict[int, list] = {}
+    seen: set[int] = set()
+    stack = []
+    for y, _ in roots:
+        if y.creator is None:
+            if y._hooks:
+                pending.setdefault(id(y), [0, y])[0] += 1
+        elif id(y.creator) not in seen:
+            seen.add(id(y.creator))
+            stack.append(y.creator)
+    while stack:
+        node = stack.pop()
+        for e in node.edges:
+            if e is None:
+                continue
+            if type(e) is tuple:
+                if id(e[0]) not in seen:
+                    seen.add(id(e[0]))
+                    stack.append(e[0])
+            elif e._hooks:
+                pending.setdefault(id(e), [0, e])[0] += 1
+    return pending
+
+
+def _arrive(pending: dict[int, list], leaf: Variable) -> None:
+    entry = pending.get(id(leaf))
+    if entry is None:
+        return
+    entry[0] -= 1
+    if entry[0] == 0:
+        del pending[id(leaf)]
+        _fire(leaf)
+
+
+def _fire(leaf: Variable) -> None:
+    for hook in list(leaf._hooks or ()):
+        hook(leaf)
 
 
 def _sum_to() -> Any:

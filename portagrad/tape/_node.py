@@ -185,7 +185,7 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     arrays = []
     record = False
     for a in args:
-        if type(a) is Variable:
+        if type(a) is Variable or isinstance(a, Variable):
             if xp is None:
                 xp = a.xp
             arrays.append(a.array)
@@ -213,7 +213,7 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     gen = 0
     shapes = []
     for a in args:
-        if type(a) is Variable and a.requires_grad:
+        if isinstance(a, Variable) and a.requires_grad:
             c = a.creator
             if c is None:
                 edges.append(a)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from .._errors import DTypeError, GradientError, describe
@@ -51,6 +52,7 @@ class Variable:
         "name",
         "creator",
         "index",
+        "_hooks",
         "__weakref__",
     )
     # NumPy must hand mixed expressions (``ndarray * Variable``) to the Variable.
@@ -88,6 +90,7 @@ class Variable:
         self.name = name
         self.creator = None
         self.index = 0
+        self._hooks: list | None = None
 
     # -- array attributes ---------------------------------------------------------------
     @property
@@ -243,6 +246,37 @@ class Variable:
             n.unchain_outputs()
             n.release()
 
+    def register_post_accumulate_grad_hook(self, hook: Any) -> _HookHandle:
+        """Call ``hook(self)`` during :meth:`backward` once this leaf's gradient is complete.
+
+        Every gradient that backward will add to this leaf has been added when the hook
+        runs, so it can start communicating the gradient (data-parallel training overlaps
+        its allreduce with the rest of backward this way). Hooks do not run for
+        :func:`portagrad.grad`, which does not accumulate.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import portagrad as pg
+        >>> w = pg.Variable(np.ones(2))
+        >>> seen = []
+        >>> handle = w.register_post_accumulate_grad_hook(lambda v: seen.append(v.grad))
+        >>> ((w * 2).sum() + (w * 3).sum()).backward()
+        >>> seen
+        [array([5., 5.])]
+        >>> handle.remove()
+        """
+        if self.creator is not None:
+            raise GradientError(
+                "register_post_accumulate_grad_hook: expected a leaf Variable, got one "
+                f"created by {self.creator.prim.name}"
+            )
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        _HOOKED[id(self)] = self
+        return _HookHandle(self, hook)
+
     @property
     def is_leaf(self) -> bool:
         """Whether this Variable has no creator."""
@@ -294,6 +328,29 @@ class Variable:
     __hash__ = object.__hash__
 
 
+class _HookHandle:
+    """Removes a hook registered on a Variable."""
+
+    __slots__ = ("_var", "_hook")
+
+    def __init__(self, var: Variable, hook: Any) -> None:
+        self._var = weakref.ref(var)
+        self._hook = hook
+
+    def remove(self) -> None:
+        v = self._var()
+        if v is not None and v._hooks and self._hook in v._hooks:
+            v._hooks.remove(self._hook)
+            if not v._hooks:
+                v._hooks = None
+                _HOOKED.pop(id(v), None)
+
+
+# Leaves with hooks, so that backward pays for hook bookkeeping only when some exist.
+# Keyed by id: a WeakSet would compare Variables with ==, which is elementwise.
+_HOOKED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
 def _leaf(array: Any, xp: Any, requires_grad: bool = False) -> Variable:
     """Make a Variable without validation (arrays that came out of a kernel)."""
     v = object.__new__(Variable)
@@ -304,6 +361,7 @@ def _leaf(array: Any, xp: Any, requires_grad: bool = False) -> Variable:
     v.name = None
     v.creator = None
     v.index = 0
+    v._hooks = None
     return v
 
 

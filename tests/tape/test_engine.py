@@ -184,3 +184,29 @@ def test_debug_mode_names_the_op_and_the_line():
     assert "test_engine.py" in str(info.value)
     with np.errstate(all="ignore"):
         pg.ops.log(x)  # outside debug mode no check
+
+
+def test_post_accumulate_hooks_fire_once_when_each_gradient_is_complete():
+    order = []
+    w1 = pg.Variable(np.ones(2))
+    w2 = pg.Variable(np.ones(2))
+    x = pg.Variable(np.array([1.0, 2.0]), requires_grad=False)
+    h1 = w1.register_post_accumulate_grad_hook(lambda v: order.append(("w1", v.grad.copy())))
+    w2.register_post_accumulate_grad_hook(lambda v: order.append(("w2", v.grad.copy())))
+    h = pg.ops.tanh(x * w1)       # w1 is used early (first layer)
+    y = (h * w2).sum() + (w2 * w2).sum()  # w2 used twice, late
+    y.backward()
+    assert [name for name, _ in order] == ["w2", "w1"]  # w2 is complete first
+    np.testing.assert_allclose(order[0][1], np.tanh([1.0, 2.0]) + 2.0)
+    h1.remove()
+    order.clear()
+    (w1 * w2).sum().backward()
+    assert [name for name, _ in order] == ["w2"]
+
+
+def test_hooks_do_not_fire_for_grad():
+    fired = []
+    w = pg.Variable(np.ones(2))
+    w.register_post_accumulate_grad_hook(lambda v: fired.append(1))
+    pg.grad((w * 2).sum(), w)
+    assert fired == []
