@@ -33,8 +33,9 @@ class Backend:
             self.xp, self.device = xp, xp.Device("device1")
         elif name == "torch":
             import array_api_compat.torch as xp
+            import torch
 
-            self.xp, self.device = xp, "cpu"
+            self.xp, self.device = xp, torch.device("cpu")
         else:
             raise ValueError(name)
 

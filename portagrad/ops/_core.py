@@ -12,7 +12,7 @@ from ..xp._namespace import _MULTI_DEVICE, is_array, namespace_name, namespace_o
 __all__ = ["var", "binary", "float_only", "scalar_like", "wrap", "unwrap", "SCALARS"]
 
 SCALARS = (bool, int, float, complex)
-_MULTI: dict[int, bool] = {}
+_MULTI: dict[Any, bool] = {}
 _FLOATING: dict[Any, bool] = {}
 
 
@@ -63,11 +63,11 @@ def float_only(x: Variable, op: str, arg: str = "x") -> None:
 
 
 def _multi_device(xp: Any) -> bool:
-    r = _MULTI.get(id(xp))
-    if r is None:
-        r = namespace_name(xp) in _MULTI_DEVICE
-        _MULTI[id(xp)] = r
-    return r
+    try:
+        return _MULTI[xp]
+    except KeyError:
+        r = _MULTI[xp] = namespace_name(xp) in _MULTI_DEVICE
+        return r
 
 
 def binary(op: str, x1: Any, x2: Any, names: tuple[str, str] = ("x1", "x2")) -> tuple:

@@ -21,9 +21,12 @@ def _r(fn: Any) -> Any:
     return reflected
 
 
+_OPERANDS = (Variable, *SCALARS)
+
+
 def _binop(fn: Any) -> Any:
     def method(self: Variable, other: Any) -> Any:
-        if not isinstance(other, (Variable, *SCALARS)) and not hasattr(other, "shape"):
+        if not isinstance(other, _OPERANDS) and not hasattr(other, "shape"):
             return NotImplemented
         return fn(self, other)
 

@@ -59,14 +59,31 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
     counter = 0
     pending = _count_hooked_edges(roots) if targets is None and _HOOKED else None
 
+    # Without create_graph, sums are done on raw arrays, in place into arrays this run
+    # allocated itself ("owned": never handed to a vjp or to the user yet).
+    owned: set[int] = set()
+    if create_graph:
+        def acc(old: Variable, g: Variable) -> Variable:
+            return old + g
+    else:
+        def acc(old: Variable, g: Variable) -> Variable:
+            if id(old) in owned:
+                a = old.array
+                a += g.array  # rebinds for immutable libraries (JAX), in place otherwise
+                old.array = a
+                return old
+            new = _leaf(old.array + g.array, old.xp)
+            owned.add(id(new))
+            return new
+
     def add_leaf(v: Variable, g: Variable) -> None:
         if targets is not None:
             if id(v) in targets:
                 old = leaf_grads.get(id(v))
-                leaf_grads[id(v)] = g if old is None else old + g
+                leaf_grads[id(v)] = g if old is None else acc(old, g)
             return
         old = v.grad_var
-        v.grad_var = g if old is None else old + g
+        v.grad_var = g if old is None else acc(old, g)
 
     for y, g in roots:
         c = y.creator
@@ -80,12 +97,12 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
             continue
         buf = buffers.get(id(c))
         if buf is None:
-            buf = [c] + [None] * len(c.out_meta)
+            buf = [c] + [None] * c.prim.nout
             buffers[id(c)] = buf
             heapq.heappush(heap, (-c.generation, counter, c))
             counter += 1
         i = y.index + 1
-        buf[i] = g if buf[i] is None else buf[i] + g
+        buf[i] = g if buf[i] is None else acc(buf[i], g)
 
     debug = state.debug
     inner_grads: dict[tuple[int, int], Variable] = {}
@@ -94,6 +111,9 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
             _, _, node = heapq.heappop(heap)
             buf = buffers.pop(id(node))
             gys = buf[1:]
+            if owned:
+                for gy in gys:
+                    owned.discard(id(gy))
             if inner and id(node) in inner:
                 for idx, gy in enumerate(gys):
                     if gy is not None:
@@ -150,12 +170,12 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                         continue
                     pbuf = buffers.get(id(parent))
                     if pbuf is None:
-                        pbuf = [parent] + [None] * len(parent.out_meta)
+                        pbuf = [parent] + [None] * parent.prim.nout
                         buffers[id(parent)] = pbuf
                         heapq.heappush(heap, (-parent.generation, counter, parent))
                         counter += 1
                     old = pbuf[idx + 1]
-                    pbuf[idx + 1] = gx if old is None else old + gx
+                    pbuf[idx + 1] = gx if old is None else acc(old, gx)
                 else:
                     add_leaf(e, gx)
                     if pending is not None:

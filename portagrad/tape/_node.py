@@ -182,8 +182,8 @@ class Node:
 def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     """Run ``prim`` on Variables (and Python scalars) and record it when needed."""
     xp = None
-    arrays = []
     record = False
+    arrays = []
     for a in args:
         if type(a) is Variable or isinstance(a, Variable):
             if xp is None:
@@ -194,24 +194,18 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
         else:
             arrays.append(a)
     out = prim.forward(xp, *arrays, **params)
-    if state.debug:
+    st = state
+    if st.debug:
         _check_forward(prim, out, xp)
-    record = record and state.grad_enabled
-    if prim.nout == 1:
-        y = _leaf(out, xp, record)
-        if not record:
-            return y
-        outs = (y,)
-        out_arrays = (out,)
-    else:
-        outs = tuple(_leaf(o, xp, record) for o in out)
-        if not record:
-            return outs
-        out_arrays = tuple(out)
+    nout = prim.nout
+    if not (record and st.grad_enabled):
+        if nout == 1:
+            return _leaf(out, xp)
+        return tuple(_leaf(o, xp) for o in out)
 
     edges = []
-    gen = 0
     shapes = []
+    gen = 0
     for a in args:
         if isinstance(a, Variable) and a.requires_grad:
             c = a.creator
@@ -228,16 +222,26 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     node = Node(prim, tuple(edges), gen + 1, params, tuple(shapes), xp)
     if prim.save_in:
         node.saved_inputs = args
-    node.out_refs = [weakref.ref(o) for o in outs]
-    if prim.save_out:
-        node.saved_outputs = out_arrays
-    node.out_meta = tuple((o.shape, o.dtype) for o in out_arrays)
-    if state.debug:
-        node.stack = traceback.extract_stack()[:-3]
+    if nout == 1:
+        y = _leaf(out, xp, True)
+        y.creator = node
+        node.out_refs = [weakref.ref(y)]
+        if prim.save_out:
+            node.saved_outputs = (out,)
+        if st.debug:
+            node.stack = traceback.extract_stack()[:-3]
+        return y
+    outs = tuple(_leaf(o, xp, True) for o in out)
     for i, o in enumerate(outs):
         o.creator = node
         o.index = i
-    return y if prim.nout == 1 else outs
+    node.out_refs = [weakref.ref(o) for o in outs]
+    node.out_meta = tuple((o.shape, o.dtype) for o in out)
+    if prim.save_out:
+        node.saved_outputs = tuple(out)
+    if st.debug:
+        node.stack = traceback.extract_stack()[:-3]
+    return outs
 
 
 def _check_forward(prim: Primitive, out: Any, xp: Any) -> None:
