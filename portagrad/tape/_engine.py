@@ -134,7 +134,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
             else:
                 gy_arg = tuple(
                     g if g is not None else _leaf(node.xp.zeros(s, dtype=d), node.xp)
-                    for g, (s, d) in zip(gys, node.out_meta)
+                    for g, (s, d) in zip(gys, node.out_meta)  # set for nout > 1
                 )
             if debug:
                 # Ops inside a vjp are checked as the gradient they produce, below, so the
@@ -163,7 +163,8 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                         gx = _sum_to()(gx, tuple(shape))
                 if debug:
                     check_finite(node.xp, gx.array,
-                                 f"{prim.name}: backward gradient of input {i}", node.stack)
+                                 f"{prim.name}: backward gradient of input {i}",
+                                 getattr(node, "stack", None))
                 if type(e) is tuple:
                     parent, idx = e
                     if needed is not None and id(parent) not in needed:

@@ -98,9 +98,10 @@ class Node:
     index, a leaf ``Variable``, or ``None`` when input ``i`` needs no gradient.
     """
 
+    # saved_inputs, saved_outputs, out_meta and stack are set only when used (the
+    # constructor is on every op's path); readers use getattr with a default.
     __slots__ = ("prim", "edges", "generation", "params", "in_shapes", "saved_inputs",
-                 "saved_outputs", "out_refs", "out_meta", "xp", "stack", "freed",
-                 "__weakref__")
+                 "saved_outputs", "out_refs", "out_meta", "xp", "stack", "__weakref__")
 
     def __init__(self, prim: Primitive, edges: tuple, generation: int, params: dict,
                  in_shapes: tuple, xp: Any) -> None:
@@ -110,25 +111,26 @@ class Node:
         self.params = params
         self.in_shapes = in_shapes
         self.xp = xp
-        self.saved_inputs: tuple | None = None
-        self.saved_outputs: tuple | None = None
         self.out_refs: list | None = None
-        self.out_meta: tuple = ()
-        self.stack: list | None = None
-        self.freed = False
+
+    @property
+    def freed(self) -> bool:
+        """Whether backward already released this node (every node has an edge)."""
+        return not self.edges
 
     # -- what vjps read -----------------------------------------------------------------
     @property
     def inputs(self) -> tuple:
         """The saved inputs (Variables, or the Python scalars that were passed)."""
-        if self.saved_inputs is None:
+        saved = getattr(self, "saved_inputs", None)
+        if saved is None:
             self._freed_error("inputs")
-        return self.saved_inputs  # type: ignore[return-value]
+        return saved  # type: ignore[return-value]
 
     @property
     def outputs(self) -> tuple:
         """The outputs as Variables connected to this node (recreated if dropped)."""
-        saved = self.saved_outputs
+        saved = getattr(self, "saved_outputs", None)
         if saved is None:
             self._freed_error("outputs")
         refs = self.out_refs
@@ -162,7 +164,6 @@ class Node:
 
     def release(self) -> None:
         """Drop what backward needed; later backward through this node is an error."""
-        self.freed = True
         self.saved_inputs = None
         self.saved_outputs = None
         self.edges = ()
@@ -273,3 +274,67 @@ def check_finite(xp: Any, arr: Any, what: str, stack: list | None = None) -> Non
         if stack:
             msg += "\nThe op was called here:\n" + "".join(traceback.format_list(stack[-6:]))
         raise NonFiniteError(msg)
+
+
+_NO_PARAMS: dict = {}
+
+
+def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
+    """:func:`apply` for a one-output primitive of two operands and no parameters.
+
+    The arithmetic operators call it; spelling the two operands out saves the generic
+    loop, which is most of the cost of an op on small arrays.
+    """
+    if type(a) is Variable:
+        xp = a.xp
+        aa = a.array
+        ra = a.requires_grad
+    else:
+        aa = a
+        ra = False
+    if type(b) is Variable:
+        xp = b.xp
+        bb = b.array
+        rb = b.requires_grad
+    else:
+        bb = b
+        rb = False
+    out = prim.forward(xp, aa, bb)
+    st = state
+    if st.debug:
+        _check_forward(prim, out, xp)
+    if not ((ra or rb) and st.grad_enabled):
+        return _leaf(out, xp)
+    gen = 0
+    if ra:
+        c = a.creator
+        if c is None:
+            ea = a
+        else:
+            ea = (c, a.index)
+            gen = c.generation
+        sa = aa.shape
+    else:
+        ea = sa = None
+    if rb:
+        c = b.creator
+        if c is None:
+            eb = b
+        else:
+            eb = (c, b.index)
+            if c.generation > gen:
+                gen = c.generation
+        sb = bb.shape
+    else:
+        eb = sb = None
+    node = Node(prim, (ea, eb), gen + 1, _NO_PARAMS, (sa, sb), xp)
+    if prim.save_in:
+        node.saved_inputs = (a, b)
+    y = _leaf(out, xp, True)
+    y.creator = node
+    node.out_refs = [weakref.ref(y)]
+    if prim.save_out:
+        node.saved_outputs = (out,)
+    if st.debug:
+        node.stack = traceback.extract_stack()[:-3]
+    return y

@@ -1,0 +1,50 @@
+"""Short paths for the arithmetic operators of :class:`Variable`.
+
+``y * w + b`` on small arrays is dominated by Python overhead, so the operators first try
+the case that needs no checks at all (two Variables of one library, dtype and shape, or a
+Variable and a Python number of a kind its dtype takes weakly) and call the primitive
+directly; everything else goes through the public function with its checks and promotion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tape._node import apply2
+from ..tape._variable import Variable
+from . import _elementwise as E
+from ._core import _multi_device, is_floating_dtype
+
+
+def _fast(prim: Any, slow: Any, reflected: bool = False) -> Any:
+    def method(self: Variable, other: Any) -> Any:
+        t = type(other)
+        if t is Variable:
+            a = self.array
+            b = other.array
+            if (other.xp is self.xp and (a.dtype is b.dtype or a.dtype == b.dtype)
+                    and a.shape == b.shape
+                    and not _multi_device(self.xp)):
+                return apply2(prim, other, self) if reflected else apply2(prim, self, other)
+        elif t is float or t is int:
+            if is_floating_dtype(self.xp, self.array.dtype):
+                return apply2(prim, other, self) if reflected else apply2(prim, self, other)
+        elif not isinstance(other, (Variable, bool, int, float, complex)) and not hasattr(
+                other, "shape"):
+            return NotImplemented
+        return slow(other, self) if reflected else slow(self, other)
+
+    return method
+
+
+def install() -> None:
+    pairs = {
+        "add": (E._add, E.add), "sub": (E._subtract, E.subtract),
+        "mul": (E._multiply, E.multiply), "truediv": (E._divide, E.divide),
+    }
+    for name, (prim, slow) in pairs.items():
+        setattr(Variable, f"__{name}__", _fast(prim, slow))
+        setattr(Variable, f"__r{name}__", _fast(prim, slow, reflected=True))
+
+
+install()
