@@ -5,6 +5,7 @@ of portagrad reads the namespace of its inputs from here.
 """
 
 from . import _numpy_kernels as _numpy_kernels  # registers the NumPy fast paths
+from . import _other_kernels as _other_kernels  # CuPy, torch and JAX fast paths
 from ._default import (
     default_namespace as default_namespace,
 )
