@@ -5,8 +5,7 @@ Every function takes Variables or arrays of any Array API library and returns Va
 the standard records a graph when it is given Variables.
 """
 
-from . import _fastops as _fastops  # short paths for + - * /, after _methods
-from . import _methods as _methods  # installs Variable's operators
+from . import _fastops as _fastops  # Variable's operators, with short paths for + - * /
 from ._creation import (
     arange as arange,
 )

@@ -13,6 +13,7 @@ from typing import Any
 from ..tape._node import apply2
 from ..tape._variable import Variable
 from . import _elementwise as E
+from . import _methods as _methods  # installs the general operators, refined below
 from ._core import _multi_device, is_floating_dtype
 
 
