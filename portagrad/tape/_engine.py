@@ -7,8 +7,8 @@ as its vjp has run.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
+from heapq import heappop, heappush
 from typing import Any
 
 from .._errors import GradientError, ShapeError, describe
@@ -54,7 +54,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 inner[id(t.creator)] = (t.creator, t.index)
         needed = _prune([r for r, _ in roots], targets)
 
-    buffers: dict[int, list] = {}
+    buffers: dict[Node, list] = {}
     heap: list = []
     counter = 0
     pending = _count_hooked_edges(roots) if targets is None and _HOOKED else None
@@ -95,22 +95,20 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
             continue
         if needed is not None and id(c) not in needed:
             continue
-        buf = buffers.get(id(c))
+        buf = buffers.get(c)
         if buf is None:
-            buf = [c] + [None] * c.prim.nout
-            buffers[id(c)] = buf
-            heapq.heappush(heap, (-c.generation, counter, c))
+            buf = buffers[c] = [None] * c.prim.nout
+            heappush(heap, (-c.generation, counter, c))
             counter += 1
-        i = y.index + 1
+        i = y.index
         buf[i] = g if buf[i] is None else acc(buf[i], g)
 
     debug = state.debug
     inner_grads: dict[tuple[int, int], Variable] = {}
     with set_grad_enabled(create_graph):
         while heap:
-            _, _, node = heapq.heappop(heap)
-            buf = buffers.pop(id(node))
-            gys = buf[1:]
+            node = heappop(heap)[2]
+            gys = buffers.pop(node)
             if owned:
                 for gy in gys:
                     owned.discard(id(gy))
@@ -118,16 +116,17 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 for idx, gy in enumerate(gys):
                     if gy is not None:
                         inner_grads[(id(node), idx)] = gy
-            if node.freed:
-                node._freed_error("inputs and outputs")
             edges = node.edges
+            if not edges:
+                node._freed_error("inputs and outputs")
             if needed is not None and not any(
                 (id(e[0]) in needed) if type(e) is tuple else (id(e) in targets)
                 for e in edges if e is not None
             ):
                 continue
             prim = node.prim
-            if prim.vjp is None:
+            vjp = prim.vjp
+            if vjp is None:
                 raise GradientError(f"{prim.name}: no vjp is defined for this primitive")
             if prim.nout == 1:
                 gy_arg = gys[0]
@@ -141,26 +140,25 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 # report names this node and where it was created.
                 state.debug = False
                 try:
-                    gxs = prim.vjp(node, gy_arg)
+                    gxs = vjp(node, gy_arg)
                 finally:
                     state.debug = True
             else:
-                gxs = prim.vjp(node, gy_arg)
+                gxs = vjp(node, gy_arg)
             if type(gxs) is not tuple and type(gxs) is not list:
                 gxs = (gxs,)
-            elementwise = prim.elementwise
-            for i, e in enumerate(edges):
+            shapes = node.in_shapes if prim.elementwise else None
+            i = -1
+            for e, gx in zip(edges, gxs):
+                i += 1
                 if e is None:
                     continue
-                gx = gxs[i]
                 if gx is None:
                     if pending is not None and type(e) is not tuple:
                         _arrive(pending, e)
                     continue
-                if elementwise:
-                    shape = node.in_shapes[i]
-                    if gx.array.shape != shape:
-                        gx = _sum_to()(gx, tuple(shape))
+                if shapes is not None and gx.array.shape != shapes[i]:
+                    gx = _sum_to()(gx, tuple(shapes[i]))
                 if debug:
                     check_finite(node.xp, gx.array,
                                  f"{prim.name}: backward gradient of input {i}",
@@ -169,14 +167,13 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     parent, idx = e
                     if needed is not None and id(parent) not in needed:
                         continue
-                    pbuf = buffers.get(id(parent))
+                    pbuf = buffers.get(parent)
                     if pbuf is None:
-                        pbuf = [parent] + [None] * parent.prim.nout
-                        buffers[id(parent)] = pbuf
-                        heapq.heappush(heap, (-parent.generation, counter, parent))
+                        pbuf = buffers[parent] = [None] * parent.prim.nout
+                        heappush(heap, (-parent.generation, counter, parent))
                         counter += 1
-                    old = pbuf[idx + 1]
-                    pbuf[idx + 1] = gx if old is None else acc(old, gx)
+                    old = pbuf[idx]
+                    pbuf[idx] = gx if old is None else acc(old, gx)
                 else:
                     add_leaf(e, gx)
                     if pending is not None:
