@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.portagrad-installed
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: demo test install lint bench conformance clean
+.PHONY: demo test install lint bench conformance clean gpu-wheels gpu-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,3 +31,12 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) result .pytest_cache .hypothesis
+
+# Pure-Python packages the GPU machine lacks, as wheels that travel with the tree.
+gpu-wheels:
+	mkdir -p .whl
+	$(PYTHON) -m pip download --no-deps --only-binary=:all: -d .whl \
+		"array-api-compat>=1.14,<2" array-api-strict
+
+gpu-check:
+	bash scripts/gpu_check.sh
