@@ -95,18 +95,34 @@ def _prod(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
 
 @_prod.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
+    from ._elementwise import where
+
     (x,) = ctx.inputs
     (y,) = ctx.outputs
     p = ctx.params
+    xp = gy.xp
     shape = tuple(ctx.in_shapes[0])
-    # d prod / d x_i = prod / x_i; inputs holding zeros need the product of the others,
-    # which this rule does not give (the standard's smooth domain excludes them).
-    return (_unreduce(gy * y, shape, p["axis"], p["keepdims"]) / x,)
+    axes, keep = p["axis"], p["keepdims"]
+    zero = x.array == 0
+    if not bool(xp.any(zero)):
+        return (_unreduce(gy * y, shape, axes, keep) / x,)
+    # d prod / d x_i is the product of the others: with one zero in a slice only that
+    # position gets it, with two or more every position gets 0.
+    n_zero = xp.sum(xp.astype(zero, xp.int64), axis=axes, keepdims=True)
+    x_safe = where(wrap(zero, xp), 1.0, x)
+    others = _prod(x_safe, axis=axes, keepdims=True)
+    lone = wrap(zero & (n_zero == 1), xp)
+    none = wrap(xp.broadcast_to(n_zero == 0, shape), xp)
+    g = _unreduce(gy, shape, axes, keep)
+    return (g * where(none, others / x_safe, where(lone, others, 0.0)),)
 
 
 def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
          keepdims: bool = False) -> Variable:
     """Product of elements over the given axes.
+
+    The gradient is the product of the other elements, exact also where inputs are zero;
+    higher derivatives at zeros treat the zero entries as constants.
 
     Examples
     --------

@@ -210,3 +210,11 @@ def test_hooks_do_not_fire_for_grad():
     w.register_post_accumulate_grad_hook(lambda v: fired.append(1))
     pg.grad((w * 2).sum(), w)
     assert fired == []
+
+
+def test_prod_gradient_with_zeros_is_the_product_of_the_others():
+    x = pg.Variable(np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, 2.0, 4.0]]))
+    (g,) = pg.grad(pg.ops.prod(x, axis=1).sum(), x)
+    np.testing.assert_allclose(g.array, [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [8.0, 4.0, 2.0]])
+    pg.gradcheck.check_grads(lambda v: pg.ops.prod(v * v, axis=0),
+                             (np.array([[0.5, 1.5], [2.0, -1.0]]),), order=3)
