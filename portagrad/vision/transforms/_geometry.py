@@ -1,0 +1,261 @@
+"""Flips, crops, expansion and quarter-turn rotation of ``(C, H, W)`` images.
+
+Random parameters are drawn on the host from ``rng`` (a :class:`numpy.random.Generator`;
+a fresh one when None). With ``return_param=True`` each random transform also returns the
+parameters it drew, so boxes, points and masks can follow the image.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._common import default_rng
+from ._common import check_image, pad, size_pair
+
+__all__ = ["flip", "random_flip", "random_crop", "center_crop", "ten_crop", "random_expand",
+           "random_sized_crop", "rot90", "random_rotate"]
+
+
+def _copy(xp: Any, img: Any, copy: bool) -> Any:
+    return xp.asarray(img, copy=True) if copy else img
+
+
+def flip(img: Any, y_flip: bool = False, x_flip: bool = False) -> Any:
+    """Mirror an image vertically and/or horizontally.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import flip
+    >>> flip(np.array([[[1, 2, 3]]]), x_flip=True)
+    array([[[3, 2, 1]]])
+    """
+    xp = check_image("flip", img)
+    if y_flip:
+        img = xp.flip(img, axis=1)
+    if x_flip:
+        img = xp.flip(img, axis=2)
+    return img
+
+
+def random_flip(img: Any, y_random: bool = False, x_random: bool = False,
+                return_param: bool = False, copy: bool = False,
+                rng: np.random.Generator | None = None) -> Any:
+    """Flip each allowed axis with probability 1/2.
+
+    Returns the image, and with ``return_param`` ``{"y_flip": bool, "x_flip": bool}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import random_flip
+    >>> img, p = random_flip(np.zeros((3, 4, 4)), x_random=True, return_param=True,
+    ...                      rng=np.random.default_rng(0))
+    >>> sorted(p)
+    ['x_flip', 'y_flip']
+    """
+    xp = check_image("random_flip", img)
+    rng = default_rng(rng)
+    y_flip = bool(rng.integers(2)) if y_random else False
+    x_flip = bool(rng.integers(2)) if x_random else False
+    out = _copy(xp, flip(img, y_flip, x_flip), copy)
+    return (out, {"y_flip": y_flip, "x_flip": x_flip}) if return_param else out
+
+
+def _check_crop(op: str, img: Any, size: Any) -> tuple[int, int]:
+    h, w = size_pair(op, size)
+    _, H, W = img.shape
+    if not (0 < h <= H and 0 < w <= W):
+        raise ValueError(f"{op}(size): expected a crop no larger than the image {(H, W)}, "
+                         f"got {(h, w)}")
+    return h, w
+
+
+def random_crop(img: Any, size: Any, return_param: bool = False, copy: bool = False,
+                rng: np.random.Generator | None = None) -> Any:
+    """Crop a ``size = (h, w)`` window at a uniformly random position.
+
+    Returns the crop, and with ``return_param`` ``{"y_slice": slice, "x_slice": slice}``
+    (pass them to :func:`~portagrad.vision.transforms.crop_bbox`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import random_crop
+    >>> out, p = random_crop(np.zeros((1, 8, 8)), (4, 6), return_param=True)
+    >>> out.shape, p["x_slice"].stop - p["x_slice"].start
+    ((1, 4, 6), 6)
+    """
+    xp = check_image("random_crop", img)
+    h, w = _check_crop("random_crop", img, size)
+    rng = default_rng(rng)
+    top = int(rng.integers(img.shape[1] - h + 1))
+    left = int(rng.integers(img.shape[2] - w + 1))
+    ys, xs = slice(top, top + h), slice(left, left + w)
+    out = _copy(xp, img[:, ys, xs], copy)
+    return (out, {"y_slice": ys, "x_slice": xs}) if return_param else out
+
+
+def center_crop(img: Any, size: Any, return_param: bool = False, copy: bool = False) -> Any:
+    """Crop a ``size = (h, w)`` window from the centre (the top-left one when odd).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import center_crop
+    >>> center_crop(np.arange(16).reshape(1, 4, 4), 2)
+    array([[[ 5,  6],
+            [ 9, 10]]])
+    """
+    xp = check_image("center_crop", img)
+    h, w = _check_crop("center_crop", img, size)
+    top, left = (img.shape[1] - h) // 2, (img.shape[2] - w) // 2
+    ys, xs = slice(top, top + h), slice(left, left + w)
+    out = _copy(xp, img[:, ys, xs], copy)
+    return (out, {"y_slice": ys, "x_slice": xs}) if return_param else out
+
+
+def ten_crop(img: Any, size: Any) -> Any:
+    """The four corner crops and the centre crop, then the same five of the mirrored image.
+
+    Returns
+    -------
+    ``(10, C, h, w)``: top-left, bottom-left, top-right, bottom-right, centre, and the
+    same order for the horizontally flipped image.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import ten_crop
+    >>> ten_crop(np.zeros((3, 8, 8)), 4).shape
+    (10, 3, 4, 4)
+    """
+    xp = check_image("ten_crop", img)
+    h, w = _check_crop("ten_crop", img, size)
+    _, H, W = img.shape
+    crops = [img[:, :h, :w], img[:, H - h:, :w], img[:, :h, W - w:], img[:, H - h:, W - w:],
+             center_crop(img, (h, w))]
+    crops += [xp.flip(c, axis=2) for c in crops]
+    return xp.stack(crops, axis=0)
+
+
+def random_expand(img: Any, max_ratio: float = 4, fill: Any = 0, return_param: bool = False,
+                  rng: np.random.Generator | None = None) -> Any:
+    """Place the image at a random position on a canvas up to ``max_ratio`` times larger
+    (the "zoom out" augmentation of SSD), filled with ``fill`` (scalar or per channel).
+
+    Returns the canvas, and with ``return_param`` ``{"ratio", "y_offset", "x_offset"}``
+    (pass the offsets to :func:`~portagrad.vision.transforms.translate_bbox`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import random_expand
+    >>> out, p = random_expand(np.ones((3, 4, 4)), max_ratio=2, return_param=True,
+    ...                        rng=np.random.default_rng(0))
+    >>> bool(out.shape[1] == int(4 * p["ratio"]) and out.sum() == 48)
+    True
+    """
+    xp = check_image("random_expand", img)
+    if max_ratio < 1:
+        raise ValueError(f"random_expand(max_ratio): expected >= 1, got {max_ratio}")
+    rng = default_rng(rng)
+    ratio = float(rng.uniform(1, max_ratio)) if max_ratio > 1 else 1.0
+    if ratio == 1.0:
+        out = img
+        param = {"ratio": 1.0, "y_offset": 0, "x_offset": 0}
+    else:
+        _, H, W = img.shape
+        oh, ow = int(H * ratio), int(W * ratio)
+        y_off = int(rng.integers(oh - H + 1))
+        x_off = int(rng.integers(ow - W + 1))
+        out = pad(xp, img, y_off, oh - H - y_off, x_off, ow - W - x_off, fill)
+        param = {"ratio": ratio, "y_offset": y_off, "x_offset": x_off}
+    return (out, param) if return_param else out
+
+
+def random_sized_crop(img: Any, scale_ratio_range: tuple[float, float] = (0.08, 1.0),
+                      aspect_ratio_range: tuple[float, float] = (3 / 4, 4 / 3),
+                      return_param: bool = False, copy: bool = False,
+                      rng: np.random.Generator | None = None) -> Any:
+    """Crop a window of random area (a fraction in ``scale_ratio_range`` of the image) and
+    random aspect ratio ``w / h`` (log-uniform in ``aspect_ratio_range``): the Inception
+    augmentation. Windows that do not fit are shrunk to fit.
+
+    Returns the crop, and with ``return_param`` ``{"y_slice", "x_slice", "scale_ratio",
+    "aspect_ratio"}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import random_sized_crop
+    >>> out, p = random_sized_crop(np.zeros((3, 32, 32)), return_param=True,
+    ...                            rng=np.random.default_rng(1))
+    >>> out.shape[1:] == (p["y_slice"].stop - p["y_slice"].start,
+    ...                   p["x_slice"].stop - p["x_slice"].start)
+    True
+    """
+    xp = check_image("random_sized_crop", img)
+    rng = default_rng(rng)
+    _, H, W = img.shape
+    scale_ratio = float(rng.uniform(*scale_ratio_range))
+    lo, hi = (math.log(a) for a in aspect_ratio_range)
+    aspect_ratio = math.exp(float(rng.uniform(lo, hi)))
+    area = scale_ratio * H * W
+    h = min(H, max(1, int(round(math.sqrt(area / aspect_ratio)))))
+    w = min(W, max(1, int(round(math.sqrt(area * aspect_ratio)))))
+    top = int(rng.integers(H - h + 1))
+    left = int(rng.integers(W - w + 1))
+    ys, xs = slice(top, top + h), slice(left, left + w)
+    out = _copy(xp, img[:, ys, xs], copy)
+    if return_param:
+        return out, {"y_slice": ys, "x_slice": xs, "scale_ratio": scale_ratio,
+                     "aspect_ratio": aspect_ratio}
+    return out
+
+
+def rot90(img: Any, k: int = 1) -> Any:
+    """Rotate by ``k`` quarter turns counter-clockwise (exact; ``numpy.rot90`` on H, W).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import rot90
+    >>> rot90(np.array([[[1, 2], [3, 4]]]))
+    array([[[2, 4],
+            [1, 3]]])
+    """
+    xp = check_image("rot90", img)
+    k = int(k) % 4
+    if k == 1:
+        return xp.permute_dims(xp.flip(img, axis=2), (0, 2, 1))
+    if k == 2:
+        return xp.flip(xp.flip(img, axis=1), axis=2)
+    if k == 3:
+        return xp.flip(xp.permute_dims(img, (0, 2, 1)), axis=2)
+    return img
+
+
+def random_rotate(img: Any, return_param: bool = False,
+                  rng: np.random.Generator | None = None) -> Any:
+    """Rotate by a random multiple of 90 degrees counter-clockwise.
+
+    Returns the image, and with ``return_param`` ``{"k": quarter turns, "angle": degrees}``;
+    ``rotate_bbox(bbox, p["angle"], (H, W))`` moves boxes along.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.transforms import random_rotate
+    >>> out, p = random_rotate(np.zeros((3, 2, 5)), return_param=True,
+    ...                        rng=np.random.default_rng(0))
+    >>> out.shape == ((3, 2, 5) if p["k"] % 2 == 0 else (3, 5, 2))
+    True
+    """
+    check_image("random_rotate", img)
+    k = int(default_rng(rng).integers(4))
+    out = rot90(img, k)
+    return (out, {"k": k, "angle": 90.0 * k}) if return_param else out

@@ -1,0 +1,93 @@
+"""Masks: tight boxes around them and their pairwise IoU (Array API standard)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._errors import ShapeError, describe
+from .._common import namespace
+
+__all__ = ["mask_to_bbox", "mask_iou"]
+
+
+def _check_mask(op: str, arg: str, mask: Any) -> None:
+    if len(getattr(mask, "shape", ())) != 3:
+        raise ShapeError(f"{op}({arg}): expected masks of shape (R, H, W), got "
+                         f"{describe(mask)}")
+
+
+def _as_bool(xp: Any, mask: Any) -> Any:
+    return mask if mask.dtype == xp.bool else mask != 0
+
+
+def mask_to_bbox(mask: Any) -> Any:
+    """The tightest box around each mask, ``(y_min, x_min, y_max, x_max)``, ends exclusive.
+
+    Parameters
+    ----------
+    mask
+        ``(R, H, W)`` boolean (or 0/1) array.
+
+    Returns
+    -------
+    ``(R, 4)`` float32 boxes; an empty mask gives ``(0, 0, 0, 0)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.utils import mask_to_bbox
+    >>> m = np.zeros((1, 5, 6), dtype=bool)
+    >>> m[0, 1:3, 2:5] = True
+    >>> mask_to_bbox(m)
+    array([[1., 2., 3., 5.]], dtype=float32)
+    """
+    _check_mask("mask_to_bbox", "mask", mask)
+    xp = namespace("mask_to_bbox", mask)
+    _, h, w = mask.shape
+    m = xp.astype(_as_bool(xp, mask), xp.int32)
+    rows = xp.max(m, axis=2)  # (R, H): 1 where the row has a pixel
+    cols = xp.max(m, axis=1)
+    y_min = xp.argmax(rows, axis=1)
+    x_min = xp.argmax(cols, axis=1)
+    y_max = h - xp.argmax(xp.flip(rows, axis=1), axis=1)
+    x_max = w - xp.argmax(xp.flip(cols, axis=1), axis=1)
+    bbox = xp.astype(xp.stack([y_min, x_min, y_max, x_max], axis=1), xp.float32)
+    nonempty = xp.max(rows, axis=1) > 0
+    return xp.where(nonempty[:, None], bbox, xp.zeros_like(bbox))
+
+
+def mask_iou(mask_a: Any, mask_b: Any) -> Any:
+    """Intersection over union of every pair of masks of two sets.
+
+    Parameters
+    ----------
+    mask_a, mask_b
+        ``(N, H, W)`` and ``(K, H, W)`` boolean arrays.
+
+    Returns
+    -------
+    ``(N, K)`` float64 (float32 where the library lacks float64) IoUs; two empty masks
+    have IoU 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.utils import mask_iou
+    >>> a = np.zeros((1, 2, 2), dtype=bool); a[0, 0] = True
+    >>> b = np.ones((1, 2, 2), dtype=bool)
+    >>> mask_iou(a, b)
+    array([[0.5]])
+    """
+    _check_mask("mask_iou", "mask_a", mask_a)
+    _check_mask("mask_iou", "mask_b", mask_b)
+    if mask_a.shape[1:] != mask_b.shape[1:]:
+        raise ShapeError(f"mask_iou(mask_a, mask_b): expected masks of one size, got "
+                         f"{tuple(mask_a.shape[1:])} and {tuple(mask_b.shape[1:])}")
+    xp = namespace("mask_iou", mask_a, mask_b)
+    n, k = mask_a.shape[0], mask_b.shape[0]
+    ftype = xp.float64 if hasattr(xp, "float64") else xp.float32
+    a = xp.astype(xp.reshape(_as_bool(xp, mask_a), (n, -1)), ftype)
+    b = xp.astype(xp.reshape(_as_bool(xp, mask_b), (k, -1)), ftype)
+    inter = a @ xp.matrix_transpose(b)  # counts are exact in floating point up to 2**53
+    union = xp.sum(a, axis=1)[:, None] + xp.sum(b, axis=1)[None, :] - inter
+    return xp.where(union > 0, inter / xp.where(union > 0, union, 1.0), 0.0)
