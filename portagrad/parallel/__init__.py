@@ -1,0 +1,19 @@
+"""Data parallelism over MPI (mpi4py): communicator, gradient buckets, distributed training.
+
+Run a script on K processes with ``mpiexec -n K python -m mpi4py script.py``. Arrays travel
+as buffers (never pickled); every collective checks layouts across ranks and has a deadline;
+an unhandled exception on any rank aborts the whole job.
+"""
+
+from ._buckets import GradientSynchronizer as GradientSynchronizer
+from ._comm import Communicator as Communicator
+from ._comm import create_communicator as create_communicator
+from ._data_parallel import DataParallel as DataParallel
+from ._data_parallel import DistributedOptimizer as DistributedOptimizer
+from ._data_parallel import broadcast_optimizer_state as broadcast_optimizer_state
+from ._data_parallel import broadcast_parameters as broadcast_parameters
+from ._data_parallel import create_multi_node_optimizer as create_multi_node_optimizer
+from ._faults import CollectiveTimeoutError as CollectiveTimeoutError
+from ._faults import LayoutMismatchError as LayoutMismatchError
+from ._faults import install_abort_hook as install_abort_hook
+from ._faults import uninstall_abort_hook as uninstall_abort_hook

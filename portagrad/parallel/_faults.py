@@ -1,0 +1,127 @@
+"""Failure handling for MPI jobs: abort on an unhandled exception, deadlines on requests.
+
+Two facts shape this module. An MPI job whose rank dies of a Python exception hangs, because
+the other ranks wait forever in their next collective; calling ``COMM_WORLD.Abort`` from
+``sys.excepthook`` ends every rank at once. And a blocking MPI call cannot be interrupted,
+so every collective here is started non-blocking and polled with ``Test`` until its
+deadline: a rank that stops answering becomes a clear error instead of a hang.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from .._errors import PortagradError
+
+__all__ = [
+    "CollectiveTimeoutError",
+    "LayoutMismatchError",
+    "install_abort_hook",
+    "uninstall_abort_hook",
+    "wait_all",
+]
+
+
+class CollectiveTimeoutError(PortagradError, TimeoutError):
+    """A collective or message did not complete before its deadline.
+
+    The communicator is unusable afterwards (the request is still pending); with the abort
+    hook installed the exception ends the whole job.
+    """
+
+
+class LayoutMismatchError(PortagradError, ValueError):
+    """Ranks passed buffers of different shapes or dtypes to the same collective."""
+
+
+_previous_hook: Any = None
+
+
+def _abort_hook(exc_type: type, exc: BaseException, tb: Any) -> None:
+    # Print first: Abort kills the process and whatever it had buffered.
+    hook = _previous_hook if _previous_hook is not None else sys.__excepthook__
+    try:
+        hook(exc_type, exc, tb)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        from mpi4py import MPI
+
+        if MPI.Is_initialized() and not MPI.Is_finalized():
+            MPI.COMM_WORLD.Abort(1)
+
+
+def install_abort_hook() -> None:
+    """Make an unhandled exception on this rank abort every rank of the job.
+
+    Installed by :func:`portagrad.parallel.create_communicator` unless it is given
+    ``abort_on_exception=False``. The previous hook still prints the traceback first.
+
+    Examples
+    --------
+    >>> import sys
+    >>> from portagrad.parallel import install_abort_hook, uninstall_abort_hook
+    >>> install_abort_hook()
+    >>> sys.excepthook.__name__
+    '_abort_hook'
+    >>> uninstall_abort_hook()
+    """
+    global _previous_hook
+    if sys.excepthook is _abort_hook:
+        return
+    _previous_hook = sys.excepthook
+    sys.excepthook = _abort_hook
+
+
+def uninstall_abort_hook() -> None:
+    """Restore the exception hook that was active before :func:`install_abort_hook`."""
+    global _previous_hook
+    if sys.excepthook is _abort_hook:
+        sys.excepthook = _previous_hook if _previous_hook is not None else sys.__excepthook__
+    _previous_hook = None
+
+
+def wait_all(requests: list, *, timeout: float | None, what: str, rank: int, size: int,
+             step: int | None = None) -> None:
+    """Wait for MPI requests (anything with ``Test()``), raising on the deadline.
+
+    Polls with ``Testall`` and a sleep that grows from 10 us to 1 ms, so that waiting ranks
+    leave the CPU to ranks still computing (ranks often share cores).
+
+    Parameters
+    ----------
+    requests
+        MPI requests, or objects with a ``Test()`` method returning ``True`` when done.
+    timeout
+        Seconds; ``None`` waits forever.
+    what
+        The operation, for the error message (``"allreduce"``, ``"gradient bucket 2/3"``).
+    rank, size, step
+        Where the wait happened, for the error message.
+    """
+    if not requests or _test_all(requests):
+        return
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pause = 1e-5
+    while not _test_all(requests):
+        if deadline is not None and time.monotonic() > deadline:
+            at = "" if step is None else f" at step {step}"
+            raise CollectiveTimeoutError(
+                f"{what}: expected every rank to take part within {timeout:g} s, got no "
+                f"completion on rank {rank} of {size}{at}. Another rank has died, is stuck, "
+                f"or called a different sequence of collectives; the communicator cannot "
+                f"be used after this error. Raise the deadline with "
+                f"create_communicator(timeout=...) if a step is legitimately slower."
+            )
+        time.sleep(pause)
+        pause = min(pause * 2, 1e-3)
+
+
+def _test_all(requests: list) -> bool:
+    from mpi4py import MPI
+
+    if all(isinstance(r, MPI.Request) for r in requests):
+        return MPI.Request.Testall(requests)
+    return all(r.Test() for r in requests)
