@@ -1,0 +1,544 @@
+"""Records of the neural-network functions: activations, losses, connections, convolution,
+pooling, normalization, noise and recurrent cells.
+
+References are written independently in NumPy float64 (loops for convolution and pooling).
+Samples are small (batch 2, 2-3 channels, spatial 3-5) so that third-order checks of
+convolution stay fast.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+import portagrad.ops as ops
+from conformance._db import NON_DIFFERENTIABLE, OpRecord, register
+from portagrad import DTypeError, ShapeError
+
+NON_DIFFERENTIABLE.update({"accuracy", "is_train_mode"})
+
+
+def _u(rng, lo, hi, shape):
+    return np.asarray(rng.uniform(lo, hi, size=shape))
+
+
+def _away(rng, lo, hi, shape):
+    return np.asarray(_u(rng, lo, hi, shape) * rng.choice([-1.0, 1.0], size=shape))
+
+
+def _shape(rng, min_dims=1, max_dims=3):
+    nd = int(rng.integers(min_dims, max_dims + 1))
+    return tuple(int(d) for d in rng.integers(1, 4, size=nd))
+
+
+def _avoid(rng, shape, lo, hi, kinks, gap=0.15):
+    """Uniform in [lo, hi], moved away from each kink by at least ``gap``."""
+    x = _u(rng, lo, hi, shape)
+    for k in kinks:
+        near = np.abs(x - k) < gap
+        x = np.where(near, k + np.sign(x - k + 1e-12) * gap * 2, x)
+    return x
+
+
+_INT_ERR = [(lambda rng: (np.arange(3),), DTypeError)]
+
+
+# -- activations ----------------------------------------------------------------------------
+def _np_sigmoid(x):
+    return 0.5 * (1 + np.tanh(0.5 * x))
+
+
+def _np_softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _np_elu(x, a=1.0):
+    return np.where(x > 0, x, a * np.expm1(np.minimum(x, 0)))
+
+
+_SELU_A = 1.6732632423543772848170429916717
+_SELU_S = 1.0507009873554804934193349852946
+
+
+def _activation(name, ref, lo=-2.0, hi=2.0, kinks=(), order=3, fn=None):
+    def sample(rng):
+        return (_avoid(rng, _shape(rng, 0), lo, hi, kinks),)
+
+    register(OpRecord(name, fn or getattr(ops, name), ref, sample, order=order,
+                      errors=_INT_ERR))
+
+
+_activation("relu", lambda x: np.maximum(x, 0), kinks=(0,))
+_activation("relu6", lambda x: np.clip(x, 0, 6), lo=-2, hi=8, kinks=(0, 6))
+_activation("leaky_relu", lambda x: np.where(x > 0, x, 0.2 * x), kinks=(0,),
+            fn=lambda x: ops.leaky_relu(x, 0.2))
+_activation("elu", lambda x: _np_elu(x, 1.5), kinks=(0,), fn=lambda x: ops.elu(x, 1.5))
+_activation("selu", lambda x: _SELU_S * _np_elu(x, _SELU_A), kinks=(0,))
+_activation("celu", lambda x: np.maximum(x, 0) + np.minimum(0, 2 * np.expm1(x / 2)),
+            kinks=(0,), fn=lambda x: ops.celu(x, 2.0))
+_activation("sigmoid", _np_sigmoid, -4, 4)
+_activation("log_sigmoid", lambda x: -_np_softplus(-x), -4, 4)
+_activation("softplus", lambda x: _np_softplus(2 * x) / 2, -3, 3,
+            fn=lambda x: ops.softplus(x, beta=2.0))
+_activation("silu", lambda x: x * _np_sigmoid(x), -4, 4)
+_activation("mish", lambda x: x * np.tanh(_np_softplus(x)), -3, 3)
+_activation("hard_sigmoid", lambda x: np.clip(x / 6 + 0.5, 0, 1), -5, 5, kinks=(-3, 3))
+_activation("hard_tanh", lambda x: np.clip(x, -1, 1), -2, 2, kinks=(-1, 1))
+_activation("softsign", lambda x: x / (1 + np.abs(x)), kinks=(0,))
+
+
+def _np_log_softmax(x, axis):
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+def _softmax_sample(rng):
+    shape = _shape(rng, 1, 3)
+    return _u(rng, -3, 3, shape), int(rng.integers(-len(shape), len(shape)))
+
+
+register(OpRecord("softmax", lambda x, a: ops.softmax(x, axis=a),
+                  lambda x, a: np.exp(_np_log_softmax(x, a)), _softmax_sample, diff=(0,),
+                  errors=[(lambda rng: (np.arange(3), 0), DTypeError)]))
+register(OpRecord("log_softmax", lambda x, a: ops.log_softmax(x, axis=a), _np_log_softmax,
+                  _softmax_sample, diff=(0,),
+                  errors=[(lambda rng: (np.arange(3), 0), DTypeError)]))
+
+
+def _maxout_sample(rng):
+    n = int(rng.integers(1, 3))
+    c = 2 * int(rng.integers(1, 3))
+    x = (rng.permutation(n * c * 2) * 0.3 + rng.uniform(0, 0.1, n * c * 2)).reshape(n, c, 2)
+    return (x - 1.0,)
+
+
+register(OpRecord("maxout", lambda x: ops.maxout(x, 2, axis=1),
+                  lambda x: x.reshape(x.shape[0], -1, 2, x.shape[2]).max(axis=2),
+                  _maxout_sample,
+                  errors=[(lambda rng: (np.ones((2, 3)),), ShapeError)]))
+
+
+def _prelu_sample(rng):
+    shape = (2, 3) + _shape(rng, 0, 1)
+    return _away(rng, 0.2, 2, shape), _u(rng, 0.05, 0.5, (3,))
+
+
+def _np_prelu(x, w):
+    wb = w.reshape((3,) + (1,) * (x.ndim - 2))
+    return np.where(x > 0, x, wb * x)
+
+
+register(OpRecord("prelu", ops.prelu, _np_prelu, _prelu_sample,
+                  errors=[(lambda rng: (np.ones((2, 3)), np.ones(4)), ShapeError)]))
+
+
+# -- losses -----------------------------------------------------------------------------------
+def _np_class_nll(logp, t, ignore=-1, w=None, eps=0.0, reduction="mean"):
+    """Reference: loops over samples, labels on axis 1."""
+    lp = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
+    tt = t.reshape(-1)
+    c = logp.shape[1]
+    w = np.ones(c) if w is None else np.asarray(w)
+    losses = np.zeros(len(tt))
+    denom = 0.0
+    for i, label in enumerate(tt):
+        if label == ignore:
+            continue
+        nll = -lp[i, label] * w[label]
+        smooth = -(lp[i] * w).sum()
+        losses[i] = (1 - eps) * nll + eps / c * smooth
+        denom += w[label]
+    if reduction == "none":
+        return losses.reshape(t.shape)
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / (denom if denom else 1.0)
+
+
+def _labels(rng, shape, c, ignore=True):
+    t = rng.integers(0, c, size=shape)
+    if ignore:
+        t = np.where(rng.random(shape) < 0.25, -1, t)
+    return t
+
+
+def _sce_sample(rng):
+    n, c = int(rng.integers(1, 4)), int(rng.integers(2, 5))
+    extra = (int(rng.integers(1, 3)),) if rng.random() < 0.3 else ()
+    x = _u(rng, -3, 3, (n, c) + extra)
+    cw = tuple(float(v) for v in rng.uniform(0.5, 2.0, c))
+    variant = int(rng.integers(0, 4))
+    return x, _labels(rng, (n,) + extra, c), cw, variant
+
+
+_RED = ("mean", "sum", "none", "mean")
+
+
+def _sce_fn(x, t, cw, variant):
+    return ops.softmax_cross_entropy(
+        x, t, class_weight=cw if variant in (1, 3) else None,
+        label_smoothing=0.2 if variant >= 2 else 0.0, reduction=_RED[variant])
+
+
+def _sce_ref(x, t, cw, variant):
+    return _np_class_nll(_np_log_softmax(x, 1), t, -1, cw if variant in (1, 3) else None,
+                         0.2 if variant >= 2 else 0.0, _RED[variant])
+
+
+register(OpRecord("softmax_cross_entropy", _sce_fn, _sce_ref, _sce_sample, diff=(0,),
+                  errors=[(lambda rng: (np.ones((2, 3)), np.zeros(3, dtype=np.int64), None,
+                                        0), ShapeError),
+                          (lambda rng: (np.ones((2, 3)), np.zeros(2), None, 0), DTypeError)]))
+
+
+def _nll_sample(rng):
+    x, t, cw, variant = _sce_sample(rng)
+    return _np_log_softmax(x, 1), t, cw, variant
+
+
+register(OpRecord(
+    "nll_loss",
+    lambda lp, t, cw, v: ops.nll_loss(lp, t, class_weight=cw if v % 2 else None,
+                                      reduction=_RED[v]),
+    lambda lp, t, cw, v: _np_class_nll(lp, t, -1, cw if v % 2 else None, 0.0, _RED[v]),
+    _nll_sample, diff=(0,)))
+
+
+def _np_reduce(loss, reduction):
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+def _sig_ce_sample(rng):
+    shape = _shape(rng, 1, 2)
+    x = _u(rng, -3, 3, shape)
+    if rng.random() < 0.5:
+        return x, _labels(rng, shape, 2), int(rng.integers(0, 3))
+    return x, _u(rng, 0, 1, shape), int(rng.integers(0, 3))
+
+
+def _sig_ce_ref(x, t, r):
+    loss = _np_softplus(x) - x * np.where(t < 0, 0, t)
+    if t.dtype.kind == "i":
+        loss = np.where(t < 0, 0.0, loss)
+        if _RED[r] == "mean":
+            return loss.sum() / max((t >= 0).sum(), 1)
+    return _np_reduce(loss, _RED[r])
+
+
+register(OpRecord("sigmoid_cross_entropy",
+                  lambda x, t, r: ops.sigmoid_cross_entropy(x, t, reduction=_RED[r]),
+                  _sig_ce_ref, _sig_ce_sample,
+                  errors=[(lambda rng: (np.ones(3), np.ones(2), 0), ShapeError)]))
+
+
+def _pair_sample(lo0, hi0, lo1, hi1, gap=None):
+    def sample(rng):
+        shape = _shape(rng, 1, 3)
+        a = _u(rng, lo0, hi0, shape)
+        if gap is None:
+            b = _u(rng, lo1, hi1, shape)
+        else:
+            b = a + _away(rng, gap[0], gap[1], shape)
+        return a, b, int(rng.integers(0, 3))
+
+    return sample
+
+
+_PAIR_ERR = [(lambda rng: (np.ones(3), np.ones(2), 0), ShapeError)]
+register(OpRecord("binary_cross_entropy",
+                  lambda p, t, r: ops.binary_cross_entropy(p, t, reduction=_RED[r]),
+                  lambda p, t, r: _np_reduce(-(t * np.log(p) + (1 - t) * np.log1p(-p)),
+                                             _RED[r]),
+                  _pair_sample(0.1, 0.9, 0.0, 1.0), errors=_PAIR_ERR))
+register(OpRecord("mean_squared_error",
+                  lambda a, b, r: ops.mean_squared_error(a, b, reduction=_RED[r]),
+                  lambda a, b, r: _np_reduce((a - b) ** 2, _RED[r]),
+                  _pair_sample(-2, 2, -2, 2), errors=_PAIR_ERR))
+register(OpRecord("mean_absolute_error",
+                  lambda a, b, r: ops.mean_absolute_error(a, b, reduction=_RED[r]),
+                  lambda a, b, r: _np_reduce(np.abs(a - b), _RED[r]),
+                  _pair_sample(-2, 2, 0, 0, gap=(0.2, 1.0)), errors=_PAIR_ERR))
+
+
+def _np_huber(x, t, r):
+    d = x - t
+    loss = np.where(np.abs(d) < 1.0, 0.5 * d * d, np.abs(d) - 0.5)
+    return _np_reduce(loss, _RED[r])
+
+
+def _huber_sample(rng):
+    shape = _shape(rng, 1, 3)
+    x = _u(rng, -2, 2, shape)
+    mag = np.where(rng.random(shape) < 0.5, rng.uniform(0.1, 0.85, shape),
+                   rng.uniform(1.15, 2.0, shape))
+    return x, x + mag * rng.choice([-1.0, 1.0], size=shape), int(rng.integers(0, 3))
+
+
+register(OpRecord("huber_loss", lambda x, t, r: ops.huber_loss(x, t, reduction=_RED[r]),
+                  _np_huber, _huber_sample, errors=_PAIR_ERR))
+
+
+def _kl_sample(rng):
+    shape = (int(rng.integers(1, 3)), int(rng.integers(2, 4)))
+    lq = np.log(_u(rng, 0.1, 1.0, shape))
+    p = _u(rng, 0.1, 1.0, shape)
+    return lq, p, int(rng.integers(0, 5))
+
+
+_KL_RED = ("mean", "sum", "none", "batchmean", "log_target")
+
+
+def _kl_fn(lq, p, r):
+    if r == 4:
+        return ops.kl_divergence(lq, ops.log(p), log_target=True, reduction="sum")
+    return ops.kl_divergence(lq, p, reduction=_KL_RED[r])
+
+
+def _kl_ref(lq, p, r):
+    loss = p * (np.log(p) - lq)
+    if r == 3:
+        return loss.sum() / lq.shape[0]
+    if r == 4:
+        return loss.sum()
+    return _np_reduce(loss, _KL_RED[r])
+
+
+register(OpRecord("kl_divergence", _kl_fn, _kl_ref, _kl_sample, errors=_PAIR_ERR))
+
+
+def _gnll_sample(rng):
+    shape = _shape(rng, 1, 2)
+    return (_u(rng, -2, 2, shape), _u(rng, -2, 2, shape), _u(rng, -1, 1, shape),
+            int(rng.integers(0, 3)))
+
+
+register(OpRecord(
+    "gaussian_nll", lambda x, m, lv, r: ops.gaussian_nll(x, m, lv, reduction=_RED[r]),
+    lambda x, m, lv, r: _np_reduce(0.5 * (np.log(2 * np.pi) + lv + (x - m) ** 2 * np.exp(-lv)),
+                                   _RED[r]),
+    _gnll_sample,
+    errors=[(lambda rng: (np.ones(3), np.ones(2), np.ones(3), 0), ShapeError)]))
+
+
+# -- connections ------------------------------------------------------------------------------
+def _linear_sample(rng):
+    i, o = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    lead = _shape(rng, 1, 2)
+    b = _u(rng, -1, 1, (o,)) if rng.random() < 0.7 else None
+    return _u(rng, -1, 1, lead + (i,)), _u(rng, -1, 1, (o, i)), b
+
+
+register(OpRecord("linear", ops.linear,
+                  lambda x, w, b: x @ w.T + (0 if b is None else b), _linear_sample,
+                  errors=[(lambda rng: (np.ones((2, 3)), np.ones((4, 2)), None), ShapeError),
+                          (lambda rng: (np.ones((2, 3)), np.ones((4, 3)), np.ones(3)),
+                           ShapeError)]))
+
+
+def _bilinear_sample(rng):
+    n, i, j, k = (int(d) for d in rng.integers(1, 4, size=4))
+    return (_u(rng, -1, 1, (n, i)), _u(rng, -1, 1, (n, j)), _u(rng, -1, 1, (k, i, j)),
+            _u(rng, -1, 1, (k,)))
+
+
+register(OpRecord("bilinear", ops.bilinear,
+                  lambda a, b, w, c: np.einsum("ni,kij,nj->nk", a, w, b) + c, _bilinear_sample,
+                  errors=[(lambda rng: (np.ones((2, 3)), np.ones((2, 2)), np.ones((1, 2, 2)),
+                                        None), ShapeError)]))
+
+
+def _embed_sample(rng):
+    n, d = int(rng.integers(2, 5)), int(rng.integers(1, 4))
+    pad = bool(rng.integers(0, 2))
+    # Rows at padding_idx get no gradient by design (tests/ops/test_nn_connection.py), so
+    # the ids drawn here avoid it when it is set.
+    ids = rng.integers(1 if pad else 0, n, size=_shape(rng, 1, 2))
+    return ids, _u(rng, -1, 1, (n, d)), pad
+
+
+def _np_embed(ids, w, pad):
+    return w[ids]
+
+
+register(OpRecord("embedding",
+                  lambda ids, w, pad: ops.embedding(ids, w, padding_idx=0 if pad else None),
+                  _np_embed, _embed_sample,
+                  errors=[(lambda rng: (np.ones(2), np.ones((3, 2)), False), DTypeError),
+                          (lambda rng: (np.zeros(2, dtype=np.int64), np.ones(3), False),
+                           ShapeError)]))
+
+
+# -- convolution ------------------------------------------------------------------------------
+def np_conv(x, w, b=None, stride=1, pad=0, dil=1, groups=1):
+    """Direct n-d convolution by loops over output positions (the reference)."""
+    nd = x.ndim - 2
+    stride, pad, dil = (tuple([v] * nd) if isinstance(v, int) else tuple(v)
+                        for v in (stride, pad, dil))
+    k = w.shape[2:]
+    xpad = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    out = tuple((xpad.shape[2 + i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1
+                for i in range(nd))
+    n, o = x.shape[0], w.shape[0]
+    cg, og = x.shape[1] // groups, o // groups
+    y = np.zeros((n, o) + out)
+    axes = tuple(range(1, nd + 2))
+    for pos in itertools.product(*(range(v) for v in out)):
+        region = tuple(slice(pos[i] * stride[i], pos[i] * stride[i] + dil[i] * (k[i] - 1) + 1,
+                             dil[i]) for i in range(nd))
+        for g in range(groups):
+            patch = xpad[(slice(None), slice(g * cg, (g + 1) * cg)) + region]
+            y[(slice(None), slice(g * og, (g + 1) * og)) + pos] = np.tensordot(
+                patch, w[g * og:(g + 1) * og], axes=(axes, axes))
+    if b is not None:
+        y = y + b.reshape((o,) + (1,) * nd)
+    return y
+
+
+def np_conv_transpose(x, w, b=None, stride=1, pad=0, out_pad=0, dil=1, groups=1):
+    """Transposed convolution by scattering each input position (the reference)."""
+    nd = x.ndim - 2
+    stride, pad, out_pad, dil = (tuple([v] * nd) if isinstance(v, int) else tuple(v)
+                                 for v in (stride, pad, out_pad, dil))
+    k = w.shape[2:]
+    size = tuple((x.shape[2 + i] - 1) * stride[i] - 2 * pad[i] + dil[i] * (k[i] - 1) + 1
+                 + out_pad[i] for i in range(nd))
+    n, cin = x.shape[0], x.shape[1]
+    cg_in, cg_out = cin // groups, w.shape[1]
+    full = np.zeros((n, cg_out * groups) + tuple(s + 2 * p for s, p in zip(size, pad)))
+    for pos in itertools.product(*(range(v) for v in x.shape[2:])):
+        region = tuple(slice(pos[i] * stride[i], pos[i] * stride[i] + dil[i] * (k[i] - 1) + 1,
+                             dil[i]) for i in range(nd))
+        for g in range(groups):
+            xin = x[(slice(None), slice(g * cg_in, (g + 1) * cg_in)) + pos]
+            contrib = np.tensordot(xin, w[g * cg_in:(g + 1) * cg_in], axes=([1], [0]))
+            key = (slice(None), slice(g * cg_out, (g + 1) * cg_out)) + region
+            full[key] += contrib
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(pad, size))
+    y = full[crop]
+    if b is not None:
+        y = y + b.reshape((-1,) + (1,) * nd)
+    return y
+
+
+def _conv_config(rng, nd):
+    groups = int(rng.choice([1, 1, 2]))
+    cin = 2 * groups if groups > 1 else int(rng.integers(1, 4))
+    cout = groups * int(rng.integers(1, 3))
+    side = {1: 5, 2: 4, 3: 3}[nd]
+    kmax = 2 if nd == 3 else 3
+    k = tuple(int(v) for v in rng.integers(1, kmax + 1, size=nd))
+    stride = tuple(int(v) for v in rng.integers(1, 3, size=nd))
+    dil = tuple(int(v) for v in rng.integers(1, 3, size=nd)) if nd < 3 else (1,) * nd
+    pad = tuple(int(rng.integers(0, kk)) for kk in k)
+    spatial = tuple(max(side, d * (kk - 1) + 1) for d, kk in zip(dil, k))
+    return groups, cin, cout, k, stride, dil, pad, spatial
+
+
+def _conv_sample_nd(nd):
+    def sample(rng):
+        groups, cin, cout, k, stride, dil, pad, spatial = _conv_config(rng, nd)
+        x = _u(rng, -1, 1, (2, cin) + spatial)
+        w = _u(rng, -1, 1, (cout, cin // groups) + k)
+        b = _u(rng, -1, 1, (cout,)) if rng.random() < 0.5 else None
+        return x, w, b, (stride, pad, dil, groups)
+
+    return sample
+
+
+def _conv_any_sample(rng):
+    return _conv_sample_nd(int(rng.integers(1, 4)))(rng)
+
+
+def _conv_fn(name):
+    f = getattr(ops, name)
+
+    def fn(x, w, b, cfg):
+        stride, pad, dil, groups = cfg
+        return f(x, w, b, stride=stride, padding=pad, dilation=dil, groups=groups)
+
+    return fn
+
+
+def _conv_ref(x, w, b, cfg):
+    stride, pad, dil, groups = cfg
+    return np_conv(x, w, b, stride, pad, dil, groups)
+
+
+_CONV_ERR = [(lambda rng: (np.ones((2, 3, 4, 4)), np.ones((2, 2, 3, 3)), None,
+                           (1, 0, 1, 1)), ShapeError),
+             (lambda rng: (np.ones((2, 3, 4)), np.ones((2, 3, 3, 3)), None, (1, 0, 1, 1)),
+              ShapeError)]
+_CONV_TOL = {"float32": (1e-5, 1e-4), "float64": (1e-10, 1e-8)}
+register(OpRecord("conv", _conv_fn("conv"), _conv_ref, _conv_any_sample,
+                  errors=_CONV_ERR, tol=_CONV_TOL))
+for _nd in (1, 2, 3):
+    register(OpRecord(f"conv{_nd}d", _conv_fn(f"conv{_nd}d"), _conv_ref,
+                      _conv_sample_nd(_nd), tol=_CONV_TOL,
+                      order=3 if _nd < 3 else 2))
+
+
+def _convt_sample_nd(nd):
+    def sample(rng):
+        groups, cin, cout, k, stride, dil, pad, _ = _conv_config(rng, nd)
+        side = {1: 3, 2: 3, 3: 2}[nd]
+        x = _u(rng, -1, 1, (2, cin) + (side,) * nd)
+        w = _u(rng, -1, 1, (cin, cout // groups) + k)
+        b = _u(rng, -1, 1, (cout,)) if rng.random() < 0.5 else None
+        out_pad = tuple(int(rng.integers(0, s)) for s in stride)
+        pad = tuple(min(p, (side - 1) * s // 2) for p, s in zip(pad, stride))
+        return x, w, b, (stride, pad, out_pad, dil, groups)
+
+    return sample
+
+
+def _convt_any_sample(rng):
+    return _convt_sample_nd(int(rng.integers(1, 4)))(rng)
+
+
+def _convt_fn(name):
+    f = getattr(ops, name)
+
+    def fn(x, w, b, cfg):
+        stride, pad, out_pad, dil, groups = cfg
+        return f(x, w, b, stride=stride, padding=pad, output_padding=out_pad, dilation=dil,
+                 groups=groups)
+
+    return fn
+
+
+def _convt_ref(x, w, b, cfg):
+    stride, pad, out_pad, dil, groups = cfg
+    return np_conv_transpose(x, w, b, stride, pad, out_pad, dil, groups)
+
+
+register(OpRecord("conv_transpose", _convt_fn("conv_transpose"), _convt_ref,
+                  _convt_any_sample, tol=_CONV_TOL,
+                  errors=[(lambda rng: (np.ones((2, 3, 4, 4)), np.ones((2, 2, 3, 3)), None,
+                                        (1, 0, 0, 1, 1)), ShapeError)]))
+for _nd in (1, 2, 3):
+    register(OpRecord(f"conv_transpose{_nd}d", _convt_fn(f"conv_transpose{_nd}d"),
+                      _convt_ref, _convt_sample_nd(_nd), tol=_CONV_TOL,
+                      order=3 if _nd < 3 else 2))
+
+
+# -- noise ------------------------------------------------------------------------------------
+def _dropout_fn(x):
+    from portagrad.random import Generator
+
+    return ops.dropout(x, 0.4, train=True, generator=Generator(7))
+
+
+def _dropout_ref(x):
+    from portagrad.random import Generator
+
+    keep = Generator(7).bernoulli(x.shape, 0.6)
+    return np.where(keep, x / 0.6, 0.0)
+
+
+register(OpRecord("dropout", _dropout_fn, _dropout_ref,
+                  lambda rng: (_u(rng, -2, 2, _shape(rng, 1, 3)),), errors=_INT_ERR,
+                  skip={"torch": "the mask comes from torch's generator, not the host "
+                                 "stream the reference replays (tests/ops/test_nn_noise.py)",
+                        "cupy": "the mask comes from CuPy's generator, not the host stream"}))
+

@@ -1,0 +1,62 @@
+"""The ``train`` configuration read by functions that behave differently when training
+(dropout, batch normalization), as Chainer's ``chainer.config.train``.
+
+Those functions take ``train=None`` meaning "ask this configuration"; an explicit
+``train=True/False`` always wins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+__all__ = ["set_train_mode", "is_train_mode"]
+
+
+class _State(threading.local):
+    train = True
+
+
+_state = _State()
+
+
+def is_train_mode() -> bool:
+    """Return whether functions with ``train=None`` behave as in training (this thread).
+
+    Examples
+    --------
+    >>> import portagrad as pg
+    >>> pg.ops.is_train_mode()
+    True
+    """
+    return _state.train
+
+
+class set_train_mode(contextlib.ContextDecorator):
+    """Set the ``train`` configuration inside a block or a decorated function.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.ones(4)
+    >>> with pg.ops.set_train_mode(False):
+    ...     pg.ops.dropout(x, 0.5).array
+    array([1., 1., 1., 1.])
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self._saved: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._saved.append(_state.train)
+        _state.train = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        _state.train = self._saved.pop()
+
+
+def resolve_train(train: bool | None) -> bool:
+    """``train`` if given, else the thread's configuration."""
+    return _state.train if train is None else bool(train)

@@ -1,0 +1,136 @@
+"""Connections without convolution: linear, bilinear, embedding (composites)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import DTypeError, ShapeError, describe
+from ..tape._variable import Variable
+from ._core import binary, float_only, var
+from ._elementwise import where
+from ._indexing import take
+from ._linalg import matmul, tensordot
+from ._reduction import sum as _sum
+from ._shape import expand_dims, matrix_transpose
+
+__all__ = ["linear", "bilinear", "embedding"]
+
+
+def _float(x: Any, op: str, arg: str) -> Variable:
+    v = var(x, op, arg)
+    float_only(v, op, arg)
+    return v
+
+
+def linear(x: Any, weight: Any, bias: Any = None) -> Variable:
+    """``x @ weight.T + bias`` over the last axis of ``x``.
+
+    ``weight`` has shape ``(out_features, in_features)`` (Chainer's and PyTorch's layout);
+    ``x`` has shape ``(..., in_features)``; ``bias``, if given, ``(out_features,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    >>> pg.ops.linear(np.array([[1.0, 2.0]]), w, np.array([0.0, 0.0, 1.0])).array
+    array([[1., 3., 5.]])
+    """
+    xv = _float(x, "linear", "x")
+    wv = _float(weight, "linear", "weight")
+    xv, wv = binary("linear", xv, wv, ("x", "weight"))
+    if wv.array.ndim != 2:
+        raise ShapeError(f"linear(weight): expected shape (out_features, in_features), got "
+                         f"{tuple(wv.array.shape)}")
+    if xv.array.ndim < 1 or xv.array.shape[-1] != wv.array.shape[1]:
+        raise ShapeError(f"linear(x): expected a last axis of {wv.array.shape[1]} "
+                         f"(in_features of weight {tuple(wv.array.shape)}), got shape "
+                         f"{tuple(xv.array.shape)}")
+    y = matmul(xv, matrix_transpose(wv))
+    if bias is not None:
+        bv = _float(bias, "linear", "bias")
+        if tuple(bv.array.shape) != (wv.array.shape[0],):
+            raise ShapeError(f"linear(bias): expected shape ({wv.array.shape[0]},), got "
+                             f"{tuple(bv.array.shape)}")
+        y = y + bv
+    return y
+
+
+def bilinear(x1: Any, x2: Any, weight: Any, bias: Any = None) -> Variable:
+    """``y[n, k] = x1[n] @ weight[k] @ x2[n] + bias[k]``.
+
+    ``x1`` is ``(N, I)``, ``x2`` is ``(N, J)``, ``weight`` is ``(K, I, J)`` (PyTorch's
+    layout), ``bias`` is ``(K,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = np.ones((1, 2, 3))
+    >>> pg.ops.bilinear(np.array([[1.0, 2.0]]), np.array([[1.0, 1.0, 1.0]]), w).array
+    array([[9.]])
+    """
+    a = _float(x1, "bilinear", "x1")
+    b = _float(x2, "bilinear", "x2")
+    w = _float(weight, "bilinear", "weight")
+    a, w = binary("bilinear", a, w, ("x1", "weight"))
+    a, b = binary("bilinear", a, b, ("x1", "x2"))
+    if w.array.ndim != 3:
+        raise ShapeError(f"bilinear(weight): expected shape (out, in1, in2), got "
+                         f"{tuple(w.array.shape)}")
+    _, i, j = w.array.shape
+    if a.array.ndim != 2 or b.array.ndim != 2 or a.array.shape[1] != i or (
+            b.array.shape[1] != j) or a.array.shape[0] != b.array.shape[0]:
+        raise ShapeError(f"bilinear(x1, x2): expected shapes (N, {i}) and (N, {j}) for weight "
+                         f"{tuple(w.array.shape)}, got {tuple(a.array.shape)} and "
+                         f"{tuple(b.array.shape)}")
+    t = tensordot(a, w, axes=([1], [1]))  # (N, K, J)
+    y = _sum(t * expand_dims(b, axis=1), axis=2)
+    if bias is not None:
+        bv = _float(bias, "bilinear", "bias")
+        if tuple(bv.array.shape) != (w.array.shape[0],):
+            raise ShapeError(f"bilinear(bias): expected shape ({w.array.shape[0]},), got "
+                             f"{tuple(bv.array.shape)}")
+        y = y + bv
+    return y
+
+
+def embedding(ids: Any, weight: Any, *, padding_idx: int | None = None) -> Variable:
+    """Rows of ``weight`` (``(num_embeddings, dim)``) at integer ``ids`` of any shape.
+
+    The result has shape ``ids.shape + (dim,)``. Repeated ids sum their gradients
+    (through :func:`portagrad.xp.index_add`). Rows looked up by ``padding_idx`` get no
+    gradient (their values are still returned, as in PyTorch).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = pg.Variable(np.arange(6.0).reshape(3, 2))
+    >>> y = pg.ops.embedding(np.array([[2, 0, 2]]), w, padding_idx=0)
+    >>> y.array.tolist()
+    [[[4.0, 5.0], [0.0, 1.0], [4.0, 5.0]]]
+    >>> y.sum().backward()
+    >>> w.grad
+    array([[0., 0.],
+           [0., 0.],
+           [2., 2.]])
+    """
+    wv = _float(weight, "embedding", "weight")
+    if wv.array.ndim != 2:
+        raise ShapeError(f"embedding(weight): expected shape (num_embeddings, dim), got "
+                         f"{tuple(wv.array.shape)}")
+    xp = wv.xp
+    idx = ids.array if isinstance(ids, Variable) else ids
+    if not hasattr(idx, "dtype") or not xp.isdtype(idx.dtype, "integral"):
+        raise DTypeError(f"embedding(ids): expected an integer array, got {describe(idx)}")
+    n = wv.array.shape[0]
+    if padding_idx is not None and not -n <= padding_idx < n:
+        raise ValueError(f"embedding(padding_idx): expected an index in [{-n}, {n}), got "
+                         f"{padding_idx}")
+    rows = take(wv, idx, axis=0)
+    if padding_idx is None:
+        return rows
+    pad = padding_idx % n
+    keep = xp.expand_dims(idx != pad, axis=-1)
+    return where(keep, rows, rows.detach())

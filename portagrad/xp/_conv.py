@@ -1,0 +1,309 @@
+"""Convolution and pooling kernels on raw arrays, channels first: ``(N, C, *spatial)``.
+
+The standard has no convolution. The defaults build the columns of im2col from shifted,
+strided slices (one per kernel offset) and multiply them with ``matmul``; col2im adds the
+columns back through strided slice assignment. They run on any namespace and are the
+reference. The NumPy and CuPy fast paths take the columns from one strided view
+(``sliding_window_view``) and add them back in place; the shapes and the products are the
+same, so they must agree with the default to rounding.
+
+Arguments shared by the kernels: ``stride`` and ``dilation`` are tuples with one entry per
+spatial dimension; ``pad`` is a tuple of ``(low, high)`` pairs (non-negative); ``groups``
+splits the channels into independent convolutions. Weights are ``(O, C // groups, *K)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ._kernels import kernel
+
+__all__ = ["conv_forward", "conv_input_grad", "conv_weight_grad", "pool_argmax",
+           "conv_out_size"]
+
+
+def conv_out_size(size: int, k: int, s: int, lo: int, hi: int, d: int) -> int:
+    """Output length of a convolution along one dimension."""
+    return (size + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def _prod(shape: Any) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _pad(xp: Any, x: Any, pad: tuple, fill: float = 0.0) -> Any:
+    if not any(lo or hi for lo, hi in pad):
+        return x
+    lead = tuple(x.shape[:2])
+    spatial = tuple(x.shape[2:])
+    shape = lead + tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pad))
+    if fill == 0.0:
+        out = xp.zeros(shape, dtype=x.dtype, device=x.device)
+    else:
+        out = xp.full(shape, fill, dtype=x.dtype, device=x.device)
+    key = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                             zip(spatial, pad))
+    out[key] = x
+    return out
+
+
+def _offset_key(k: tuple, out: tuple, stride: tuple, dilation: tuple) -> tuple:
+    return (slice(None), slice(None)) + tuple(
+        slice(ki * di, ki * di + si * (oi - 1) + 1, si)
+        for ki, oi, si, di in zip(k, out, stride, dilation))
+
+
+def _out_shape(spatial: tuple, ksize: tuple, stride: tuple, pad: tuple,
+               dilation: tuple) -> tuple:
+    return tuple(conv_out_size(s, k, st, lo, hi, d) for s, k, st, (lo, hi), d in
+                 zip(spatial, ksize, stride, pad, dilation))
+
+
+def _im2col(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple, dilation: tuple,
+            fill: float = 0.0) -> tuple[Any, tuple]:
+    """Columns ``(N, C, prod(K), *out)`` by one strided slice per kernel offset."""
+    out = _out_shape(tuple(x.shape[2:]), ksize, stride, pad, dilation)
+    xpad = _pad(xp, x, pad, fill)
+    cols = [xpad[_offset_key(k, out, stride, dilation)]
+            for k in itertools.product(*(range(kk) for kk in ksize))]
+    return xp.stack(cols, axis=2), out
+
+
+def _weight_matrix(xp: Any, w: Any, groups: int) -> Any:
+    """``(O, C/G, *K)`` -> ``(G, O/G, C/G * prod(K))``."""
+    o = w.shape[0]
+    return xp.reshape(w, (groups, o // groups, _prod(w.shape[1:])))
+
+
+@kernel
+def conv_forward(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
+                 groups: int) -> Any:
+    """``y[n, o] = sum_{c, k} w[o, c, k] * xpad[n, g(o) c, s * p + d * k]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._conv import conv_forward
+    >>> with pure_standard():
+    ...     conv_forward(xp, np.arange(4.0).reshape(1, 1, 4), np.ones((1, 1, 2)), (1,),
+    ...                  ((0, 0),), (1,), 1)
+    array([[[1., 3., 5.]]])
+    """
+    n, c = x.shape[0], x.shape[1]
+    ksize = tuple(w.shape[2:])
+    cols, out = _im2col(xp, x, ksize, stride, pad, dilation)
+    p = _prod(out)
+    cols = xp.reshape(cols, (n, groups, (c // groups) * _prod(ksize), p))
+    y = xp.matmul(_weight_matrix(xp, w, groups), cols)
+    return xp.reshape(y, (n, w.shape[0]) + out)
+
+
+def _col2im(xp: Any, cols: Any, in_spatial: tuple, ksize: tuple, stride: tuple, pad: tuple,
+            dilation: tuple, out: tuple) -> Any:
+    """Sum columns ``(N, C, prod(K), *out)`` back into ``(N, C, *in_spatial)``."""
+    n, c = cols.shape[0], cols.shape[1]
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_spatial, pad))
+    acc = xp.zeros((n, c) + padded, dtype=cols.dtype, device=cols.device)
+    for i, k in enumerate(itertools.product(*(range(kk) for kk in ksize))):
+        key = _offset_key(k, out, stride, dilation)
+        acc[key] = acc[key] + cols[:, :, i, ...]
+    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                              zip(in_spatial, pad))
+    return acc[crop]
+
+
+@kernel
+def conv_input_grad(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
+                    groups: int, in_size: tuple) -> Any:
+    """Gradient of :func:`conv_forward` with respect to ``x`` (a transposed convolution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._conv import conv_input_grad
+    >>> with pure_standard():
+    ...     conv_input_grad(xp, np.ones((1, 1, 3)), np.ones((1, 1, 2)), (1,), ((0, 0),),
+    ...                     (1,), 1, (4,))
+    array([[[1., 2., 2., 1.]]])
+    """
+    n = gy.shape[0]
+    out = tuple(gy.shape[2:])
+    ksize = tuple(w.shape[2:])
+    cg = w.shape[1]
+    wm = _weight_matrix(xp, w, groups)  # (G, O/G, CK)
+    g = xp.reshape(gy, (n, groups, w.shape[0] // groups, _prod(out)))
+    cols = xp.matmul(xp.matrix_transpose(wm), g)  # (N, G, CK, P)
+    cols = xp.reshape(cols, (n, groups * cg, _prod(ksize)) + out)
+    return _col2im(xp, cols, in_size, ksize, stride, pad, dilation, out)
+
+
+@kernel
+def conv_weight_grad(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple, dilation: tuple,
+                     groups: int, ksize: tuple) -> Any:
+    """Gradient of :func:`conv_forward` with respect to ``w``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._conv import conv_weight_grad
+    >>> with pure_standard():
+    ...     conv_weight_grad(xp, np.arange(4.0).reshape(1, 1, 4), np.ones((1, 1, 3)), (1,),
+    ...                      ((0, 0),), (1,), 1, (2,))
+    array([[[3., 6.]]])
+    """
+    n, c = x.shape[0], x.shape[1]
+    o = gy.shape[1]
+    cols, out = _im2col(xp, x, ksize, stride, pad, dilation)
+    p = _prod(out)
+    ck = (c // groups) * _prod(ksize)
+    cols = xp.reshape(cols, (n, groups, ck, p))
+    g = xp.reshape(gy, (n, groups, o // groups, p))
+    gw = xp.sum(xp.matmul(g, xp.matrix_transpose(cols)), axis=0)  # (G, O/G, CK)
+    return xp.reshape(gw, (o, c // groups) + ksize)
+
+
+@kernel
+def pool_argmax(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
+                dilation: tuple) -> Any:
+    """Flat indices into ``x`` (int64, shape ``(N, C, *out)``) of each window's maximum.
+
+    Padding never wins (it is ``-inf``); among equal values the first offset wins.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._conv import pool_argmax
+    >>> with pure_standard():
+    ...     pool_argmax(xp, np.array([[[1.0, 3.0, 2.0, 0.0]]]), (2,), (2,), ((0, 0),), (1,))
+    array([[[1, 2]]])
+    """
+    cols, out = _im2col(xp, x, ksize, stride, pad, dilation, fill=-float("inf"))
+    am = xp.argmax(cols, axis=2)  # (N, C, *out)
+    return _flat_index(xp, am, tuple(x.shape), ksize, stride, pad, dilation, out)
+
+
+def _flat_index(xp: Any, am: Any, shape: tuple, ksize: tuple, stride: tuple, pad: tuple,
+                dilation: tuple, out: tuple) -> Any:
+    """Turn window offsets ``am`` (into ``prod(K)``) into flat indices of ``x``."""
+    nd = len(ksize)
+    n, c = shape[0], shape[1]
+    spatial = shape[2:]
+    am = xp.astype(am, xp.int64)
+    plane = xp.reshape(xp.arange(n * c, dtype=xp.int64, device=am.device),
+                       (n, c) + (1,) * nd)
+    flat = plane * _prod(spatial)
+    rem = am
+    strides_k = [_prod(ksize[i + 1:]) for i in range(nd)]
+    strides_x = [_prod(spatial[i + 1:]) for i in range(nd)]
+    for i in range(nd):
+        k_i = rem // strides_k[i]
+        rem = rem - k_i * strides_k[i]
+        o_i = xp.reshape(xp.arange(out[i], dtype=xp.int64, device=am.device),
+                         (1, 1) + tuple(-1 if j == i else 1 for j in range(nd)))
+        coord = o_i * stride[i] - pad[i][0] + k_i * dilation[i]
+        flat = flat + coord * strides_x[i]
+    return flat
+
+
+# -- NumPy and CuPy fast paths -------------------------------------------------------------
+# One implementation for both libraries (``m`` is numpy or cupy): the columns are a strided
+# view of the padded input, copied once into GEMM layout; col2im adds in place.
+def _module(name: str) -> Any:
+    if name == "cupy":
+        import cupy
+
+        return cupy
+    import numpy
+
+    return numpy
+
+
+def _window_view(m: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple, dilation: tuple,
+                 fill: float = 0.0) -> tuple[Any, tuple]:
+    """A read-only view ``(N, C, *out, *K)`` of the padded input (no copy but the pad)."""
+    out = _out_shape(tuple(x.shape[2:]), ksize, stride, pad, dilation)
+    if any(lo or hi for lo, hi in pad):
+        x = m.pad(x, ((0, 0), (0, 0)) + tuple(pad), constant_values=fill)
+    st = x.strides
+    nd = len(ksize)
+    shape = tuple(x.shape[:2]) + out + ksize
+    strides = (tuple(st[:2]) + tuple(st[2 + i] * stride[i] for i in range(nd))
+               + tuple(st[2 + i] * dilation[i] for i in range(nd)))
+    if m.__name__ == "numpy":
+        view = m.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+    else:
+        view = m.lib.stride_tricks.as_strided(x, shape, strides)
+    return view, out
+
+
+def _gemm_cols(m: Any, view: Any, groups: int) -> Any:
+    """``(N, C, *out, *K)`` -> ``(N, G, C/G * prod(K), prod(out))``, one copy."""
+    n, c = view.shape[0], view.shape[1]
+    nd = (view.ndim - 2) // 2
+    perm = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+    k = _prod(view.shape[2 + nd:])
+    p = _prod(view.shape[2:2 + nd])
+    return m.ascontiguousarray(m.transpose(view, perm)).reshape(n, groups, (c // groups) * k, p)
+
+
+def _register(name: str) -> None:
+    @conv_forward.override(name)
+    def _conv_forward_fast(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple,
+                           dilation: tuple, groups: int) -> Any:
+        m = _module(name)
+        view, out = _window_view(m, x, tuple(w.shape[2:]), stride, pad, dilation)
+        y = m.matmul(w.reshape(groups, w.shape[0] // groups, -1), _gemm_cols(m, view, groups))
+        return y.reshape((x.shape[0], w.shape[0]) + out)
+
+    @conv_input_grad.override(name)
+    def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
+                              dilation: tuple, groups: int, in_size: tuple) -> Any:
+        m = _module(name)
+        n = gy.shape[0]
+        out = tuple(gy.shape[2:])
+        ksize = tuple(w.shape[2:])
+        wm = w.reshape(groups, w.shape[0] // groups, -1)
+        g = gy.reshape(n, groups, w.shape[0] // groups, -1)
+        cols = m.matmul(m.swapaxes(wm, -1, -2), g)
+        cols = cols.reshape((n, groups * w.shape[1], _prod(ksize)) + out)
+        padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_size, pad))
+        acc = m.zeros((n, groups * w.shape[1]) + padded, dtype=cols.dtype)
+        for i, k in enumerate(itertools.product(*(range(kk) for kk in ksize))):
+            acc[_offset_key(k, out, stride, dilation)] += cols[:, :, i]
+        crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                                  zip(in_size, pad))
+        return acc[crop]
+
+    @conv_weight_grad.override(name)
+    def _conv_weight_grad_fast(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
+                               dilation: tuple, groups: int, ksize: tuple) -> Any:
+        m = _module(name)
+        n, o = gy.shape[0], gy.shape[1]
+        cols = _gemm_cols(m, _window_view(m, x, ksize, stride, pad, dilation)[0], groups)
+        g = gy.reshape(n, groups, o // groups, -1)
+        gw = m.matmul(g, m.swapaxes(cols, -1, -2)).sum(axis=0)
+        return gw.reshape((o, x.shape[1] // groups) + ksize)
+
+    @pool_argmax.override(name)
+    def _pool_argmax_fast(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
+                          dilation: tuple) -> Any:
+        m = _module(name)
+        view, out = _window_view(m, x, ksize, stride, pad, dilation, fill=-m.inf)
+        am = view.reshape(tuple(view.shape[:2 + len(out)]) + (-1,)).argmax(axis=-1)
+        return _flat_index(xp, am, tuple(x.shape), ksize, stride, pad, dilation, out)
+
+
+_register("numpy")
+_register("cupy")
