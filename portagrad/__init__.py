@@ -13,6 +13,7 @@ Examples
 
 from . import gradcheck as gradcheck  # noqa: E402  (needs ops)
 from . import ops as ops
+from . import random as random
 from . import xp as xp
 from ._errors import (
     CheckpointError as CheckpointError,
