@@ -73,7 +73,7 @@ def _random_detection_case(rng, n_img=6, n_class=4, integer=True):
         gt_d.append(rng.uniform(size=n) < 0.2)
         # Jittered copies of truths (some duplicated), plus random false alarms.
         pick = rng.integers(0, max(n, 1), rng.integers(0, 2 * n + 1)) if n else np.zeros(0, int)
-        jit = g[pick] + rng.normal(0, 4, (len(pick), 4)) if n else np.zeros((0, 4))
+        jit = g[pick] + rng.normal(0, 1.5, (len(pick), 4)) if n else np.zeros((0, 4))
         extra = generate_random_bbox(rng.integers(0, 4), (80, 80), 8, 40, rng=rng)
         b = np.concatenate([jit, extra])
         lab_p = np.concatenate([lab[pick] if n else np.zeros(0, int),
