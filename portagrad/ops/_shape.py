@@ -266,7 +266,7 @@ def squeeze(x: Any, /, axis: int | tuple[int, ...]) -> Variable:
 
 
 @primitive(saves="none")
-def _concat(xp: Any, *arrays: Any, axis: int) -> Any:
+def _concat(xp: Any, *arrays: Any, axis: int, sizes: tuple = ()) -> Any:
     return xp.concat(arrays, axis=axis)
 
 
@@ -275,14 +275,18 @@ def _(ctx: Any, gy: Variable) -> tuple:
     from ._indexing import getitem
 
     axis = ctx.params["axis"]
+    # Inputs that need no gradient have no recorded shape, but still take their place.
+    sizes = ctx.params.get("sizes") or tuple(
+        s[axis] if s is not None else 0 for s in ctx.in_shapes)
     out = []
     start = 0
     nd = gy.array.ndim
     for i, shape in enumerate(ctx.in_shapes):
+        n = sizes[i]
         if shape is None:
             out.append(None)
+            start += n
             continue
-        n = shape[axis]
         if ctx.edges[i] is not None:
             key = (slice(None),) * axis + (slice(start, start + n),) + (slice(None),) * (
                 nd - axis - 1)
@@ -335,7 +339,7 @@ def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Variable:
                              f"{axis}, got {s}")
     if len(vs) == 1:
         return vs[0]
-    return _concat(*vs, axis=axis)
+    return _concat(*vs, axis=axis, sizes=tuple(v.shape[axis] for v in vs))
 
 
 def stack(arrays: Sequence[Any], /, *, axis: int = 0) -> Variable:
