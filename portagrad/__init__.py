@@ -11,8 +11,12 @@ Examples
 (2,)
 """
 
+from . import data as data
 from . import gradcheck as gradcheck  # noqa: E402  (needs ops)
+from . import io as io
+from . import nn as nn
 from . import ops as ops
+from . import optim as optim
 from . import random as random
 from . import xp as xp
 from ._errors import (

@@ -1,0 +1,324 @@
+"""save/load of anything with ``state_dict()``/``load_state_dict()``: modules, optimizers,
+iterators, trainers, or a plain nested dict.
+
+A state is a tree of dicts (string keys), lists, arrays and JSON scalars. Arrays become
+safetensors tensors named by their path (``"model/fc1.W"``; a module saved on its own
+gives plain ``"fc1.W"``, so other safetensors readers load it); the rest of the tree is
+JSON in the header's ``__metadata__["portagrad.state"]`` with ``{"__tensor__": name}``
+where each array was.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from .._errors import CheckpointError, describe
+from ..xp import to_numpy
+from ..xp._namespace import is_array
+from ._format import dtype_code, file_size, parse_json, read_header, read_tensor, write_tensors
+
+__all__ = ["save", "load", "atomic_write", "read_state"]
+
+_STATE_KEY = "portagrad.state"
+_MAX_TREE_DEPTH = 64
+_RESERVED = ("__tensor__", "__float__")
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
+    """Write a file so that readers see the old content or the new, never a torn one.
+
+    ``write(f)`` fills a unique temporary file in the same folder; it is flushed and
+    fsynced, renamed over ``path`` with :func:`os.replace`, and the folder is fsynced so
+    the rename survives a power cut. On any error the temporary file is removed.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from portagrad.io import atomic_write
+    >>> d = tempfile.mkdtemp()
+    >>> atomic_write(os.path.join(d, "x.bin"), lambda f: f.write(b"hello"))
+    >>> open(os.path.join(d, "x.bin"), "rb").read(), os.listdir(d)
+    (b'hello', ['x.bin'])
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+    except OSError:  # folders cannot be opened on some platforms; the rename is done
+        return
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def _state_of(obj: Any) -> Any:
+    if hasattr(obj, "state_dict"):
+        return obj.state_dict()
+    if isinstance(obj, dict):
+        return obj
+    raise TypeError(f"save(obj): expected an object with state_dict() or a dict, got "
+                    f"{describe(obj)}")
+
+
+def _encode(state: Any) -> tuple[Any, dict[str, np.ndarray]]:
+    tensors: dict[str, np.ndarray] = {}
+
+    def walk(v: Any, path: tuple[str, ...]) -> Any:
+        if isinstance(v, dict):
+            out = {}
+            for k, item in v.items():
+                if not isinstance(k, str):
+                    raise CheckpointError(f"save: expected string keys, got {k!r} at "
+                                          f"{'/'.join(path) or '<root>'}")
+                if k in _RESERVED:
+                    raise CheckpointError(f"save: the key {k!r} is reserved")
+                out[k] = walk(item, (*path, k))
+            return out
+        if isinstance(v, (list, tuple)):
+            return [walk(item, (*path, str(i))) for i, item in enumerate(v)]
+        if getattr(v, "__portagrad_lazy__", False):
+            raise CheckpointError(f"save: {'/'.join(path)} is not initialized yet (its "
+                                  f"shape is inferred at the first call); run the model once "
+                                  f"before saving")
+        arr = getattr(v, "array", v) if not isinstance(v, (str, bytes)) else v
+        if isinstance(arr, np.ndarray) or (is_array(arr) and not isinstance(arr, np.generic)):
+            name = "/".join(path)
+            if name in tensors or not name:
+                raise CheckpointError(f"save: two arrays would be stored as {name!r}; "
+                                      f"keys must not contain '/'")
+            tensors[name] = np.asarray(to_numpy(arr))
+            return {"__tensor__": name}
+        if isinstance(v, np.generic):
+            v = v.item()
+        if v is None or isinstance(v, (bool, int, str)):
+            return v
+        if isinstance(v, float):
+            return v if math.isfinite(v) else {"__float__": repr(v)}
+        raise CheckpointError(f"save: cannot store {describe(v)} at {'/'.join(path)}; a "
+                              f"state holds dicts, lists, arrays, numbers, strings and None")
+
+    return walk(state, ()), tensors
+
+
+def save(path: str | os.PathLike, obj: Any, metadata: dict[str, str] | None = None) -> None:
+    """Save ``obj.state_dict()`` (or a state dict) to ``path`` atomically.
+
+    Parameters
+    ----------
+    path
+        Target file; written through a temporary file in the same folder and renamed.
+    obj
+        A Module, Optimizer, iterator, Trainer... or a nested dict of arrays and JSON
+        values. Arrays of any library and device are copied to the host.
+    metadata
+        Extra string-to-string entries for the header's ``__metadata__``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
+    >>> pg.io.save(path, {"w": np.arange(3.0), "step": 7})
+    >>> state = pg.io.load(path)
+    >>> state["w"], state["step"]
+    (array([0., 1., 2.]), 7)
+    """
+    import json
+
+    tree, tensors = _encode(_state_of(obj))
+    meta = {"format": "pt"}
+    if metadata:
+        meta.update({str(k): str(v) for k, v in metadata.items()})
+    meta[_STATE_KEY] = json.dumps(tree, separators=(",", ":"), allow_nan=False)
+    atomic_write(path, lambda f: write_tensors(f, tensors, meta))
+
+
+def _tensor_paths(tree: Any, out: dict[str, Any], depth: int = 0) -> None:
+    """Collect ``{"__tensor__": name}`` leaves of a decoded tree; validates its shape."""
+    if depth > _MAX_TREE_DEPTH:
+        raise CheckpointError("load: the state tree is nested too deeply")
+    if isinstance(tree, dict):
+        if "__tensor__" in tree:
+            name = tree["__tensor__"]
+            if set(tree) != {"__tensor__"} or not isinstance(name, str):
+                raise CheckpointError(f"load: malformed tensor reference {str(tree)[:80]}")
+            if name in out:
+                raise CheckpointError(f"load: tensor {name!r} is referenced twice")
+            out[name] = tree
+            return
+        if "__float__" in tree:
+            if set(tree) != {"__float__"} or tree["__float__"] not in ("nan", "inf", "-inf"):
+                raise CheckpointError(f"load: malformed float {str(tree)[:80]}")
+            return
+        for v in tree.values():
+            _tensor_paths(v, out, depth + 1)
+    elif isinstance(tree, list):
+        for v in tree:
+            _tensor_paths(v, out, depth + 1)
+
+
+def _expected(state: Any, path: tuple[str, ...], out: dict[str, Any]) -> None:
+    """Arrays (or ``None`` placeholders of lazy parameters) of a live state, by path."""
+    if isinstance(state, dict):
+        for k, v in state.items():
+            _expected(v, (*path, str(k)), out)
+    elif isinstance(state, (list, tuple)):
+        for i, v in enumerate(state):
+            _expected(v, (*path, str(i)), out)
+    else:
+        arr = getattr(state, "array", state)
+        if getattr(state, "__portagrad_lazy__", False):
+            out["/".join(path)] = None
+        elif is_array(arr) and not isinstance(arr, np.generic):
+            out["/".join(path)] = arr
+
+
+def read_state(path: str | os.PathLike, expected: dict[str, Any] | None = None,
+               strict: bool = True) -> Any:
+    """Validate ``path`` and return its state tree with NumPy arrays.
+
+    With ``expected`` (path -> live array or ``None`` for "any shape"), names, shapes and
+    dtypes are checked before any tensor is read.
+    """
+    path = os.fspath(path)
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise CheckpointError(f"load({path}): cannot open the file ({e.strerror})") from None
+    with f:
+        size = file_size(f)
+        header = read_header(f, size, path)
+        meta_tree = header.metadata.get(_STATE_KEY)
+        if meta_tree is None:
+            tree: Any = {name: {"__tensor__": name} for name in header.tensors}
+        else:
+            tree = parse_json(meta_tree, "the state tree")
+        refs: dict[str, Any] = {}
+        _tensor_paths(tree, refs)
+        missing = [n for n in refs if n not in header.tensors]
+        extra = [n for n in header.tensors if n not in refs]
+        if missing or extra:
+            raise CheckpointError(f"load({path}): the state tree and the tensors disagree: "
+                                  f"{missing[:3]} referenced but absent, {extra[:3]} "
+                                  f"stored but not referenced")
+        if expected is not None:
+            _check_expected(path, header, expected, strict)
+        arrays = {name: read_tensor(f, header, name) for name in header.tensors}
+    return _decode(tree, arrays)
+
+
+def _check_expected(path: str, header: Any, expected: dict[str, Any], strict: bool) -> None:
+    from ..nn._module import _dtype_name
+
+    stored = header.tensors
+    if strict:
+        missing = [n for n in expected if n not in stored]
+        unexpected = [n for n in stored if n not in expected]
+        if missing or unexpected:
+            raise CheckpointError(
+                f"load({path}): expected the arrays of the target, got {len(missing)} "
+                f"missing {missing[:5]} and {len(unexpected)} unexpected {unexpected[:5]}. "
+                f"Pass strict=False to load what matches."
+            )
+    for name, live in expected.items():
+        if live is None or name not in stored:
+            continue
+        dtype, shape, _, _ = stored[name]
+        if tuple(live.shape) != shape:
+            raise CheckpointError(f"load({path}): {name}: expected shape "
+                                  f"{tuple(live.shape)}, got {shape}")
+        want = _dtype_name(live.dtype)
+        if want != _dtype_name(dtype) and not (want == "bool" and dtype.kind == "b"):
+            raise CheckpointError(f"load({path}): {name}: expected dtype {want}, got "
+                                  f"{dtype_code(dtype)}")
+
+
+def _decode(tree: Any, arrays: dict[str, np.ndarray]) -> Any:
+    if isinstance(tree, dict):
+        if "__tensor__" in tree:
+            return arrays[tree["__tensor__"]]
+        if "__float__" in tree:
+            return float(tree["__float__"])
+        return {k: _decode(v, arrays) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_decode(v, arrays) for v in tree]
+    return tree
+
+
+def load(path: str | os.PathLike, obj: Any = None, strict: bool = True) -> Any:
+    """Load a file written by :func:`save` (or any safetensors file) into ``obj``.
+
+    The file is validated before anything is allocated: header size cap, JSON without
+    duplicates, dtype allow-list, offsets inside the file, consistent, without overlap or
+    gap; then (with ``strict``) the stored arrays must be exactly those of
+    ``obj.state_dict()`` with the same shapes and dtypes. Any failure raises
+    :class:`portagrad.CheckpointError` and leaves ``obj`` unchanged. No code in the file
+    is ever executed (there is no pickle).
+
+    Returns the loaded state tree (NumPy arrays); with ``obj``, also calls
+    ``obj.load_state_dict(state)``, which moves arrays to ``obj``'s library and device.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> m = pg.nn.Linear(2, 3)
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.safetensors")
+    >>> pg.io.save(path, m)
+    >>> m2 = pg.nn.Linear(2, 3)
+    >>> _ = pg.io.load(path, m2)
+    >>> bool(np.all(m2.W.array == m.W.array))
+    True
+    >>> _ = pg.io.load(path, pg.nn.Linear(2, 4))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    portagrad._errors.CheckpointError: load(...): W: expected shape (4, 2), got (3, 2)
+    """
+    expected = None
+    if obj is not None:
+        expected = {}
+        _expected(_state_of(obj), (), expected)
+    state = read_state(path, expected, strict)
+    if obj is not None and hasattr(obj, "load_state_dict"):
+        try:
+            if strict:
+                obj.load_state_dict(state)
+            else:
+                _load_lenient(obj, state)
+        except CheckpointError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            raise CheckpointError(f"load({os.fspath(path)}): the file's state does not fit "
+                                  f"{type(obj).__name__}: {type(e).__name__}: {e}") from e
+    return state
+
+
+def _load_lenient(obj: Any, state: Any) -> None:
+    try:
+        obj.load_state_dict(state, strict=False)
+    except TypeError:
+        obj.load_state_dict(state)

@@ -1,0 +1,55 @@
+"""Modules, parameters, layers and initializers.
+
+A model is written once against :mod:`portagrad.ops`; its parameters are created (lazily,
+at the first call when sizes are left out) in the library and on the device of the input,
+so the same model trains on NumPy, CuPy, torch or array-api-strict arrays.
+
+Examples
+--------
+>>> import numpy as np
+>>> import portagrad as pg
+>>> pg.random.seed(0)
+>>> model = pg.nn.Sequential(pg.nn.Linear(16), pg.nn.ReLU(), pg.nn.Linear(3))
+>>> y = model(np.ones((4, 8), dtype=np.float32))   # in-features inferred: 8, then 16
+>>> y.shape, model[0].W.shape
+((4, 3), (16, 8))
+"""
+
+from . import init as init
+from ._containers import Lambda as Lambda
+from ._containers import ModuleList as ModuleList
+from ._containers import Sequential as Sequential
+from ._conv import AvgPool2d as AvgPool2d
+from ._conv import Conv1d as Conv1d
+from ._conv import Conv2d as Conv2d
+from ._conv import Conv3d as Conv3d
+from ._conv import ConvTranspose1d as ConvTranspose1d
+from ._conv import ConvTranspose2d as ConvTranspose2d
+from ._conv import ConvTranspose3d as ConvTranspose3d
+from ._conv import MaxPool2d as MaxPool2d
+from ._layers import CELU as CELU
+from ._layers import ELU as ELU
+from ._layers import GELU as GELU
+from ._layers import SELU as SELU
+from ._layers import Activation as Activation
+from ._layers import Dropout as Dropout
+from ._layers import Embedding as Embedding
+from ._layers import Flatten as Flatten
+from ._layers import HardSigmoid as HardSigmoid
+from ._layers import HardTanh as HardTanh
+from ._layers import LeakyReLU as LeakyReLU
+from ._layers import Linear as Linear
+from ._layers import LogSigmoid as LogSigmoid
+from ._layers import LogSoftmax as LogSoftmax
+from ._layers import Mish as Mish
+from ._layers import ReLU as ReLU
+from ._layers import ReLU6 as ReLU6
+from ._layers import Sigmoid as Sigmoid
+from ._layers import SiLU as SiLU
+from ._layers import Softmax as Softmax
+from ._layers import Softplus as Softplus
+from ._layers import Softsign as Softsign
+from ._layers import Tanh as Tanh
+from ._module import Module as Module
+from ._parameter import UNINITIALIZED as UNINITIALIZED
+from ._parameter import Parameter as Parameter

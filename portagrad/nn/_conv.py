@@ -1,0 +1,180 @@
+"""Convolution layers (1-d, 2-d, 3-d, transposed) and pooling layers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ops
+from ..ops._core import var
+from . import init as _init
+from ._layers import _default_dtype, make_param
+from ._module import Module, check_input
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d", "MaxPool2d", "AvgPool2d"]
+
+
+def _ntuple(v: Any, n: int) -> tuple[int, ...]:
+    if isinstance(v, (tuple, list)):
+        if len(v) != n:
+            raise ValueError(f"expected {n} values, got {tuple(v)}")
+        return tuple(int(i) for i in v)
+    return (int(v),) * n
+
+
+class _ConvNd(Module):
+    nd = 2
+    transposed = False
+
+    def __init__(self, in_channels: int | None, out_channels: int | None,
+                 kernel_size: Any = None, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True, initialW: Any = None,
+                 initial_bias: Any = None, output_padding: Any = 0, *, xp: Any = None,
+                 device: Any = None, dtype: Any = None) -> None:
+        if kernel_size is None:
+            # Chainer's short form: Conv2d(out_channels, kernel_size), input size inferred.
+            in_channels, out_channels, kernel_size = None, in_channels, out_channels
+        if out_channels is None or int(out_channels) <= 0:
+            raise ValueError(f"{type(self).__name__}(out_channels): expected a positive int, "
+                             f"got {out_channels}")
+        self.in_channels = None if in_channels is None else int(in_channels)
+        self.out_channels = int(out_channels)
+        self.kernel_size = _ntuple(kernel_size, self.nd)
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.groups = int(groups)
+        self.output_padding = output_padding
+        dtype = _default_dtype(xp, dtype)
+        shape = self._wshape() if self.in_channels is not None else None
+        self.W = make_param(initialW or _init.LeCunNormal(), shape, xp, device, dtype)
+        self.b = (make_param(initial_bias or _init.Zeros(),
+                             (self.out_channels,) if shape is not None else None, xp, device,
+                             dtype) if bias else None)
+
+    def _wshape(self) -> tuple[int, ...]:
+        g = self.groups
+        if self.in_channels % g or self.out_channels % g:
+            raise ValueError(f"{type(self).__name__}(groups): expected channel counts "
+                             f"divisible by {g}, got {self.in_channels} and "
+                             f"{self.out_channels}")
+        if self.transposed:
+            return (self.in_channels, self.out_channels // g, *self.kernel_size)
+        return (self.out_channels, self.in_channels // g, *self.kernel_size)
+
+    def forward(self, x: Any) -> Any:
+        x = var(x, type(self).__name__)
+        if self.W.array is None:
+            if x.ndim != self.nd + 2:
+                from .._errors import ShapeError
+
+                raise ShapeError(f"{type(self).__name__}(x): expected (N, C, "
+                                 f"{self.nd} spatial dims), got shape {x.shape}")
+            self.in_channels = int(x.shape[1])
+            self.W.initialize(self._wshape(), like=x)
+            if self.b is not None:
+                self.b.initialize((self.out_channels,), like=x)
+        else:
+            check_input(self, x, type(self).__name__, self.W)
+        if self.transposed:
+            return ops.conv_transpose(x, self.W, self.b, stride=self.stride,
+                                      padding=self.padding, dilation=self.dilation,
+                                      groups=self.groups, output_padding=self.output_padding,
+                                      _nd=self.nd)
+        return ops.conv(x, self.W, self.b, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.groups, _nd=self.nd)
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}")
+
+
+class Conv1d(_ConvNd):
+    """1-d convolution over ``(N, C, L)``; see :class:`Conv2d`."""
+
+    nd = 1
+
+
+class Conv2d(_ConvNd):
+    """2-d convolution over ``(N, C, H, W)`` with filters ``(out, in // groups, kh, kw)``.
+
+    ``Conv2d(out_channels, kernel_size)`` (or ``in_channels=None``) infers the input
+    channels from the first call and creates the parameters where that input lives.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> conv = pg.nn.Conv2d(8, 3, padding=1)
+    >>> conv(np.zeros((2, 1, 5, 5), dtype=np.float32)).shape, conv.W.shape
+    ((2, 8, 5, 5), (8, 1, 3, 3))
+    """
+
+    nd = 2
+
+
+class Conv3d(_ConvNd):
+    """3-d convolution over ``(N, C, D, H, W)``; see :class:`Conv2d`."""
+
+    nd = 3
+
+
+class ConvTranspose1d(_ConvNd):
+    """1-d transposed convolution; see :class:`ConvTranspose2d`."""
+
+    nd = 1
+    transposed = True
+
+
+class ConvTranspose2d(_ConvNd):
+    """2-d transposed convolution, filters ``(in, out // groups, kh, kw)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> up = pg.nn.ConvTranspose2d(4, 2, 2, stride=2)
+    >>> up(np.zeros((1, 4, 3, 3), dtype=np.float32)).shape
+    (1, 2, 6, 6)
+    """
+
+    nd = 2
+    transposed = True
+
+
+class ConvTranspose3d(_ConvNd):
+    """3-d transposed convolution; see :class:`ConvTranspose2d`."""
+
+    nd = 3
+    transposed = True
+
+
+class _Pool2d(Module):
+    fn_name = ""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+
+    def forward(self, x: Any) -> Any:
+        fn = getattr(ops, self.fn_name, None)
+        if fn is None:
+            raise NotImplementedError(f"{type(self).__name__}: portagrad.ops.{self.fn_name} "
+                                      f"is not available in this version")
+        return fn(x, self.kernel_size, stride=self.stride, padding=self.padding)
+
+    def extra_repr(self) -> str:
+        return f"{self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool2d(_Pool2d):
+    """Max pooling over ``(N, C, H, W)`` (``stride`` defaults to ``kernel_size``)."""
+
+    fn_name = "max_pool2d"
+
+
+class AvgPool2d(_Pool2d):
+    """Average pooling over ``(N, C, H, W)`` (``stride`` defaults to ``kernel_size``)."""
+
+    fn_name = "avg_pool2d"
