@@ -84,6 +84,7 @@ class Parameter(Variable):
         self.name = name
         self.creator = None
         self.index = 0
+        self._hooks = None
 
     @property
     def is_initialized(self) -> bool:
