@@ -9,6 +9,7 @@ Conventions: images are ``(C, H, W)`` RGB arrays with values in ``[0, 255]``; bo
 ``(y_min, x_min, y_max, x_max)`` with exclusive ends; labels are integers from 0.
 """
 
+from . import datasets as datasets
 from . import evaluations as evaluations
 from . import transforms as transforms
 from . import utils as utils
