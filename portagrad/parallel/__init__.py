@@ -5,14 +5,24 @@ as buffers (never pickled); every collective checks layouts across ranks and has
 an unhandled exception on any rank aborts the whole job.
 """
 
+from ._async import ParameterServerSGD as ParameterServerSGD
+from ._batchnorm import allreduce_sum as allreduce_sum
+from ._batchnorm import multi_node_batch_norm as multi_node_batch_norm
+from ._batchnorm import multi_node_batch_statistics as multi_node_batch_statistics
 from ._buckets import GradientSynchronizer as GradientSynchronizer
+from ._checkpoint import MultiNodeCheckpointer as MultiNodeCheckpointer
 from ._comm import Communicator as Communicator
 from ._comm import create_communicator as create_communicator
 from ._data_parallel import DataParallel as DataParallel
 from ._data_parallel import DistributedOptimizer as DistributedOptimizer
 from ._data_parallel import broadcast_optimizer_state as broadcast_optimizer_state
 from ._data_parallel import broadcast_parameters as broadcast_parameters
+from ._data_parallel import broadcast_state as broadcast_state
 from ._data_parallel import create_multi_node_optimizer as create_multi_node_optimizer
+from ._dataset import scatter_dataset as scatter_dataset
+from ._dataset import scatter_index as scatter_index
+from ._evaluator import create_multi_node_evaluator as create_multi_node_evaluator
+from ._evaluator import reduce_metrics as reduce_metrics
 from ._faults import CollectiveTimeoutError as CollectiveTimeoutError
 from ._faults import LayoutMismatchError as LayoutMismatchError
 from ._faults import install_abort_hook as install_abort_hook

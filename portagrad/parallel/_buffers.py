@@ -122,19 +122,21 @@ def is_cupy(array: Any) -> bool:
 def mpi_buffer(array: Any, *, writable: bool = False) -> Any:
     """An object MPI can read (and write, with ``writable``) holding ``array``'s data.
 
-    NumPy: the array itself when C-contiguous (else a contiguous copy); CuPy on a
+    With ``writable`` the result is always a new buffer. NumPy: the array itself when
+    C-contiguous (else a contiguous copy); CuPy on a
     CUDA-aware MPI: the array (contiguous) after a stream synchronisation; anything else: a
     host NumPy copy. Use :func:`restore` to turn a result buffer back into the caller's
     namespace.
     """
     if isinstance(array, np.ndarray):
-        if array.flags.c_contiguous and (array.flags.writeable or not writable):
-            return array
-        return np.ascontiguousarray(array).copy() if writable else np.ascontiguousarray(array)
+        # A writable buffer is always a copy: collectives must not change the caller's array.
+        return np.array(array, order="C", copy=True) if writable else \
+            np.ascontiguousarray(array)
     if is_cupy(array) and mpi_cuda_aware():
         import cupy
 
-        out = cupy.ascontiguousarray(array)
+        out = cupy.array(array, order="C", copy=True) if writable else \
+            cupy.ascontiguousarray(array)
         cupy.cuda.get_current_stream().synchronize()
         return out
     host = to_numpy(array)

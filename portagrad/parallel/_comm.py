@@ -78,10 +78,10 @@ class Communicator:
         return f"Communicator(rank={self.rank}, size={self.size}, backend={self.backend!r})"
 
     # -- plumbing ------------------------------------------------------------------------
-    def wait(self, requests: list, what: str) -> None:
+    def wait(self, requests: list, what: str, statuses: list | None = None) -> None:
         """Wait for requests with this communicator's deadline (see :func:`wait_all`)."""
         wait_all(requests, timeout=self.timeout, what=what, rank=self.rank, size=self.size,
-                 step=self.step)
+                 step=self.step, statuses=statuses)
 
     def _layouts(self, descriptor: np.ndarray, op: str) -> np.ndarray:
         table = np.empty((self.size, DESCRIPTOR_LEN), dtype=np.int64)
@@ -168,6 +168,10 @@ class Communicator:
     def bcast(self, x: Any, root: int = 0) -> Any:
         """Broadcast the root's array; other ranks pass ``None`` or an array of that layout.
 
+        A rank that passes an array receives the result in that array's library and device
+        (its values are not used); a rank that passes ``None`` receives a NumPy array (a
+        CuPy array when the root's is one).
+
         Examples
         --------
         >>> import numpy as np
@@ -215,6 +219,9 @@ class Communicator:
     def scatter(self, x: Any, root: int = 0) -> Any:
         """Split the root's array along its first axis (length ``size``); rank r gets x[r].
 
+        Other ranks pass ``None`` (to receive NumPy, or CuPy when the root's is CuPy) or
+        any array of the library and device to receive into (its shape does not matter).
+
         Examples
         --------
         >>> import numpy as np
@@ -239,7 +246,7 @@ class Communicator:
                 f"scatter(x): expected an array whose first axis has length {self.size} (the "
                 f"number of ranks) on root {root}, got {describe_layout(d)}"
             )
-        ref = x if self.rank == root else template(d, ())
+        ref = x if x is not None else template(d, ())
         send = mpi_buffer(x) if self.rank == root else None
         out = empty_buffer_like(ref, shape[1:])
         if self.size == 1:

@@ -23,6 +23,7 @@ __all__ = [
     "create_multi_node_optimizer",
     "broadcast_parameters",
     "broadcast_optimizer_state",
+    "broadcast_state",
 ]
 
 
@@ -80,15 +81,27 @@ def broadcast_parameters(target: Any, comm: Communicator, root: int = 0) -> None
             p.array = value
 
 
-def broadcast_optimizer_state(optimizer: Any, comm: Communicator, root: int = 0) -> None:
-    """Give every rank the root optimizer's state (step count, hyperparameters, arrays).
+def broadcast_state(obj: Any, comm: Communicator, root: int = 0) -> None:
+    """Give every rank the root's ``obj.state_dict()`` (through ``load_state_dict``).
 
-    The structure (names and scalars) travels as a small JSON message; every array travels
-    as a buffer.
+    Works for optimizers (step count, hyperparameters, per-parameter arrays), iterators,
+    modules... The structure (names and scalars) travels as a small JSON message; every
+    array travels as a buffer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.nn import Parameter
+    >>> from portagrad.optim import MomentumSGD
+    >>> from portagrad.parallel import broadcast_state, create_communicator
+    >>> opt = MomentumSGD([Parameter(np.ones(2))], lr=0.1)
+    >>> broadcast_state(opt, create_communicator())
+    >>> opt.t
+    0
     """
     if comm.size == 1:
         return
-    state = optimizer.state_dict() if comm.rank == root else None
+    state = obj.state_dict() if comm.rank == root else None
     arrays: list = []
     skeleton = _skeleton(state, arrays) if state is not None else None
     skeleton = json.loads(comm_bcast_text(comm, json.dumps(skeleton), root))
@@ -96,7 +109,12 @@ def broadcast_optimizer_state(optimizer: Any, comm: Communicator, root: int = 0)
         arrays = [None] * _count_arrays(skeleton)
     received = [comm.bcast(a, root=root) for a in arrays]
     if comm.rank != root:
-        optimizer.load_state_dict(_fill(skeleton, iter(received)))
+        obj.load_state_dict(_fill(skeleton, iter(received)))
+
+
+def broadcast_optimizer_state(optimizer: Any, comm: Communicator, root: int = 0) -> None:
+    """Give every rank the root optimizer's state (see :func:`broadcast_state`)."""
+    broadcast_state(optimizer, comm, root)
 
 
 def comm_bcast_text(comm: Communicator, text: str, root: int = 0) -> str:

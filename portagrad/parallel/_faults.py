@@ -84,7 +84,7 @@ def uninstall_abort_hook() -> None:
 
 
 def wait_all(requests: list, *, timeout: float | None, what: str, rank: int, size: int,
-             step: int | None = None) -> None:
+             step: int | None = None, statuses: list | None = None) -> None:
     """Wait for MPI requests (anything with ``Test()``), raising on the deadline.
 
     Polls with ``Testall`` and a sleep that grows from 10 us to 1 ms, so that waiting ranks
@@ -100,12 +100,14 @@ def wait_all(requests: list, *, timeout: float | None, what: str, rank: int, siz
         The operation, for the error message (``"allreduce"``, ``"gradient bucket 2/3"``).
     rank, size, step
         Where the wait happened, for the error message.
+    statuses
+        A list of ``MPI.Status``, one per request, filled on completion (MPI requests).
     """
-    if not requests or _test_all(requests):
+    if not requests or _test_all(requests, statuses):
         return
     deadline = None if timeout is None else time.monotonic() + timeout
     pause = 1e-5
-    while not _test_all(requests):
+    while not _test_all(requests, statuses):
         if deadline is not None and time.monotonic() > deadline:
             at = "" if step is None else f" at step {step}"
             raise CollectiveTimeoutError(
@@ -119,9 +121,9 @@ def wait_all(requests: list, *, timeout: float | None, what: str, rank: int, siz
         pause = min(pause * 2, 1e-3)
 
 
-def _test_all(requests: list) -> bool:
+def _test_all(requests: list, statuses: list | None = None) -> bool:
     from mpi4py import MPI
 
     if all(isinstance(r, MPI.Request) for r in requests):
-        return MPI.Request.Testall(requests)
+        return MPI.Request.Testall(requests, statuses)
     return all(r.Test() for r in requests)
