@@ -13,3 +13,4 @@ from . import datasets as datasets
 from . import evaluations as evaluations
 from . import transforms as transforms
 from . import utils as utils
+from . import visualizations as visualizations
