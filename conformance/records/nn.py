@@ -9,6 +9,7 @@ convolution stay fast.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -542,3 +543,356 @@ register(OpRecord("dropout", _dropout_fn, _dropout_ref,
                                  "stream the reference replays (tests/ops/test_nn_noise.py)",
                         "cupy": "the mask comes from CuPy's generator, not the host stream"}))
 
+
+
+# -- pooling ----------------------------------------------------------------------------------
+def _pool_geometry(shape, k, s, p, d, ceil):
+    """Output sizes and right padding of a pooling (PyTorch's documented formulas)."""
+    out, extra = [], []
+    for size, kk, ss, pp, dd in zip(shape, k, s, p, d):
+        eff = dd * (kk - 1) + 1
+        o = (math.ceil if ceil else math.floor)((size + 2 * pp - eff) / ss) + 1
+        if ceil and (o - 1) * ss >= size + pp:
+            o -= 1
+        out.append(o)
+        extra.append(max(0, (o - 1) * ss + eff - size - 2 * pp))
+    return tuple(out), tuple(extra)
+
+
+def np_max_pool(x, k, s, p, d, ceil):
+    nd = x.ndim - 2
+    out, extra = _pool_geometry(x.shape[2:], k, s, p, d, ceil)
+    xpad = np.pad(x, [(0, 0), (0, 0)] + [(pp, pp + e) for pp, e in zip(p, extra)],
+                  constant_values=-np.inf)
+    y = np.zeros(x.shape[:2] + out)
+    for pos in itertools.product(*(range(o) for o in out)):
+        region = tuple(slice(pos[i] * s[i], pos[i] * s[i] + d[i] * (k[i] - 1) + 1, d[i])
+                       for i in range(nd))
+        y[(slice(None), slice(None)) + pos] = xpad[(slice(None), slice(None)) + region].max(
+            axis=tuple(range(2, 2 + nd)))
+    return y
+
+
+def np_avg_pool(x, k, s, p, ceil, include_pad):
+    nd = x.ndim - 2
+    shape = x.shape[2:]
+    out, extra = _pool_geometry(shape, k, s, p, (1,) * nd, ceil)
+    xpad = np.pad(x, [(0, 0), (0, 0)] + [(pp, pp + e) for pp, e in zip(p, extra)])
+    y = np.zeros(x.shape[:2] + out)
+    for pos in itertools.product(*(range(o) for o in out)):
+        region = tuple(slice(pos[i] * s[i], pos[i] * s[i] + k[i]) for i in range(nd))
+        count = 1
+        for i in range(nd):
+            start = pos[i] * s[i] - p[i]
+            end = min(start + k[i], shape[i] + p[i])
+            count *= (end - start) if include_pad else (min(end, shape[i]) - max(start, 0))
+        y[(slice(None), slice(None)) + pos] = xpad[(slice(None), slice(None)) + region].sum(
+            axis=tuple(range(2, 2 + nd))) / count
+    return y
+
+
+def _distinct(rng, shape):
+    size = int(np.prod(shape))
+    return (rng.permutation(size) * 0.3 + rng.uniform(0, 0.1, size)).reshape(shape) - 1.0
+
+
+def _pool_sample_nd(nd, kind):
+    def sample(rng):
+        side = {1: 5, 2: 4, 3: 3}[nd]
+        k = tuple(int(v) for v in rng.integers(1, 3 if nd == 3 else 4, size=nd))
+        s = tuple(int(v) for v in rng.integers(1, 3, size=nd))
+        p = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in k)
+        d = tuple(int(v) for v in rng.integers(1, 3, size=nd)) if kind == "max" else (1,) * nd
+        spatial = tuple(max(side, dd * (kk - 1) + 1) for dd, kk in zip(d, k))
+        x = _distinct(rng, (2, 2) + spatial)
+        return x, (k, s, p, d, bool(rng.integers(0, 2)), bool(rng.integers(0, 2)))
+
+    return sample
+
+
+def _pool_fn(name):
+    f = getattr(ops, name)
+
+    def fn(x, cfg):
+        k, s, p, d, ceil, include = cfg
+        if "max" in name:
+            return f(x, k, s, p, d, ceil)
+        return f(x, k, s, p, ceil, include)
+
+    return fn
+
+
+def _pool_ref(kind):
+    def ref(x, cfg):
+        k, s, p, d, ceil, include = cfg
+        return np_max_pool(x, k, s, p, d, ceil) if kind == "max" else np_avg_pool(
+            x, k, s, p, ceil, include)
+
+    return ref
+
+
+for _kind in ("max", "avg"):
+    register(OpRecord(f"{_kind}_pool", _pool_fn(f"{_kind}_pool"), _pool_ref(_kind),
+                      lambda rng, _k=_kind: _pool_sample_nd(int(rng.integers(1, 4)), _k)(rng),
+                      errors=[(lambda rng: (np.ones((2, 3)), ((2,), (1,), (0,), (1,), False,
+                                                              False)), ShapeError)]))
+    for _nd in (1, 2, 3):
+        register(OpRecord(f"{_kind}_pool{_nd}d", _pool_fn(f"{_kind}_pool{_nd}d"),
+                          _pool_ref(_kind), _pool_sample_nd(_nd, _kind),
+                          order=3 if _nd < 3 else 2))
+
+
+def np_adaptive_avg(x, size):
+    nd = x.ndim - 2
+    y = x
+    for i in range(nd):
+        length, o = y.shape[2 + i], size[i]
+        parts = []
+        for q in range(o):
+            start, end = (q * length) // o, -((-(q + 1) * length) // o)
+            idx = [slice(None)] * y.ndim
+            idx[2 + i] = slice(start, end)
+            parts.append(y[tuple(idx)].mean(axis=2 + i, keepdims=True))
+        y = np.concatenate(parts, axis=2 + i)
+    return y
+
+
+def _adaptive_sample(rng):
+    nd = int(rng.integers(1, 3))
+    spatial = tuple(int(v) for v in rng.integers(2, 6, size=nd))
+    size = tuple(int(rng.integers(1, s + 1)) for s in spatial)
+    return _u(rng, -1, 1, (2, 2) + spatial), size
+
+
+register(OpRecord("adaptive_avg_pool", lambda x, sz: ops.adaptive_avg_pool(x, sz),
+                  np_adaptive_avg, _adaptive_sample,
+                  errors=[(lambda rng: (np.ones(3), (1,)), ShapeError)]))
+register(OpRecord("global_avg_pool", ops.global_avg_pool,
+                  lambda x: x.reshape(x.shape[0], x.shape[1], -1).mean(axis=2),
+                  lambda rng: (_u(rng, -1, 1, (2, 2) + _shape(rng, 1, 2)),),
+                  errors=[(lambda rng: (np.ones(3),), ShapeError)]))
+
+
+def np_unpool(x, k, s, p):
+    nd = x.ndim - 2
+    size = tuple((n - 1) * ss - 2 * pp + kk for n, ss, pp, kk in zip(x.shape[2:], s, p, k))
+    full = np.zeros(x.shape[:2] + tuple(sz + 2 * pp for sz, pp in zip(size, p)))
+    for pos in itertools.product(*(range(v) for v in x.shape[2:])):
+        region = tuple(slice(pos[i] * s[i], pos[i] * s[i] + k[i]) for i in range(nd))
+        full[(slice(None), slice(None)) + region] += x[(slice(None), slice(None)) + pos][
+            (...,) + (None,) * nd]
+    return full[(slice(None), slice(None)) + tuple(slice(pp, pp + sz) for pp, sz in
+                                                  zip(p, size))]
+
+
+def _unpool_sample(rng):
+    nd = int(rng.integers(1, 3))
+    k = tuple(int(v) for v in rng.integers(1, 4, size=nd))
+    s = tuple(int(v) for v in rng.integers(1, 3, size=nd))
+    p = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in k)
+    spatial = tuple(int(v) for v in rng.integers(2, 4, size=nd))
+    return _u(rng, -1, 1, (2, 2) + spatial), (k, s, p)
+
+
+register(OpRecord("unpool", lambda x, cfg: ops.unpool(x, cfg[0], cfg[1], cfg[2]),
+                  lambda x, cfg: np_unpool(x, *cfg), _unpool_sample,
+                  errors=[(lambda rng: (np.ones(3), ((2,), (2,), (0,))), ShapeError)]))
+
+
+# -- normalization ----------------------------------------------------------------------------
+def _np_norm(x, axes, eps):
+    mu = x.mean(axis=axes, keepdims=True)
+    return (x - mu) / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+
+
+def _spread(rng, shape):
+    """Values at least 0.9 apart: every normalized group has a variance well above eps,
+    so derivatives stay moderate and finite differences accurate."""
+    size = int(np.prod(shape))
+    v = rng.permutation(size) * 1.0 + rng.uniform(0, 0.1, size)
+    return (v - v.mean()).reshape(shape)
+
+
+def _bshape(x):
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def _bn_sample(rng):
+    shape = (3, 2) + _shape(rng, 0, 2)
+    return _spread(rng, shape), _u(rng, 0.5, 1.5, (2,)), _u(rng, -1, 1, (2,))
+
+
+register(OpRecord(
+    "batch_norm", lambda x, w, b: ops.batch_norm(x, w, b, train=True, eps=1e-3),
+    lambda x, w, b: _np_norm(x, (0,) + tuple(range(2, x.ndim)), 1e-3) * w.reshape(_bshape(x))
+    + b.reshape(_bshape(x)), _bn_sample,
+    errors=[(lambda rng: (np.ones((3, 2)), np.ones(3), None), ShapeError)]))
+
+
+def _fbn_sample(rng):
+    x, w, b = _bn_sample(rng)
+    return x, w, b, _u(rng, -1, 1, (2,)), _u(rng, 0.5, 2, (2,))
+
+
+register(OpRecord(
+    "fixed_batch_norm", lambda x, w, b, m, v: ops.fixed_batch_norm(x, w, b, m, v, eps=1e-3),
+    lambda x, w, b, m, v: (x - m.reshape(_bshape(x))) / np.sqrt(v.reshape(_bshape(x)) + 1e-3)
+    * w.reshape(_bshape(x)) + b.reshape(_bshape(x)), _fbn_sample,
+    errors=[(lambda rng: (np.ones((3, 2)), None, None, np.ones(3), np.ones(2)), ShapeError)]))
+
+
+def _ln_sample(rng):
+    lead = _shape(rng, 1, 2)
+    ns = tuple(int(v) for v in rng.integers(2, 4, size=int(rng.integers(1, 3))))
+    return _spread(rng, lead + ns), _u(rng, 0.5, 1.5, ns), _u(rng, -1, 1, ns)
+
+
+register(OpRecord(
+    "layer_norm", lambda x, w, b: ops.layer_norm(x, w.shape, w, b, eps=1e-3),
+    lambda x, w, b: _np_norm(x, tuple(range(x.ndim - w.ndim, x.ndim)), 1e-3) * w + b,
+    _ln_sample,
+    errors=[(lambda rng: (np.ones((2, 3)), np.ones(4), np.ones(4)), ShapeError)]))
+
+
+def _gn_sample(rng):
+    g = int(rng.integers(1, 3))
+    c = 2 * g
+    return (_spread(rng, (2, c) + _shape(rng, 1, 2)), g, _u(rng, 0.5, 1.5, (c,)),
+            _u(rng, -1, 1, (c,)))
+
+
+def _np_gn(x, g, w, b):
+    y = _np_norm(x.reshape(x.shape[0], g, -1), (2,), 1e-3).reshape(x.shape)
+    return y * w.reshape(_bshape(x)) + b.reshape(_bshape(x))
+
+
+register(OpRecord("group_norm", lambda x, g, w, b: ops.group_norm(x, g, w, b, eps=1e-3),
+                  _np_gn, _gn_sample))
+register(OpRecord(
+    "instance_norm", lambda x, w, b: ops.instance_norm(x, w, b, eps=1e-3),
+    lambda x, w, b: _np_norm(x, tuple(range(2, x.ndim)), 1e-3) * w.reshape(_bshape(x))
+    + b.reshape(_bshape(x)),
+    lambda rng: (_spread(rng, (2, 2, 2) + _shape(rng, 0, 1)), _u(rng, 0.5, 1.5, (2,)),
+                 _u(rng, -1, 1, (2,))),
+    errors=[(lambda rng: (np.ones((2, 2)), None, None), ShapeError)]))
+
+
+def np_lrn(x, size, alpha, beta, k):
+    c = x.shape[1]
+    out = np.empty_like(x)
+    for ch in range(c):
+        lo, hi = max(0, ch - size // 2), min(c, ch + (size - 1) // 2 + 1)
+        s = (x[:, lo:hi] ** 2).sum(axis=1)
+        out[:, ch] = x[:, ch] / (k + alpha / size * s) ** beta
+    return out
+
+
+register(OpRecord(
+    "local_response_norm", lambda x, n: ops.local_response_norm(x, n, 0.5, 0.75, 1.0),
+    lambda x, n: np_lrn(x, n, 0.5, 0.75, 1.0),
+    lambda rng: (_u(rng, -2, 2, (2, 4) + _shape(rng, 0, 2)), int(rng.integers(1, 5)))))
+register(OpRecord(
+    "normalize", lambda x: ops.normalize(x, axis=1),
+    lambda x: x / np.sqrt((x * x).sum(axis=1, keepdims=True)),
+    lambda rng: (_away(rng, 0.3, 2, (2, 3) + _shape(rng, 0, 1)),)))
+
+
+# -- recurrent --------------------------------------------------------------------------------
+def _np_lstm(c, g):
+    i, f, gg, o = np.split(g, 4, axis=-1)
+    c_new = _np_sigmoid(f) * c + _np_sigmoid(i) * np.tanh(gg)
+    return c_new, _np_sigmoid(o) * np.tanh(c_new)
+
+
+def _np_gru(xg, h, whh, bhh):
+    hg = h @ whh.T + bhh
+    xr, xz, xn = np.split(xg, 3, axis=-1)
+    hr, hz, hn = np.split(hg, 3, axis=-1)
+    r, z = _np_sigmoid(xr + hr), _np_sigmoid(xz + hz)
+    n = np.tanh(xn + r * hn)
+    return (1 - z) * n + z * h
+
+
+register(OpRecord("lstm", ops.lstm, _np_lstm,
+                  lambda rng: (_u(rng, -1, 1, (2, 2)), _u(rng, -2, 2, (2, 8))),
+                  errors=[(lambda rng: (np.ones((2, 2)), np.ones((2, 6))), ShapeError)]))
+
+
+def _cell_sample(k, with_c):
+    def sample(rng):
+        n, i, h = 2, int(rng.integers(1, 3)), 2
+        args = [_u(rng, -1, 1, (n, i)), _u(rng, -1, 1, (n, h))]
+        if with_c:
+            args.append(_u(rng, -1, 1, (n, h)))
+        args += [_u(rng, -1, 1, (k * h, i)), _u(rng, -1, 1, (k * h, h)),
+                 _u(rng, -0.5, 0.5, (k * h,)), _u(rng, -0.5, 0.5, (k * h,))]
+        return tuple(args)
+
+    return sample
+
+
+def _np_lstm_cell(x, h, c, wih, whh, bih, bhh):
+    c_new, h_new = _np_lstm(c, x @ wih.T + bih + h @ whh.T + bhh)
+    return h_new, c_new
+
+
+register(OpRecord("lstm_cell", ops.lstm_cell, _np_lstm_cell, _cell_sample(4, True)))
+register(OpRecord("gru_cell", ops.gru_cell,
+                  lambda x, h, wih, whh, bih, bhh: _np_gru(x @ wih.T + bih, h, whh, bhh),
+                  _cell_sample(3, False)))
+
+
+def _seq_sample(k, with_c):
+    def sample(rng):
+        t, n, i, h = 3, 2, 2, 2
+        lengths = rng.integers(1, t + 1, size=n)
+        mask = np.arange(t)[:, None] < lengths[None, :] if rng.random() < 0.6 else None
+        args = [_u(rng, -1, 1, (t, n, i)), _u(rng, -1, 1, (n, h))]
+        if with_c:
+            args.append(_u(rng, -1, 1, (n, h)))
+        args += [_u(rng, -1, 1, (k * h, i)), _u(rng, -1, 1, (k * h, h)),
+                 _u(rng, -0.5, 0.5, (k * h,)), _u(rng, -0.5, 0.5, (k * h,)), mask]
+        return tuple(args)
+
+    return sample
+
+
+def _np_run(xs, states, mask, step):
+    ys = []
+    for t in range(xs.shape[0]):
+        new = step(xs[t], states)
+        if mask is not None:
+            m = mask[t][:, None]
+            new = [np.where(m, a, b) for a, b in zip(new, states)]
+            ys.append(np.where(m, new[0], 0.0))
+        else:
+            ys.append(new[0])
+        states = new
+    return np.stack(ys), states
+
+
+def _np_n_step_lstm(xs, h0, c0, wih, whh, bih, bhh, mask):
+    def step(x, s):
+        return list(_np_lstm_cell(x, s[0], s[1], wih, whh, bih, bhh))
+
+    ys, (h, c) = _np_run(xs, [h0, c0], mask, step)
+    return ys, h, c
+
+
+def _np_n_step_gru(xs, h0, wih, whh, bih, bhh, mask):
+    ys, (h,) = _np_run(xs, [h0], mask,
+                       lambda x, s: [_np_gru(x @ wih.T + bih, s[0], whh, bhh)])
+    return ys, h
+
+
+register(OpRecord("n_step_lstm",
+                  lambda xs, h, c, wih, whh, bih, bhh, m: ops.n_step_lstm(
+                      xs, h, c, wih, whh, bih, bhh, mask=m),
+                  _np_n_step_lstm, _seq_sample(4, True), order=2,
+                  errors=[(lambda rng: (np.ones((3, 2)), np.ones((2, 2)), np.ones((2, 2)),
+                                        np.ones((8, 2)), np.ones((8, 2)), None, None, None),
+                           ShapeError)]))
+register(OpRecord("n_step_gru",
+                  lambda xs, h, wih, whh, bih, bhh, m: ops.n_step_gru(
+                      xs, h, wih, whh, bih, bhh, mask=m),
+                  _np_n_step_gru, _seq_sample(3, False), order=2))

@@ -43,6 +43,30 @@ from ._nn_loss import nll_loss as nll_loss
 from ._nn_loss import sigmoid_cross_entropy as sigmoid_cross_entropy
 from ._nn_loss import softmax_cross_entropy as softmax_cross_entropy
 from ._nn_noise import dropout as dropout
+from ._nn_norm import BatchNormState as BatchNormState
+from ._nn_norm import batch_norm as batch_norm
+from ._nn_norm import fixed_batch_norm as fixed_batch_norm
+from ._nn_norm import group_norm as group_norm
+from ._nn_norm import instance_norm as instance_norm
+from ._nn_norm import layer_norm as layer_norm
+from ._nn_norm import local_response_norm as local_response_norm
+from ._nn_norm import normalize as normalize
+from ._nn_pool import adaptive_avg_pool as adaptive_avg_pool
+from ._nn_pool import avg_pool as avg_pool
+from ._nn_pool import avg_pool1d as avg_pool1d
+from ._nn_pool import avg_pool2d as avg_pool2d
+from ._nn_pool import avg_pool3d as avg_pool3d
+from ._nn_pool import global_avg_pool as global_avg_pool
+from ._nn_pool import max_pool as max_pool
+from ._nn_pool import max_pool1d as max_pool1d
+from ._nn_pool import max_pool2d as max_pool2d
+from ._nn_pool import max_pool3d as max_pool3d
+from ._nn_pool import unpool as unpool
+from ._nn_rnn import gru_cell as gru_cell
+from ._nn_rnn import lstm as lstm
+from ._nn_rnn import lstm_cell as lstm_cell
+from ._nn_rnn import n_step_gru as n_step_gru
+from ._nn_rnn import n_step_lstm as n_step_lstm
 
 __all__: list[str] = [
     # activations
@@ -56,6 +80,14 @@ __all__: list[str] = [
     # connections
     "linear", "bilinear", "embedding", "conv", "conv1d", "conv2d", "conv3d",
     "conv_transpose", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    # pooling
+    "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d",
+    "avg_pool2d", "avg_pool3d", "adaptive_avg_pool", "global_avg_pool", "unpool",
+    # normalization
+    "BatchNormState", "batch_norm", "fixed_batch_norm", "layer_norm", "group_norm",
+    "instance_norm", "local_response_norm", "normalize",
+    # recurrent
+    "lstm", "lstm_cell", "gru_cell", "n_step_lstm", "n_step_gru",
     # noise and configuration
     "dropout", "set_train_mode", "is_train_mode",
 ]

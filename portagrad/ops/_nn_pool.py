@@ -1,0 +1,272 @@
+"""Pooling (n-d): max, average, adaptive and global average, unpooling.
+
+Max pooling gathers each window's maximum (found by the :func:`portagrad.xp._conv.pool_argmax`
+kernel) with the ``take`` primitive; its backward is the ``take`` gradient primitive, a
+scatter-add whose own vjp is the gather again, so every order is exact. Average pooling and
+unpooling are a depthwise convolution and a transposed convolution with a constant kernel
+of ones, and inherit the convolution's exact derivatives of every order. Adaptive pooling
+multiplies each spatial axis by a constant averaging matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._errors import ShapeError
+from ..tape._variable import Variable
+from ..xp._conv import pool_argmax
+from ._core import float_only, var, wrap
+from ._indexing import _take
+from ._linalg import matmul
+from ._nn_conv import _conv, _conv_input_grad, _tuple
+from ._reduction import mean as _mean
+from ._shape import moveaxis, reshape
+
+__all__ = ["max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d",
+           "avg_pool2d", "avg_pool3d", "adaptive_avg_pool", "global_avg_pool", "unpool"]
+
+
+def _input(x: Any, op: str, nd: int | None) -> tuple[Variable, int]:
+    xv = var(x, op)
+    float_only(xv, op)
+    if nd is None:
+        nd = xv.array.ndim - 2
+    if nd < 1 or xv.array.ndim != nd + 2:
+        raise ShapeError(f"{op}(x): expected (N, C, *spatial) with {nd} spatial "
+                         f"dimension(s), got shape {tuple(xv.array.shape)}")
+    return xv, nd
+
+
+def _window(op: str, x: Variable, nd: int, kernel_size: Any, stride: Any, padding: Any,
+            dilation: Any, ceil_mode: bool) -> tuple:
+    """Kernel, stride, dilation, output size and (low, high) padding of a pooling."""
+    k = _tuple(kernel_size, nd, op, "kernel_size", 1)
+    s = k if stride is None else _tuple(stride, nd, op, "stride", 1)
+    p = _tuple(padding, nd, op, "padding", 0)
+    d = _tuple(dilation, nd, op, "dilation", 1)
+    spatial = tuple(x.array.shape[2:])
+    out = []
+    pad = []
+    for i in range(nd):
+        if p[i] > k[i] // 2:
+            raise ValueError(f"{op}(padding): expected at most half the kernel size "
+                             f"({k[i] // 2}) along dimension {i}, got {p[i]}")
+        eff = d[i] * (k[i] - 1) + 1
+        span = spatial[i] + 2 * p[i] - eff
+        if span < 0:
+            raise ShapeError(f"{op}(x): expected spatial size of at least the window "
+                             f"({eff}) after padding along dimension {i}, got "
+                             f"{spatial[i]} + 2 * {p[i]}")
+        o = (span + (s[i] - 1 if ceil_mode else 0)) // s[i] + 1
+        if ceil_mode and (o - 1) * s[i] >= spatial[i] + p[i]:
+            o -= 1  # the last window would start in the right padding
+        out.append(o)
+        extra = max(0, (o - 1) * s[i] + eff - (spatial[i] + 2 * p[i]))
+        pad.append((p[i], p[i] + extra))
+    return k, s, d, tuple(out), tuple(pad), p
+
+
+def max_pool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+             padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+             ceil_mode: bool = False, *, _nd: int | None = None,
+             _op: str = "max_pool") -> Variable:
+    """Maximum over each (dilated) window of ``x`` of shape ``(N, C, *spatial)``.
+
+    ``stride`` defaults to ``kernel_size``; padding (at most half the kernel) never wins;
+    ``ceil_mode`` keeps a last partial window, as PyTorch. The gradient goes to the first
+    maximal element of each window.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.max_pool(x, 2).array
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
+    xv, nd = _input(x, _op, _nd)
+    k, s, d, out, pad, _ = _window(_op, xv, nd, kernel_size, stride, padding, dilation,
+                                   ceil_mode)
+    xp = xv.xp
+    flat = pool_argmax(xp, xv.array, k, s, pad, d)
+    n, c = xv.array.shape[0], xv.array.shape[1]
+    y = _take(reshape(xv, (-1,)), indices=xp.reshape(flat, (-1,)), axis=0)
+    return reshape(y, (n, c) + out)
+
+
+def _divisor(spatial: tuple, k: tuple, s: tuple, p: tuple, out: tuple,
+             count_include_pad: bool) -> list[list[int]]:
+    counts = []
+    for i in range(len(k)):
+        row = []
+        for o in range(out[i]):
+            start = o * s[i] - p[i]
+            end = min(start + k[i], spatial[i] + p[i])
+            if count_include_pad:
+                row.append(end - start)
+            else:
+                row.append(min(end, spatial[i]) - max(start, 0))
+        counts.append(row)
+    return counts
+
+
+def avg_pool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+             padding: int | Sequence[int] = 0, ceil_mode: bool = False,
+             count_include_pad: bool = True, *, _nd: int | None = None,
+             _op: str = "avg_pool") -> Variable:
+    """Mean over each window of ``x`` of shape ``(N, C, *spatial)``.
+
+    ``count_include_pad`` counts the zero padding in the divisor (PyTorch's default); the
+    part of a ``ceil_mode`` window beyond the padding is never counted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(4.0).reshape(1, 1, 4)
+    >>> pg.ops.avg_pool(x, 2, padding=1, count_include_pad=False).array
+    array([[[0. , 1.5, 3. ]]])
+    """
+    xv, nd = _input(x, _op, _nd)
+    k, s, d, out, pad, p = _window(_op, xv, nd, kernel_size, stride, padding, 1, ceil_mode)
+    xp = xv.xp
+    a = xv.array
+    n, c = a.shape[0], a.shape[1]
+    spatial = tuple(a.shape[2:])
+    ones = wrap(xp.ones((1, 1) + k, dtype=a.dtype, device=a.device), xp)
+    y = _conv(reshape(xv, (n * c, 1) + spatial), ones, stride=s, pad=pad, dilation=d,
+              groups=1)
+    y = reshape(y, (n, c) + out)
+    counts = _divisor(spatial, k, s, p, out, count_include_pad)
+    full = 1
+    for kk in k:
+        full *= kk
+    if all(v == full for row in counts for v in row):
+        return y / float(full)
+    div = xp.ones(out, dtype=a.dtype, device=a.device)
+    for i, row in enumerate(counts):
+        shape = tuple(out[i] if j == i else 1 for j in range(nd))
+        div = div * xp.reshape(xp.asarray(row, dtype=a.dtype, device=a.device), shape)
+    return y / wrap(div, xp)
+
+
+def adaptive_avg_pool(x: Any, output_size: int | Sequence[int | None]) -> Variable:
+    """Average pooling to a fixed output size, windows as PyTorch's adaptive pooling.
+
+    Output position ``o`` of an axis of length ``L`` averages inputs
+    ``floor(o * L / out)`` to ``ceil((o + 1) * L / out) - 1``. ``None`` keeps an axis.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.adaptive_avg_pool(np.arange(5.0).reshape(1, 1, 5), 2).array
+    array([[[1., 3.]]])
+    """
+    xv, nd = _input(x, "adaptive_avg_pool", None)
+    xp = xv.xp
+    a = xv.array
+    sizes = (output_size,) * nd if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != nd:
+        raise ValueError(f"adaptive_avg_pool(output_size): expected an int or {nd} sizes, "
+                         f"got {output_size!r}")
+    y = xv
+    for i, o in enumerate(sizes):
+        length = a.shape[2 + i]
+        if o is None or o == length:
+            continue
+        if not isinstance(o, int) or o < 1:
+            raise ValueError(f"adaptive_avg_pool(output_size): expected positive sizes, got "
+                             f"{output_size!r}")
+        rows = []
+        for j in range(length):
+            row = []
+            for q in range(o):
+                start = (q * length) // o
+                end = -((-(q + 1) * length) // o)
+                row.append(1.0 / (end - start) if start <= j < end else 0.0)
+            rows.append(row)
+        m = wrap(xp.asarray(rows, dtype=a.dtype, device=a.device), xp)
+        y = moveaxis(matmul(moveaxis(y, 2 + i, -1), m), -1, 2 + i)
+    return y
+
+
+def global_avg_pool(x: Any) -> Variable:
+    """Mean over all spatial axes: ``(N, C, *spatial)`` to ``(N, C)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.global_avg_pool(np.arange(8.0).reshape(1, 2, 2, 2)).array
+    array([[1.5, 5.5]])
+    """
+    xv, nd = _input(x, "global_avg_pool", None)
+    return _mean(xv, axis=tuple(range(2, 2 + nd)))
+
+
+def unpool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+           padding: int | Sequence[int] = 0,
+           output_size: Sequence[int] | None = None) -> Variable:
+    """Copy each input value to every position of its window (Chainer's ``unpooling``).
+
+    The transpose of sum pooling: overlapping windows add up. The output size is
+    ``(size - 1) * stride - 2 * padding + kernel_size`` unless ``output_size`` gives one
+    up to ``stride - 1`` larger.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.unpool(np.array([[[1.0, 2.0]]]), 2).array
+    array([[[1., 1., 2., 2.]]])
+    """
+    xv, nd = _input(x, "unpool", None)
+    op = "unpool"
+    k = _tuple(kernel_size, nd, op, "kernel_size", 1)
+    s = k if stride is None else _tuple(stride, nd, op, "stride", 1)
+    p = _tuple(padding, nd, op, "padding", 0)
+    a = xv.array
+    spatial = tuple(a.shape[2:])
+    base = tuple((n - 1) * st - 2 * pp + kk for n, st, pp, kk in zip(spatial, s, p, k))
+    size = base if output_size is None else tuple(int(v) for v in output_size)
+    if len(size) != nd or any(not 0 <= sz - b < st for sz, b, st in zip(size, base, s)):
+        raise ValueError(f"unpool(output_size): expected sizes from {base} to "
+                         f"{tuple(b + st - 1 for b, st in zip(base, s))}, got {output_size!r}")
+    if any(v < 1 for v in size):
+        raise ShapeError(f"unpool(x): expected a positive output size, got {size}")
+    xp = xv.xp
+    n, c = a.shape[0], a.shape[1]
+    ones = wrap(xp.ones((1, 1) + k, dtype=a.dtype, device=a.device), xp)
+    y = _conv_input_grad(reshape(xv, (n * c, 1) + spatial), ones, stride=s,
+                         pad=tuple((pp, pp) for pp in p), dilation=(1,) * nd, groups=1,
+                         in_size=size)
+    return reshape(y, (n, c) + size)
+
+
+def _fixed(base: Any, nd: int, name: str) -> Any:
+    def f(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, *args: Any,
+          **kwargs: Any) -> Variable:
+        return base(x, kernel_size, stride, padding, *args, _nd=nd, _op=name, **kwargs)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""{nd}-d {base.__name__.replace('_', ' ')}ing; see :func:`{base.__name__}`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.{name}(np.ones((2, 3) + (4,) * {nd}), 2).shape
+    (2, 3{", 2" * nd})
+    """
+    return f
+
+
+max_pool1d = _fixed(max_pool, 1, "max_pool1d")
+max_pool2d = _fixed(max_pool, 2, "max_pool2d")
+max_pool3d = _fixed(max_pool, 3, "max_pool3d")
+avg_pool1d = _fixed(avg_pool, 1, "avg_pool1d")
+avg_pool2d = _fixed(avg_pool, 2, "avg_pool2d")
+avg_pool3d = _fixed(avg_pool, 3, "avg_pool3d")
