@@ -78,6 +78,19 @@ _activation("elu", lambda x: _np_elu(x, 1.5), kinks=(0,), fn=lambda x: ops.elu(x
 _activation("selu", lambda x: _SELU_S * _np_elu(x, _SELU_A), kinks=(0,))
 _activation("celu", lambda x: np.maximum(x, 0) + np.minimum(0, 2 * np.expm1(x / 2)),
             kinks=(0,), fn=lambda x: ops.celu(x, 2.0))
+_np_erf = np.vectorize(math.erf)
+
+
+def _np_gelu(x, approx):
+    if approx:
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _np_erf(x / math.sqrt(2)))
+
+
+register(OpRecord(
+    "gelu", lambda x, a: ops.gelu(x, approximate="tanh" if a else "none"), _np_gelu,
+    lambda rng: (_u(rng, -4, 4, _shape(rng, 0)), bool(rng.integers(0, 2))),
+    errors=[(lambda rng: (np.arange(3), False), DTypeError)]))
 _activation("sigmoid", _np_sigmoid, -4, 4)
 _activation("log_sigmoid", lambda x: -_np_softplus(-x), -4, 4)
 _activation("softplus", lambda x: _np_softplus(2 * x) / 2, -3, 3,

@@ -3,6 +3,7 @@ pooling, normalization, noise, recurrent cells)."""
 
 from ._nn_activation import celu as celu
 from ._nn_activation import elu as elu
+from ._nn_activation import gelu as gelu
 from ._nn_activation import hard_sigmoid as hard_sigmoid
 from ._nn_activation import hard_tanh as hard_tanh
 from ._nn_activation import leaky_relu as leaky_relu
@@ -70,7 +71,7 @@ from ._nn_rnn import n_step_lstm as n_step_lstm
 
 __all__: list[str] = [
     # activations
-    "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "sigmoid",
+    "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "sigmoid",
     "hard_sigmoid", "hard_tanh", "softplus", "softsign", "log_sigmoid", "softmax",
     "log_softmax", "maxout", "prelu",
     # losses and evaluation

@@ -9,11 +9,13 @@ differentiable ops, so every order of derivative is exact.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._errors import ShapeError
 from ..tape import primitive
 from ..tape._variable import Variable
+from ..xp._special import erf as _erf_kernel
 from ._core import float_only, var, wrap
 from ._elementwise import abs as _abs
 from ._elementwise import clip, exp, expm1, tanh, where
@@ -21,7 +23,7 @@ from ._reduction import max as _max
 from ._reduction import sum as _sum
 from ._shape import _norm_axis, reshape
 
-__all__ = ["relu", "leaky_relu", "elu", "selu", "celu", "silu", "mish", "sigmoid",
+__all__ = ["relu", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "sigmoid",
            "hard_sigmoid", "hard_tanh", "softplus", "softsign", "log_sigmoid", "softmax",
            "log_softmax", "maxout", "prelu", "relu6"]
 
@@ -101,6 +103,21 @@ def _log_softmax(xp: Any, x: Any, axis: int) -> Any:
 def _(ctx: Any, gy: Variable) -> tuple:
     (y,) = ctx.outputs
     return (gy - exp(y) * _sum(gy, axis=ctx.params["axis"], keepdims=True),)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+@primitive(elementwise=True)
+def _erf(xp: Any, x: Any) -> Any:
+    """The error function (not in the standard; see :mod:`portagrad.xp._special`)."""
+    return _erf_kernel(xp, x)
+
+
+@_erf.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    (x,) = ctx.inputs
+    return (gy * (exp(-(x * x)) * _TWO_OVER_SQRT_PI),)
 
 
 # -- public functions ---------------------------------------------------------------------
@@ -190,6 +207,33 @@ def celu(x: Any, alpha: float = 1.0) -> Variable:
         raise ValueError("celu(alpha): expected a non-zero value, got 0")
     a = float(alpha)
     return where(x.array > 0, x, expm1(_nonpositive(x) / a) * a)
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu(x: Any, approximate: str = "none") -> Variable:
+    """Gaussian error linear unit ``x * Phi(x)`` (Hendrycks and Gimpel, 2016).
+
+    ``approximate="none"`` uses the error function, ``0.5 x (1 + erf(x / sqrt 2))``;
+    ``"tanh"`` uses ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))``, as PyTorch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.gelu(np.array([-1e3, 1.0, 1e3])).array.round(6).tolist()
+    [-0.0, 0.841345, 1000.0]
+    >>> pg.ops.gelu(np.array([1.0]), approximate="tanh").array.round(6)
+    array([0.841192])
+    """
+    x = _f(x, "gelu")
+    if approximate == "none":
+        return x * (_erf(x * _SQRT_HALF) + 1.0) * 0.5
+    if approximate == "tanh":
+        return x * (tanh((x + x * x * x * 0.044715) * _SQRT_2_OVER_PI) + 1.0) * 0.5
+    raise ValueError(f"gelu(approximate): expected 'none' or 'tanh', got {approximate!r}")
 
 
 def sigmoid(x: Any) -> Variable:

@@ -1,0 +1,91 @@
+"""Special functions the standard lacks (the error function, for the exact GELU).
+
+The default evaluates two Chebyshev expansions fitted here to float64 accuracy:
+``erf(x) = x * A(x**2)`` for ``|x| <= 1`` and ``erfc(x) = exp(-x**2) * B(1/x)`` for
+``1 < |x| < 6`` (beyond, ``erfc`` is below 2e-17). Measured against ``math.erf`` the
+absolute error is below 1e-15 everywhere. torch and CuPy have their own ``erf``; NumPy
+uses SciPy's when it is installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._kernels import kernel
+
+__all__ = ["erf"]
+
+# erf(x) / x as a Chebyshev series in s = 2 x**2 - 1, for |x| <= 1.
+_A = (0.975476939382654, -0.1422612051037136, 0.010035582187599736, -0.0005768764699767125,
+      2.7419931252224463e-05, -1.1043175507692642e-06, 3.8488755416661356e-08,
+      -1.1808582782722221e-09, 3.2334193118884404e-11, -7.991268136507302e-13,
+      1.798122989284744e-14, -3.7479162929528563e-16)
+# exp(x**2) * erfc(x) as a Chebyshev series in t, where 1/x = 1/6 + (t + 1) (1 - 1/6) / 2.
+_B = (0.2747746858979529, 0.16699329119310405, -0.014778434908201259, 0.0004607660043735541,
+      0.00017657967835412017, -5.0269840642499014e-05, 7.427013355624612e-06,
+      -3.518811219211416e-07, -1.7150112885317903e-07, 6.706623054352423e-08,
+      -1.4316589247630676e-08, 1.7595567954351104e-09, 7.452132361257973e-11,
+      -1.154378738035619e-10, 3.887353813687731e-11, -8.504882888961736e-12,
+      1.127257784573445e-12, 4.329183620260668e-14, -8.419376027030469e-14,
+      3.198621552210917e-14, -8.10724701688057e-15, 1.4468678292588356e-15)
+
+
+def _clenshaw(t: Any, coef: tuple) -> Any:
+    b1 = t * 0.0
+    b2 = b1
+    two_t = t * 2.0
+    for c in coef[:0:-1]:
+        b1, b2 = two_t * b1 - b2 + c, b1
+    return t * b1 - b2 + coef[0]
+
+
+@kernel
+def erf(xp: Any, x: Any) -> Any:
+    """The error function ``2 / sqrt(pi) * integral_0^x exp(-t**2) dt``, elementwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._special import erf
+    >>> with pure_standard():
+    ...     erf(xp, np.array([0.0, 0.5, -2.0])).round(12).tolist()
+    [0.0, 0.520499877813, -0.995322265019]
+    """
+    a = xp.abs(x)
+    # Each branch is evaluated on clamped arguments so the other's range cannot overflow.
+    small = xp.minimum(a, xp.ones_like(a))
+    u = small * small
+    inner = small * _clenshaw(u * 2.0 - 1.0, _A)
+    big = xp.clip(a, 1.0, 6.0)
+    t = ((1.0 / big) - 1.0 / 6.0) * (2.0 / (1.0 - 1.0 / 6.0)) - 1.0
+    outer = 1.0 - xp.exp(-(big * big)) * _clenshaw(t, _B)
+    outer = xp.where(a >= 6.0, xp.ones_like(a), outer)
+    r = xp.where(a <= 1.0, inner, outer)
+    return xp.where(x < 0, -r, r)
+
+
+@erf.override("torch")
+def _erf_torch(xp: Any, x: Any) -> Any:
+    import torch
+
+    return torch.special.erf(x)
+
+
+@erf.override("cupy")
+def _erf_cupy(xp: Any, x: Any) -> Any:
+    import cupyx.scipy.special
+
+    return cupyx.scipy.special.erf(x)
+
+
+@erf.override("numpy")
+def _erf_numpy(xp: Any, x: Any) -> Any:
+    try:
+        import scipy.special
+    except ImportError:  # SciPy is optional; the default is as accurate
+        return NotImplemented
+    out = scipy.special.erf(x)
+    return out if getattr(out, "shape", None) == x.shape and hasattr(out, "dtype") else (
+        NotImplemented)
