@@ -1,0 +1,54 @@
+"""The benchmark workloads behind ``portagrad bench`` (and the scripts in ``benchmarks/``).
+
+Each workload runs as portagrad, as hand-written NumPy doing the same math, and as PyTorch
+when it is importable, from the same initial weights and batches; the first steps' losses
+(or gradients) must agree before anything is timed. The code lives in the package, not in
+the top-level ``benchmarks/`` folder, so that an installed portagrad can run it.
+
+Workloads: ``mlp``, ``cnn``, ``lstm``, ``dispatch``, ``hvp``, ``memory``.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+
+from . import cnn, dispatch, hvp, lstm, memory, mlp
+from ._common import BenchmarkCheckError, Config, Result, Row, Target
+
+__all__ = ["WORKLOADS", "run_benchmarks", "Config", "Result", "Row", "Target",
+           "BenchmarkCheckError"]
+
+WORKLOADS: dict[str, Callable[[Config], Result]] = {
+    "mlp": mlp.run,
+    "cnn": cnn.run,
+    "lstm": lstm.run,
+    "dispatch": dispatch.run,
+    "hvp": hvp.run,
+    "memory": memory.run,
+}
+
+
+def run_benchmarks(names: list[str], cfg: Config,
+                   progress: Callable[[str], None] | None = None) -> tuple[list[Result], bool]:
+    """Run the named workloads in order; returns the results and whether all succeeded.
+
+    A workload that fails (an implementation raises, or the implementations disagree) is
+    reported as a result with no rows and the error in its notes; the others still run.
+    """
+    results = []
+    ok = True
+    for name in names:
+        if progress:
+            progress(f"running {name} ...")
+        try:
+            results.append(WORKLOADS[name](cfg))
+        except Exception as exc:  # reported in the table, and the command fails
+            ok = False
+            res = Result(name, f"{name} (failed)")
+            kind = "check failed" if isinstance(exc, BenchmarkCheckError) else "error"
+            res.notes.append(f"FAILED ({kind}): {type(exc).__name__}: {exc}")
+            if not isinstance(exc, BenchmarkCheckError):
+                res.notes.append(traceback.format_exc(limit=-3).strip().replace("\n", " | "))
+            results.append(res)
+    return results, ok

@@ -1,0 +1,162 @@
+"""The environment a benchmark ran in, the results table, and the JSON record."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import platform
+import sys
+from typing import Any
+
+from ._common import Config, Result
+
+__all__ = ["environment", "format_environment", "format_results", "to_json"]
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def environment(cfg: Config) -> dict[str, Any]:
+    """Versions, CPU, thread settings and the BLAS libraries in use (via threadpoolctl)."""
+    import numpy as np
+
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "cpu": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "thread_env": {k: os.environ[k] for k in (
+            "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ},
+        "backend": cfg.backend,
+    }
+    try:
+        import portagrad
+
+        env["portagrad"] = portagrad.__version__
+    except ImportError:
+        pass
+    if cfg.use_torch():
+        import torch
+
+        config = torch.__config__.show()
+        blas = [part.split("=", 1)[1] for part in config.replace(",", "\n").split()
+                if part.startswith("BLAS_INFO=")]
+        env["torch"] = {"version": torch.__version__, "threads": torch.get_num_threads(),
+                        "blas": blas[0] if blas else "unknown"}
+    if cfg.backend == "cupy":
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"]
+        env["cupy"] = {"version": cupy.__version__,
+                       "device": name.decode() if isinstance(name, bytes) else str(name)}
+    try:
+        from threadpoolctl import threadpool_info
+
+        env["threadpools"] = [
+            {k: p.get(k) for k in ("user_api", "internal_api", "version", "num_threads",
+                                    "threading_layer")}
+            | {"library": os.path.basename(p.get("filepath", ""))}
+            for p in threadpool_info()
+        ]
+    except ImportError:
+        env["threadpools"] = "threadpoolctl is not installed (pip install portagrad[bench])"
+    return env
+
+
+def format_environment(env: dict[str, Any], cfg: Config) -> str:
+    lines = [
+        f"portagrad bench: {cfg.steps} timed rounds after {cfg.warmup} warm-up, float32, "
+        f"portagrad on {cfg.backend}; every implementation runs once per round",
+        f"python {env['python']}, numpy {env['numpy']}"
+        + (f", torch {env['torch']['version']}" if "torch" in env else ", torch not installed")
+        + (f", cupy {env['cupy']['version']} on {env['cupy']['device']}" if "cupy" in env
+           else "")
+        + f"; {env['machine']}, {env['cpus']} CPUs ({env['cpu']})",
+    ]
+    threads = ", ".join(f"{k}={v}" for k, v in env["thread_env"].items()) or "no thread "\
+        "variables set"
+    lines.append(f"threads: {threads}")
+    pools = env["threadpools"]
+    if isinstance(pools, str):
+        lines.append(f"BLAS: {pools}")
+    else:
+        for p in pools:
+            lines.append(f"  {p['user_api']}: {p['internal_api']} {p['version'] or ''} "
+                         f"({p['library']}), {p['num_threads']} thread(s)")
+    if "torch" in env:
+        lines.append(f"  torch: {env['torch']['threads']} thread(s), BLAS {env['torch']['blas']}")
+    return "\n".join(lines)
+
+
+def _ratio(r: tuple[float, float, float] | None) -> str:
+    if r is None:
+        return "-"
+    return f"{r[0]:.2f} / {r[1]:.2f} / {r[2]:.2f}"
+
+
+def _value(row: Any) -> str:
+    if row.unit == "x":
+        text = f"{row.value:.2f}x"
+        if row.spread:
+            text += f" [{row.spread[0]:.2f}-{row.spread[1]:.2f}]"
+        return text
+    if row.unit == "MB":
+        return f"{row.value:.1f} MB"
+    return f"{row.value:.2f} ms" if row.value < 100 else f"{row.value:.1f} ms"
+
+
+def format_results(results: list[Result]) -> str:
+    """The table: one block per workload, then the checks and the targets."""
+    header = (f"{'workload':9s} {'variant':26s} {'median':>20s}   "
+              f"{'vs numpy min/med/max':>20s}   {'vs torch min/med/max':>20s}")
+    lines = [header, "-" * len(header)]
+    for res in results:
+        first = True
+        if not res.rows:
+            lines.append(f"{res.workload:9s} " + "; ".join(res.notes))
+        for row in res.rows:
+            lines.append(f"{res.workload if first else '':9s} {row.variant:26s} "
+                         f"{_value(row):>20s}   {_ratio(row.vs_numpy):>20s}   "
+                         f"{_ratio(row.vs_torch):>20s}")
+            first = False
+        lines.append("")
+    for res in results:
+        lines.append(f"{res.workload}: {res.title}")
+        for c in res.checks:
+            lines.append(f"  check: {c}")
+        for n in res.notes:
+            if res.rows:
+                lines.append(f"  note: {n}")
+    lines.append("")
+    lines.append("targets for portagrad (median of the per-round ratios):")
+    for res in results:
+        for t in res.targets:
+            if t.met is None:
+                mark, value = "n/a", t.note or "not measured"
+            else:
+                mark, value = ("met" if t.met else "NOT MET"), f"{t.value:.2f}"
+            lines.append(f"  {mark:8s} {t.text:52s} {value:>8s}  (<= {t.limit:g})")
+    return "\n".join(lines)
+
+
+def to_json(results: list[Result], env: dict[str, Any], cfg: Config) -> str:
+    def result_dict(res: Result) -> dict:
+        d = dataclasses.asdict(res)
+        for t, td in zip(res.targets, d["targets"]):
+            td["met"] = t.met
+        return d
+
+    return json.dumps({"config": dataclasses.asdict(cfg), "environment": env,
+                       "argv": sys.argv, "results": [result_dict(r) for r in results]},
+                      indent=2)

@@ -1,0 +1,203 @@
+"""Hessian-vector product of the MLP loss, against a plain forward + backward.
+
+Both variants of an implementation are timed in the same rounds and reported as the ratio
+HVP time / (forward + backward) time. portagrad and PyTorch differentiate the gradient
+again (double backward, ``create_graph=True``); hand-written NumPy computes the same
+product in one forward and backward pass plus Pearlmutter's R-pass (forward-over-reverse).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import mlp
+from ._common import Backend, Config, Result, Row, Target, check_close, uniform
+from ._timing import interleave, paired_ratios
+
+TITLE = "Hessian-vector product of the MLP loss / plain forward + backward"
+
+
+def direction(seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The vector ``v`` of the product: one (vW, vb) pair per layer, float32."""
+    rng = np.random.default_rng(seed + 1)
+    return [(uniform(rng, w.shape, 1.0), uniform(rng, b.shape, 1.0))
+            for w, b in mlp.problem(seed, n_batches=1).params]
+
+
+# -- hand-written NumPy -------------------------------------------------------------------
+def numpy_hvp(params: list, v: list, x: np.ndarray, t: np.ndarray) -> list:
+    """H v for the MLP cross-entropy, H the Hessian with respect to every W and b.
+
+    Forward with R-forward (R{a} = directional derivative of ``a`` along ``v``), then the
+    backward pass with its R-backward. ReLU's second derivative is zero, so the masks are
+    constants of the R-pass.
+    """
+    n_layers = len(params)
+    hs = [x]
+    rhs: list[np.ndarray | None] = [None]
+    h, rh = x, None
+    for i, ((w, b), (vw, vb)) in enumerate(zip(params, v)):
+        a = h @ w.T
+        a += b
+        ra = h @ vw.T
+        ra += vb
+        if rh is not None:
+            ra += rh @ w.T
+        if i < n_layers - 1:
+            mask = a > 0
+            a *= mask
+            ra *= mask
+        hs.append(a)
+        rhs.append(ra)
+        h, rh = a, ra
+    n = x.shape[0]
+    z = h - h.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    g = p.copy()
+    g[np.arange(n), t] -= 1.0
+    g *= np.float32(1.0 / n)
+    rg = rh - (p * rh).sum(axis=1, keepdims=True)
+    rg *= p
+    rg *= np.float32(1.0 / n)
+    out = []
+    for i in range(n_layers - 1, -1, -1):
+        (w, _), (vw, _) = params[i], v[i]
+        hin, rhin = hs[i], rhs[i]
+        rgw = rg.T @ hin
+        if rhin is not None:
+            rgw += g.T @ rhin
+        out.append((rgw, rg.sum(axis=0)))
+        if i > 0:
+            mask = hin > 0
+            new_rg = rg @ w
+            new_rg += g @ vw
+            new_rg *= mask
+            g = g @ w
+            g *= mask
+            rg = new_rg
+    out.reverse()
+    return out
+
+
+def _numpy(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    prob = mlp.problem(cfg.seed, n_batches=1)
+    params = [[w.copy(), b.copy()] for w, b in prob.params]
+    v = direction(cfg.seed)
+    x, t = prob.batches[0]
+
+    def fwd_bwd() -> Any:
+        return mlp.numpy_forward_backward(params, x, t)[1]
+
+    def hvp() -> Any:
+        return numpy_hvp(params, v, x, t)
+
+    return fwd_bwd, hvp
+
+
+# -- PyTorch ------------------------------------------------------------------------------
+def _torch(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    import torch
+
+    device = Backend(cfg.backend).torch_device()
+    prob = mlp.problem(cfg.seed, n_batches=1)
+    model = mlp.torch_model(prob, device)
+    params = [p for lin in model if isinstance(lin, torch.nn.Linear)
+              for p in (lin.weight, lin.bias)]
+    v = [torch.from_numpy(a).to(device) for pair in direction(cfg.seed) for a in pair]
+    x, t = (torch.from_numpy(a).to(device) for a in prob.batches[0])
+    xent = torch.nn.functional.cross_entropy
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def fwd_bwd() -> Any:
+        gs = torch.autograd.grad(xent(model(x), t), params)
+        sync()
+        return gs
+
+    def hvp() -> Any:
+        gs = torch.autograd.grad(xent(model(x), t), params, create_graph=True)
+        dot = sum((g * vi).sum() for g, vi in zip(gs, v))
+        hv = torch.autograd.grad(dot, params)
+        sync()
+        return hv
+
+    return fwd_bwd, hvp
+
+
+# -- portagrad ----------------------------------------------------------------------------
+def _portagrad(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    import portagrad as pg
+
+    backend = Backend(cfg.backend)
+    prob = mlp.problem(cfg.seed, n_batches=1)
+    model = mlp.portagrad_model(prob, backend)
+    params = mlp.portagrad_params(model)
+    v = [backend.asarray(a) for pair in direction(cfg.seed) for a in pair]
+    x, t = (backend.asarray(a) for a in prob.batches[0])
+    xent = pg.ops.softmax_cross_entropy
+    vsum = pg.ops.sum
+
+    def fwd_bwd() -> Any:
+        gs = pg.grad(xent(model(x), t), params)
+        backend.sync()
+        return gs
+
+    def hvp() -> Any:
+        gs = pg.grad(xent(model(x), t), params, create_graph=True)
+        dot = vsum(gs[0] * v[0])
+        for g, vi in zip(gs[1:], v[1:]):
+            dot = dot + vsum(g * vi)
+        hv = pg.grad(dot, params)
+        backend.sync()
+        return hv
+
+    return fwd_bwd, hvp
+
+
+def _flat(obj: Any) -> np.ndarray:
+    """One float64 host vector from nested lists/tuples of arrays or Variables."""
+    if isinstance(obj, (list, tuple)):
+        return np.concatenate([_flat(o) for o in obj])
+    a = getattr(obj, "array", obj)  # a portagrad Variable
+    if hasattr(a, "detach"):  # torch
+        a = a.detach().cpu().numpy()
+    elif hasattr(a, "get"):  # cupy
+        a = a.get()
+    return np.asarray(a, dtype=np.float64).ravel()
+
+
+def run(cfg: Config) -> Result:
+    builders = {"numpy": _numpy, "portagrad": _portagrad}
+    if cfg.use_torch():
+        builders = {"numpy": _numpy, "torch": _torch, "portagrad": _portagrad}
+    pairs = {impl: build(cfg) for impl, build in builders.items()}
+    result = Result("hvp", TITLE)
+    hv = {impl: _flat(hvp()) for impl, (_, hvp) in pairs.items()}
+    result.checks.append(check_close("hvp", "H v", hv, rtol=1e-3))
+    grads = {impl: _flat(fb()) for impl, (fb, _) in pairs.items()}
+    result.checks.append(check_close("hvp", "gradient", grads, rtol=1e-4))
+
+    variants = {}
+    for impl, (fb, hvp) in pairs.items():
+        variants[f"{impl} fwd+bwd"] = fb
+        variants[f"{impl} hvp"] = hvp
+    times = interleave(variants, rounds=cfg.steps, warmup=cfg.warmup)
+    has_torch = "torch" in pairs
+    for impl in pairs:
+        for kind in ("fwd+bwd", "hvp"):
+            ts = times[f"{impl} {kind}"]
+            result.rows.append(Row(
+                variant=f"{impl} {kind}", impl=impl, value=statistics.median(ts) * 1e3,
+                vs_numpy=paired_ratios(ts, times[f"numpy {kind}"]),
+                vs_torch=paired_ratios(ts, times[f"torch {kind}"]) if has_torch else None))
+    for impl in pairs:
+        lo, mid, hi = paired_ratios(times[f"{impl} hvp"], times[f"{impl} fwd+bwd"])
+        result.rows.append(Row(variant=f"{impl} hvp/(fwd+bwd)", impl=impl, value=mid,
+                               unit="x", spread=(lo, hi)))
+    pg_ratio = next(r.value for r in result.rows if r.variant == "portagrad hvp/(fwd+bwd)")
+    result.targets.append(Target("HVP / (forward+backward), portagrad", pg_ratio, 1.6))
+    return result

@@ -1,0 +1,1 @@
+"""Subcommands of the ``portagrad`` command, one module each (``add_parser``, ``run``)."""

@@ -1,0 +1,150 @@
+"""Smoke test of the benchmark workloads: a step or two each, with their agreement checks.
+
+No timing is asserted; what must hold is that every implementation of a workload runs,
+that the implementations agree (losses, gradients, Hessian-vector products) and that
+the report and the ``portagrad bench`` command are well formed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from portagrad._bench import WORKLOADS, BenchmarkCheckError, Config, run_benchmarks
+from portagrad._bench import hvp as hvp_workload
+from portagrad._bench import mlp as mlp_workload
+from portagrad._bench._common import check_close, check_losses
+from portagrad._bench._report import environment, format_results, to_json
+from portagrad._cli import bench as bench_cli
+
+HAS_TORCH = Config().use_torch()
+QUICK = Config(steps=1, warmup=0, check_steps=2, memory_repeats=1, memory_steps=2)
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "lstm", "dispatch", "hvp", "memory"])
+def test_workload_runs_and_implementations_agree(name):
+    result = WORKLOADS[name](QUICK)  # raises BenchmarkCheckError on disagreement
+    impls = {r.impl for r in result.rows}
+    assert impls == ({"numpy", "portagrad", "torch"} if HAS_TORCH else {"numpy", "portagrad"})
+    assert result.checks
+    for r in result.rows:
+        assert math.isfinite(r.value) and r.value > 0, r
+        assert r.unit in ("ms", "MB", "x")
+        if r.vs_numpy is not None:
+            assert r.vs_numpy[0] <= r.vs_numpy[1] <= r.vs_numpy[2]
+        if r.impl == "numpy" and r.unit != "x":
+            assert r.vs_numpy == (1.0, 1.0, 1.0)
+    assert result.targets
+    for t in result.targets:
+        assert t.limit > 0
+        assert (t.value is None) == (t.met is None)
+
+
+def test_training_losses_agree_with_a_fresh_numpy_run():
+    # The NumPy reference of the MLP is an independent re-derivation; check its first step
+    # against a direct float64 computation of the same loss.
+    prob = mlp_workload.problem(0)
+    x, t = prob.batches[0]
+    h = x.astype(np.float64)
+    for i, (w, b) in enumerate(prob.params):
+        h = h @ w.T.astype(np.float64) + b
+        if i < len(prob.params) - 1:
+            h = np.maximum(h, 0.0)
+    h = h - h.max(axis=1, keepdims=True)
+    expected = float(np.mean(np.log(np.exp(h).sum(axis=1)) - h[np.arange(len(t)), t]))
+    step = mlp_workload.numpy_mlp(Config())
+    assert step(0) == pytest.approx(expected, rel=1e-5)
+
+
+def test_numpy_hvp_matches_finite_differences_of_the_gradient():
+    rng = np.random.default_rng(3)
+    sizes = (5, 4, 3)
+    params = [[rng.standard_normal((o, i)), rng.standard_normal(o)]
+              for i, o in zip(sizes[:-1], sizes[1:])]
+    v = [(rng.standard_normal((o, i)), rng.standard_normal(o))
+         for i, o in zip(sizes[:-1], sizes[1:])]
+    x = rng.standard_normal((6, 5))
+    t = rng.integers(0, 3, size=6)
+    hv = hvp_workload.numpy_hvp(params, v, x, t)
+    eps = 1e-6
+
+    def grad_at(sign):
+        moved = [[w + sign * eps * vw, b + sign * eps * vb] for (w, b), (vw, vb) in
+                 zip(params, v)]
+        return mlp_workload.numpy_forward_backward(moved, x, t)[1]
+
+    plus, minus = grad_at(1.0), grad_at(-1.0)
+    for (hw, hb), (pw, pb), (mw, mb) in zip(hv, plus, minus):
+        np.testing.assert_allclose(hw, (pw - mw) / (2 * eps), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(hb, (pb - mb) / (2 * eps), rtol=1e-5, atol=1e-7)
+
+
+def test_checks_catch_disagreement_and_a_loss_that_does_not_fall():
+    ok = {"numpy": [2.0, 1.5], "portagrad": [2.0, 1.5 + 1e-6]}
+    assert "agree" in check_losses("w", ok)
+    with pytest.raises(BenchmarkCheckError, match="disagree"):
+        check_losses("w", {"numpy": [2.0, 1.5], "portagrad": [2.0, 1.6]})
+    with pytest.raises(BenchmarkCheckError, match="did not decrease"):
+        check_losses("w", {"numpy": [2.0, 2.1], "portagrad": [2.0, 2.1]})
+    with pytest.raises(BenchmarkCheckError, match="not finite"):
+        check_losses("w", {"numpy": [2.0, 1.5], "portagrad": [2.0, float("nan")]})
+    with pytest.raises(BenchmarkCheckError, match="differs"):
+        check_close("w", "H v", {"numpy": np.ones(3), "torch": np.array([1.0, 1.0, 1.1])})
+
+
+def test_without_torch_the_torch_column_is_left_out():
+    cfg = Config(steps=1, warmup=0, torch=False)
+    results, ok = run_benchmarks(["dispatch"], cfg)
+    assert ok
+    (res,) = results
+    assert {r.impl for r in res.rows} == {"numpy", "portagrad"}
+    assert all(r.vs_torch is None for r in res.rows)
+    (target,) = res.targets
+    assert target.met is None and "not installed" in target.note
+    assert "n/a" in format_results(results)
+
+
+def test_a_failing_workload_is_reported_and_the_others_still_run(monkeypatch):
+    def broken(cfg):
+        raise BenchmarkCheckError("mlp: portagrad losses disagree")
+
+    monkeypatch.setitem(WORKLOADS, "mlp", broken)
+    results, ok = run_benchmarks(["mlp", "dispatch"], Config(steps=1, warmup=0,
+                                                              torch=False))
+    assert not ok
+    assert [r.workload for r in results] == ["mlp", "dispatch"]
+    assert results[0].rows == [] and "check failed" in results[0].notes[0]
+    assert results[1].rows
+
+
+def test_bench_command_prints_the_table_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    rc = bench_cli.main(["--workloads", "dispatch", "--steps", "1", "--warmup", "0",
+                         "--json", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "dispatch" in text and "vs numpy min/med/max" in text
+    assert "threads:" in text and "targets for portagrad" in text
+    data = json.loads(out.read_text())
+    assert data["config"]["steps"] == 1
+    (res,) = data["results"]
+    assert res["workload"] == "dispatch"
+    assert {r["impl"] for r in res["rows"]} >= {"numpy", "portagrad"}
+    assert "met" in res["targets"][0]
+
+
+def test_bench_command_rejects_unknown_workloads(capsys):
+    assert bench_cli.main(["--workloads", "mlp,nope"]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_environment_names_threads_and_blas():
+    env = environment(Config(torch=False))
+    assert env["numpy"] == np.__version__
+    pools = env["threadpools"]
+    if not isinstance(pools, str):
+        assert any(p["user_api"] == "blas" for p in pools)
+    assert json.loads(to_json([], env, Config()))["environment"]["numpy"] == np.__version__
