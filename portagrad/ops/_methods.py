@@ -64,29 +64,62 @@ def _to_device(self: Variable, device: Any, /, *, stream: Any = None) -> Variabl
     return to_device(self, device)
 
 
-def _astype(self: Variable, dtype: Any) -> Variable:
-    from ._shape import astype
+def _astype(self: Variable, dtype: Any, /, *, copy: bool = True,
+            device: Any = None) -> Variable:
+    from ._complex import astype
 
-    return astype(self, dtype)
+    return astype(self, dtype, copy=copy, device=device)
+
+
+def _dlpack(self: Variable, /, *, stream: Any = None, max_version: Any = None,
+            dl_device: Any = None, copy: bool | None = None) -> Any:
+    # Only the arguments given are passed on: older producers accept only ``stream``.
+    kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                ("dl_device", dl_device), ("copy", copy)) if v is not None}
+    return self.array.__dlpack__(**kwargs)
+
+
+def _dlpack_device(self: Variable, /) -> Any:
+    return self.array.__dlpack_device__()
+
+
+def _bitwise(name: str) -> Any:
+    def fn(a: Any, b: Any) -> Variable:
+        from . import _bitwise as B
+
+        return getattr(B, name)(a, b)
+
+    return fn
+
+
+def _invert(self: Variable) -> Variable:
+    from ._bitwise import bitwise_invert
+    from ._nondiff import logical_not
+
+    if self.xp.isdtype(self.array.dtype, "bool"):
+        return logical_not(self)
+    return bitwise_invert(self)
+
+
+def _inplace(fn: Any) -> Any:
+    def method(self: Variable, other: Any) -> Any:
+        # Functional: ``x += y`` rebinds ``x`` to a new Variable. The old one, which the
+        # graph may still need, is left unchanged, so gradients stay correct.
+        return fn(self, other)
+
+    return method
 
 
 def _mod(a: Any, b: Any) -> Variable:
-    from ._nondiff import floor
+    from ._std_extra import remainder
 
-    a_, b_ = a, b
-    return E.subtract(a_, E.multiply(b_, floor(E.divide(a_, b_))))
+    return remainder(a, b)
 
 
 def _floordiv(a: Any, b: Any) -> Variable:
-    return N.floor(E.divide(a, b)) if _is_float(a, b) else N._make_binary(
-        "floor_divide", "", "")(a, b)
+    from ._bitwise import floor_divide
 
-
-def _is_float(*xs: Any) -> bool:
-    for x in xs:
-        if isinstance(x, Variable):
-            return x.xp.isdtype(x.array.dtype, ("real floating", "complex floating"))
-    return True
+    return floor_divide(a, b)
 
 
 METHODS = {
@@ -103,6 +136,17 @@ METHODS = {
     "__gt__": _binop(N.greater), "__ge__": _binop(N.greater_equal),
     "__eq__": _binop(N.equal), "__ne__": _binop(N.not_equal),
     "__getitem__": getitem, "__setitem__": _setitem, "__iter__": _iter,
+    "__and__": _binop(_bitwise("bitwise_and")),
+    "__rand__": _binop(_r(_bitwise("bitwise_and"))),
+    "__or__": _binop(_bitwise("bitwise_or")), "__ror__": _binop(_r(_bitwise("bitwise_or"))),
+    "__xor__": _binop(_bitwise("bitwise_xor")),
+    "__rxor__": _binop(_r(_bitwise("bitwise_xor"))),
+    "__lshift__": _binop(_bitwise("bitwise_left_shift")),
+    "__rlshift__": _binop(_r(_bitwise("bitwise_left_shift"))),
+    "__rshift__": _binop(_bitwise("bitwise_right_shift")),
+    "__rrshift__": _binop(_r(_bitwise("bitwise_right_shift"))),
+    "__invert__": _invert,
+    "__dlpack__": _dlpack, "__dlpack_device__": _dlpack_device,
     "to_device": _to_device, "astype": _astype,
     "sum": lambda self, axis=None, keepdims=False: R.sum(self, axis=axis, keepdims=keepdims),
     "mean": lambda self, axis=None, keepdims=False: R.mean(self, axis=axis, keepdims=keepdims),
@@ -111,6 +155,11 @@ METHODS = {
     "reshape": lambda self, *shape: reshape(
         self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape),
 }
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+            "xor", "lshift", "rshift"):
+    METHODS[f"__i{_op}__"] = _inplace(METHODS[f"__{_op}__"])
 
 
 def install() -> None:
