@@ -84,3 +84,12 @@ def test_checkpoints_resume_every_rank_from_the_same_intact_step(features):
     np.testing.assert_array_equal(features["ckpt/v_equal"], [0.0, 0.0])
     np.testing.assert_array_equal(features["ckpt/t"], [3, 3])
     np.testing.assert_array_equal(features["ckpt/kept"], [3, 5])  # keep=2
+
+
+@pytest.mark.parametrize("case", ["mixed", "transposed"])
+def test_gradients_in_any_memory_layout_are_averaged_exactly(features, case):
+    base = np.arange(12.0).reshape(3, 4)
+    expected = [base * 1.5 + step for step in range(3)]
+    np.testing.assert_array_equal(features[f"layout/{case}"], expected)
+    # Stored transposed only where every rank's gradient arrived transposed.
+    assert bool(features[f"layout/{case}/stored_transposed"]) == (case == "transposed")

@@ -111,6 +111,20 @@ if "torch" in spaces:
     res["torch/grad"] = tw.grad.numpy()
     tdp.close()
 
+# -- gradient layouts: transposed (F-ordered) gradients ------------------------------------
+for case in ("mixed", "transposed"):
+    m = pg.Variable(np.zeros((3, 4)))
+    sync = DataParallel([m], comm, mode="packed").synchronizer
+    got = []
+    for step in range(3):
+        g = np.arange(12.0).reshape(3, 4) * (r + 1) + step
+        m.grad = np.asfortranarray(g) if case == "transposed" or r == 0 else g
+        sync.synchronize()
+        got.append(m.grad.copy())
+    res[f"layout/{case}"] = np.array(got)
+    res[f"layout/{case}/stored_transposed"] = np.array(sync.buckets[0].transposed[0])
+    sync.close()
+
 # -- checkpoints: only rank 0 sees the folder ---------------------------------------------
 folder = os.path.join(out, "ckpt") if r == 0 else os.path.join(out, f"absent-{r}")
 model = pg.nn.Linear(3, 2)
