@@ -50,7 +50,10 @@ def write_tensors(f: BinaryIO, tensors: dict[str, np.ndarray], metadata: dict[st
     prepared = []
     for name, a in tensors.items():
         code = dtype_code(a.dtype)
-        a = np.ascontiguousarray(a, dtype=DTYPES[code])
+        # (not ascontiguousarray: it turns 0-d arrays into 1-d ones)
+        a = np.asarray(a, dtype=DTYPES[code])
+        if not a.flags.c_contiguous:
+            a = a.copy(order="C")
         n = a.nbytes
         header[name] = {"dtype": code, "shape": list(a.shape),
                         "data_offsets": [offset, offset + n]}

@@ -51,5 +51,14 @@ from ._layers import Softplus as Softplus
 from ._layers import Softsign as Softsign
 from ._layers import Tanh as Tanh
 from ._module import Module as Module
+from ._norm_rnn import GRU as GRU
+from ._norm_rnn import LSTM as LSTM
+from ._norm_rnn import BatchNorm as BatchNorm
+from ._norm_rnn import BatchNorm1d as BatchNorm1d
+from ._norm_rnn import BatchNorm2d as BatchNorm2d
+from ._norm_rnn import GroupNorm as GroupNorm
+from ._norm_rnn import GRUCell as GRUCell
+from ._norm_rnn import LayerNorm as LayerNorm
+from ._norm_rnn import LSTMCell as LSTMCell
 from ._parameter import UNINITIALIZED as UNINITIALIZED
 from ._parameter import Parameter as Parameter

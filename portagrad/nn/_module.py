@@ -173,7 +173,7 @@ class Module:
         for name, p in self.named_parameters():
             out[name] = p.array if p.array is not None else UNINITIALIZED
         for name, b in self.named_buffers(persistent_only=True):
-            out[name] = b
+            out[name] = b if b is not None else UNINITIALIZED
         return out
 
     def load_state_dict(self, state: dict[str, Any], strict: bool = True) -> None:

@@ -58,7 +58,8 @@ def test_nested_state_with_json_values(tmp_path):
     state = {"model": {"w": np.ones((2, 2), np.float64)}, "step": 3, "name": "x",
              "ratio": 0.5, "nothing": None, "flags": [True, False],
              "inf": float("inf"), "seq": [np.arange(2), {"k": np.zeros((), np.bool_)}],
-             "big": 2**70}
+             "big": 2**70, "scalar": np.array(2.5, np.float32),
+             "empty": np.zeros((0, 3), np.int8), "strided": np.arange(10.0)[::3]}
     pg.io.save(path, state)
     got = pg.io.load(path)
     assert got["step"] == 3 and got["name"] == "x" and got["nothing"] is None
@@ -67,6 +68,9 @@ def test_nested_state_with_json_values(tmp_path):
     np.testing.assert_array_equal(got["model"]["w"], state["model"]["w"])
     np.testing.assert_array_equal(got["seq"][0], [0, 1])
     assert got["seq"][1]["k"].dtype == np.bool_
+    assert got["scalar"].shape == () and got["scalar"] == np.float32(2.5)
+    assert got["empty"].shape == (0, 3)
+    np.testing.assert_array_equal(got["strided"], [0.0, 3.0, 6.0, 9.0])
 
 
 def test_loaded_arrays_are_writable(tmp_path):

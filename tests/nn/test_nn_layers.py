@@ -125,3 +125,20 @@ def test_flatten_sequential_modulelist(backend):
 def test_repr_shows_structure():
     net = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
     assert repr(net) == "Sequential(\n  (0): Linear(2, 3, bias=True)\n  (1): ReLU()\n)"
+
+
+def test_pooling_modules(backend, rng):
+    x = rng.normal(size=(1, 2, 4, 4))
+    mx = pg.xp.to_numpy(nn.MaxPool2d(2)(backend.asarray(x)).array)
+    av = pg.xp.to_numpy(nn.AvgPool2d(2)(backend.asarray(x)).array)
+    blocks = x.reshape(1, 2, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 2, 2, 2, 4)
+    np.testing.assert_allclose(mx, blocks.max(-1))
+    np.testing.assert_allclose(av, blocks.mean(-1), rtol=1e-12)
+
+
+def test_gelu_module(rng):
+    import math
+
+    x = rng.normal(size=5)
+    ref = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    np.testing.assert_allclose(nn.GELU()(x).array, ref, rtol=1e-10)
