@@ -32,6 +32,10 @@ def _(ctx: Any, gy: Variable) -> tuple:
 @primitive(saves="none")
 def _getitem_basic_grad(xp: Any, gy: Any, key: tuple, shape: tuple) -> Any:
     out = xp.zeros(shape, dtype=gy.dtype, device=gy.device)
+    if any(k is None for k in key):
+        # The standard's setitem takes no None: drop the new axes (all of length 1) of gy.
+        key = tuple(k for k in key if k is not None)
+        gy = xp.reshape(gy, out[key].shape)
     out[key] = gy
     return out
 
@@ -260,8 +264,8 @@ def _check_basic(x: Variable, keys: tuple) -> None:
             n = shape[pos]
             i = k.__index__()
             if not -n <= i < n:
-                raise IndexError(f"getitem(key): index {i} is out of bounds for axis {pos} "
-                                 f"with size {n}")
+                raise IndexError(f"getitem(key): expected an index in [{-n}, {n}) for axis "
+                                 f"{pos}, got {i} (out of bounds)")
         pos += 1
 
 

@@ -33,7 +33,8 @@ def _(ctx: Any, gy: Variable) -> tuple:
         # y[..., m] = a[n] @ b[..., n, m]
         g2 = _reshape(gy, shape=(*gy.shape[:-1], 1, gy.shape[-1]))
         if e[0] is not None:
-            ga = sum_to(reshape(_matmul(g2, matrix_transpose(b)), (-1, sa[0])), sa)
+            # (..., 1, n) sums to (n,) directly; reshape(-1, n) is ambiguous when n == 0.
+            ga = sum_to(_matmul(g2, matrix_transpose(b)), sa)
         if e[1] is not None:
             gb = sum_to(_matmul(_reshape(a, shape=(sa[0], 1)), g2), sb)
         return ga, gb
@@ -43,7 +44,8 @@ def _(ctx: Any, gy: Variable) -> tuple:
         if e[0] is not None:
             ga = sum_to(_matmul(g2, _reshape(b, shape=(1, sb[0]))), sa)
         if e[1] is not None:
-            gb = sum_to(reshape(_matmul(matrix_transpose(a), g2), (-1, sb[0])), sb)
+            m = _matmul(matrix_transpose(a), g2)
+            gb = sum_to(_reshape(m, shape=tuple(m.shape[:-1])), sb)
         return ga, gb
     if e[0] is not None:
         ga = _matmul(gy, matrix_transpose(b))
