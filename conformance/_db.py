@@ -32,25 +32,44 @@ class OpRecord:
     ref
         Float64 NumPy reference of the forward, called with NumPy arrays.
     sample
-        Draws host (NumPy float64) arguments inside the op's smooth domain.
+        Draws host (NumPy float64) arguments inside the op's smooth domain from a NumPy
+        generator; under hypothesis the generator's seed is drawn. Optional when
+        ``strategy`` is given.
     diff
-        Positions of the differentiable arguments (default: every floating argument).
+        Positions of the differentiable arguments (default: every floating argument);
+        other floating arguments are held constant.
     order
         Highest order of derivative to check.
     dtypes
         Floating dtypes the op supports.
     tol
-        (atol, rtol) of the forward comparison per dtype.
+        (atol, rtol) of the forward comparison per dtype (also of fast path against
+        pure-standard path).
+    grad_tol
+        (atol, rtol) of the first-order check in float64; order ``k`` scales both by
+        ``10 ** (k - 1)``.
     errors
-        ``(make_args, error_type)`` pairs: arguments drawn by ``make_args(rng)`` must raise.
+        ``(make_args, error_type)`` pairs: arguments drawn by ``make_args(rng)`` must raise
+        ``error_type`` (a portagrad error, or a tuple of them).
     strategy
-        Optional hypothesis strategy factory replacing ``sample`` for property runs.
+        Optional ``strategy(S) -> SearchStrategy[tuple]`` of host arguments, given a
+        :class:`conformance._strategies.Strategies` of the namespace under test; replaces
+        ``sample`` for property runs.
+    covers
+        Further public names this record checks (aliases, in-place variants).
+    eps
+        Finite-difference step.
+    grad_tol_float32
+        (atol, rtol) of the first-order check on devices without float64, where float32
+        gradients are compared with float64 differences on the host.
+    skip
+        ``{namespace: reason}``: namespaces the op does not support, with the reason.
     """
 
     name: str
     fn: Callable[..., Any]
     ref: Callable[..., Any] | None
-    sample: Sample
+    sample: Sample | None = None
     diff: tuple[int, ...] | None = None
     order: int = 3
     dtypes: tuple[str, ...] = ("float32", "float64")
@@ -60,6 +79,27 @@ class OpRecord:
     errors: list[tuple[Sample, type]] = dataclasses.field(default_factory=list)
     strategy: Callable[..., Any] | None = None
     covers: tuple[str, ...] = ()
+    eps: float = 1e-3
+    grad_tol_float32: tuple[float, float] = (2e-3, 2e-2)
+    skip: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.sample is None and self.strategy is None:
+            raise ValueError(f"OpRecord({self.name!r}): expected sample= or strategy=, got "
+                             f"neither")
+
+    def args_strategy(self, strategies: Any) -> Any:
+        """The hypothesis strategy of host arguments, in the namespace of ``strategies``."""
+        if self.strategy is not None:
+            return self.strategy(strategies)
+        return strategies.seeded(self.sample)
+
+    def diff_positions(self, host_args: tuple) -> tuple[int, ...]:
+        """Positions of the arguments to differentiate for these arguments."""
+        if self.diff is not None:
+            return tuple(self.diff)
+        return tuple(i for i, a in enumerate(host_args)
+                     if isinstance(a, np.ndarray) and a.dtype.kind == "f")
 
     def __repr__(self) -> str:
         return f"OpRecord({self.name!r})"

@@ -1,103 +1,92 @@
-"""The conformance checks over every record, on the selected backends."""
+"""The conformance checks over every record, on the selected namespaces.
+
+One test per namespace x op x check that applies; a failure prints the shrunk arguments
+and a reproduction (shell command and Python snippet).
+"""
 
 from __future__ import annotations
-
-import inspect
 
 import numpy as np
 import pytest
 
 import portagrad as pg
-from conformance import NON_DIFFERENTIABLE, all_records
-from conformance._backends import BACKENDS, available, selected_backends
-from portagrad.gradcheck import check_grads
-from portagrad.xp import to_numpy
+from conformance import NON_DIFFERENTIABLE, all_records, run_check
+from conformance._backends import available, get_backend, selected_backends
+from conformance._checks import CHECKS, applies
+from conformance._coverage import missing_records, public_ops
+from conformance._fastpath import FAST_PATH_HITS
+from portagrad.xp import KERNELS
 
 RECORDS = all_records()
-SEEDS = (0, 1, 2)
 
 
-def _backends():
+def _namespaces(config) -> list:
     out = []
-    for name in selected_backends():
+    for name in selected_backends(config.getoption("namespace")):
         marks = [] if available(name) else [pytest.mark.skip(reason=f"{name} not installed")]
         out.append(pytest.param(name, marks=marks, id=name))
     return out
 
 
-def _host(out):
-    if isinstance(out, (tuple, list)):
-        return [_host(o) for o in out]
-    return to_numpy(out.array if isinstance(out, pg.Variable) else out)
+def pytest_generate_tests(metafunc):
+    if "namespace" not in metafunc.fixturenames:
+        return
+    namespaces = _namespaces(metafunc.config)
+    if "check" not in metafunc.fixturenames:
+        metafunc.parametrize("namespace", namespaces)
+        return
+    cases = []
+    for ns in namespaces:
+        (name,) = ns.values
+        backend = get_backend(name)
+        for record in RECORDS:
+            for check in CHECKS:
+                if not available(name) or applies(record, backend, check):
+                    cases.append(pytest.param(name, record, check, marks=ns.marks,
+                                              id=f"{name}-{record.name}-{check}"))
+    metafunc.parametrize(("namespace", "record", "check"), cases)
 
 
-def _args(record, backend, seed, dtype="float64"):
-    rng = np.random.default_rng(seed)
-    host = record.sample(rng)
-    cast = tuple(h.astype(dtype) if isinstance(h, np.ndarray) and h.dtype.kind == "f" else h
-                 for h in host)
-    return host, tuple(BACKENDS[backend].put(h) for h in cast)
-
-
-@pytest.mark.parametrize("backend", _backends())
-@pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.name)
-def test_forward_matches_reference(record, backend):
-    for seed in SEEDS:
-        for dtype in record.dtypes:
-            host, args = _args(record, backend, seed, dtype)
-            got = _host(record.fn(*args))
-            want = record.ref(*host)
-            atol, rtol = record.tol[dtype]
-            if isinstance(want, (tuple, list)):
-                assert len(got) == len(want)
-                pairs = list(zip(got, want))
-            else:
-                pairs = [(got, want)]
-            for g, w in pairs:
-                w = np.asarray(w)
-                assert g.shape == w.shape, f"{record.name}: shape {g.shape} != {w.shape}"
-                assert str(g.dtype) == dtype or not np.issubdtype(w.dtype, np.floating)
-                np.testing.assert_allclose(g, w.astype(g.dtype), atol=atol, rtol=rtol,
-                                           err_msg=f"{record.name} seed={seed} {dtype}")
-
-
-@pytest.mark.parametrize("backend", _backends())
-@pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.name)
-def test_gradients_to_every_order(record, backend):
-    for seed in SEEDS:
-        _, args = _args(record, backend, seed)
-        check_grads(record.fn, args, order=record.order, seed=seed,
-                    atol=record.grad_tol[0], rtol=record.grad_tol[1])
-
-
-@pytest.mark.parametrize("backend", _backends())
-@pytest.mark.parametrize("record", [r for r in RECORDS if r.errors], ids=lambda r: r.name)
-def test_error_inputs_raise(record, backend):
-    rng = np.random.default_rng(0)
-    for make, err in record.errors:
-        args = tuple(BACKENDS[backend].put(a) if isinstance(a, np.ndarray) else a
-                     for a in make(rng))
-        with pytest.raises(err) as info:
-            record.fn(*args)
-        assert isinstance(info.value, pg.PortagradError), (
-            f"{record.name}: raised {type(info.value).__name__}, not a portagrad error")
-
-
-def _public_ops():
-    names = []
-    for name, obj in vars(pg.ops).items():
-        if name.startswith("_") or not callable(obj) or inspect.ismodule(obj):
-            continue
-        if inspect.isclass(obj):
-            continue
-        names.append(name)
-    return sorted(names)
+def test_op(namespace, record, check):
+    outcome = run_check(record, namespace, check)
+    if outcome.status == "fail":
+        pytest.fail(outcome.describe(), pytrace=False)
+    if outcome.status == "skip":
+        pytest.skip(f"not supported on this namespace: {outcome.message}")
+    if outcome.status == "n/a":
+        pytest.skip("no drawn argument exercised a fast path of this namespace")
 
 
 def test_every_public_op_has_a_record():
-    registered = {r.name for r in RECORDS} | {c for r in RECORDS for c in r.covers}
-    missing = [n for n in _public_ops() if n not in registered and n not in NON_DIFFERENTIABLE]
-    assert not missing, f"ops without a conformance record: {missing}"
+    missing = missing_records(public_ops(), RECORDS, NON_DIFFERENTIABLE)
+    assert not missing, (
+        f"public ops of portagrad.ops without a conformance record: {missing}. Register an "
+        f"OpRecord in conformance/records/<family>.py, or add the name to "
+        f"conformance.NON_DIFFERENTIABLE if it has no gradient")
+
+
+def test_every_record_names_a_public_op():
+    public = set(public_ops())
+    named = {r.name for r in RECORDS} | {c for r in RECORDS for c in r.covers}
+    stale = sorted(named - public)
+    assert not stale, f"records of names that portagrad.ops does not export: {stale}"
+
+
+def test_every_fast_path_is_exercised(namespace):
+    """Each registered fast path of the namespace runs under some record (and was then
+    compared with its pure-standard default by the fastpath check)."""
+    lib = get_backend(namespace).name
+    wanted = {name for name, k in KERNELS.items() if lib in k.overrides}
+    if wanted - FAST_PATH_HITS.get(namespace, set()):
+        # The fastpath tests did not run in this session (deselected): run them here.
+        for record in RECORDS:
+            outcome = run_check(record, namespace, "fastpath")
+            if outcome.status == "fail":
+                pytest.fail(outcome.describe(), pytrace=False)
+    unexercised = sorted(wanted - FAST_PATH_HITS.get(namespace, set()))
+    assert not unexercised, (
+        f"{lib} fast paths that no record's arguments reach, so none is compared with the "
+        f"pure-standard path: {unexercised}")
 
 
 _BINARY_PREDICATES = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
