@@ -169,7 +169,7 @@ class GradientSynchronizer:
 
     # -- layout ---------------------------------------------------------------------------
     def _build(self, cap: float) -> list[_Bucket]:
-        buckets: list[_Bucket] = []
+        keyed = []
         for v in reversed(self.params):
             dtype = np.dtype(dtype_of(v.array))
             if is_cupy(v.array):
@@ -177,6 +177,15 @@ class GradientSynchronizer:
                     "cuda" if mpi_cuda_aware() else "host")
             else:
                 kind = "host"
+            keyed.append((dtype, kind, v))
+        if cap == float("inf"):
+            # Packed: one buffer per (dtype, memory) kind, whatever the parameter order.
+            first = {}
+            for dtype, kind, _ in keyed:
+                first.setdefault((dtype.str, kind), len(first))
+            keyed.sort(key=lambda e: first[(e[0].str, e[1])])
+        buckets: list[_Bucket] = []
+        for dtype, kind, v in keyed:
             b = buckets[-1] if buckets else None
             if b is None or b.dtype != dtype or b.kind != kind or b.nbytes >= cap:
                 b = _Bucket(len(buckets), dtype, kind)
