@@ -41,8 +41,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     array([1., 2.])
     """
     if isinstance(obj, Variable):
+        if copy is False and dtype is not None and dtype != obj.dtype:
+            raise ValueError(f"asarray(copy): expected copy=None or True to cast dtype "
+                             f"{obj.dtype} to {dtype}, got copy=False")
         if (dtype is None or dtype == obj.dtype) and (device is None or device == obj.device):
-            return obj
+            return _copy(obj) if copy else obj
         from ._complex import astype
 
         out = astype(obj, dtype) if dtype is not None else obj
@@ -62,6 +65,16 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     if copy is not None:
         kwargs["copy"] = copy
     return wrap(xp.asarray(obj, **kwargs), xp)
+
+
+@primitive(saves="none")
+def _copy(xp: Any, x: Any) -> Any:
+    return xp.asarray(x, copy=True)
+
+
+@_copy.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    return (gy,)
 
 
 def _holds_variables(obj: Any) -> bool:

@@ -16,9 +16,9 @@ __all__: list[str] = []
 
 
 def _make_unary(name: str, doc: str, example: str) -> Callable[..., Variable]:
-    def op(x: Any, /, **kwargs: Any) -> Variable:
+    def op(x: Any, /) -> Variable:
         v = var(x, name)
-        return wrap(ensure_array(v.xp, getattr(v.xp, name)(v.array, **kwargs)), v.xp)
+        return wrap(ensure_array(v.xp, getattr(v.xp, name)(v.array)), v.xp)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"{doc} No gradient flows through the result.\n\n    Examples\n    --------\n"
@@ -57,8 +57,6 @@ _UNARY = {
                  "pg.ops.isfinite(np.array([1.0])).array\n    array([ True])"),
     "logical_not": ("Elementwise logical NOT.",
                     "pg.ops.logical_not(np.array([True])).array\n    array([False])"),
-    "argsort": ("Indices that sort ``x`` along ``axis``.",
-                "pg.ops.argsort(np.array([3.0, 1.0])).array\n    array([1, 0])"),
 }
 
 _BINARY = {
@@ -139,4 +137,19 @@ def sort(x: Any, /, *, axis: int = -1, descending: bool = False,
     return take_along_axis(v, order, axis=axis)
 
 
-__all__ += ["argmax", "argmin", "sort"]
+def argsort(x: Any, /, *, axis: int = -1, descending: bool = False,
+            stable: bool = True) -> Variable:
+    """Indices that sort ``x`` along ``axis``. No gradient flows through the result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.argsort(np.array([3.0, 1.0])).array
+    array([1, 0])
+    """
+    v = var(x, "argsort")
+    return wrap(v.xp.argsort(v.array, axis=axis, descending=descending, stable=stable), v.xp)
+
+
+__all__ += ["argmax", "argmin", "argsort", "sort"]
