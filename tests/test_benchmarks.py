@@ -148,3 +148,25 @@ def test_environment_names_threads_and_blas():
     if not isinstance(pools, str):
         assert any(p["user_api"] == "blas" for p in pools)
     assert json.loads(to_json([], env, Config()))["environment"]["numpy"] == np.__version__
+
+
+def test_profile_tells_blas_numpy_loops_and_python_apart():
+    from portagrad._bench.profile import _classify
+
+    top = ["step (portagrad/_bench/mlp.py:176)", "linear (portagrad/ops/_nn_connection.py:49)",
+           "_matmul (portagrad/ops/_linalg.py:19)"]
+    assert _classify(top + ["sgemm_kernel_HASWELL (libscipy_openblas64_-32a4b2a6.so)"]) == (
+        "BLAS", "portagrad/ops", "ops/_linalg.py:_matmul")
+    loop = "execute_ufunc_loop (numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so)"
+    assert _classify(top + [loop])[0] == "NumPy C"
+    assert _classify(top + ["0x7f25a8c4524a (libc.so.6)"])[0] == "libc/kernel"
+    assert _classify(top[:2] + ["apply (portagrad/tape/_node.py:197)"]) == (
+        "Python", "portagrad/tape", "tape/_node.py:apply")
+
+
+def test_cprofile_fallback_names_the_workload():
+    from portagrad._bench.profile import cprofile_text
+
+    text = cprofile_text("dispatch", Config(warmup=0), steps=1, top=3)
+    assert text.startswith("dispatch / portagrad:")
+    assert len(text.splitlines()) == 4

@@ -40,8 +40,10 @@ def configure(p: argparse.ArgumentParser, workloads: list[str]) -> None:
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
     p.add_argument("--profile", action="store_true",
-                   help="after the table, cProfile portagrad's variant of each workload")
-    p.add_argument("--profile-steps", type=int, default=10, help="steps profiled (default 10)")
+                   help="after the table, profile the portagrad and NumPy variants of each "
+                        "workload (py-spy when installed, else cProfile)")
+    p.add_argument("--profile-steps", type=int, default=None,
+                   help="steps profiled (default: a few seconds' worth per workload)")
     p.add_argument("--seed", type=int, default=0, help="seed of weights and batches")
 
 
