@@ -6,6 +6,7 @@ an unhandled exception on any rank aborts the whole job.
 """
 
 from ._async import ParameterServerSGD as ParameterServerSGD
+from ._batchnorm import MultiNodeBatchNorm as MultiNodeBatchNorm
 from ._batchnorm import allreduce_sum as allreduce_sum
 from ._batchnorm import multi_node_batch_norm as multi_node_batch_norm
 from ._batchnorm import multi_node_batch_statistics as multi_node_batch_statistics

@@ -11,13 +11,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._errors import ShapeError
+from ..nn import BatchNorm
 from ..ops import reshape, sqrt
 from ..ops import sum as _sum
 from ..ops._core import var
 from ..tape import Variable, primitive
 from ._comm import Communicator
 
-__all__ = ["allreduce_sum", "multi_node_batch_statistics", "multi_node_batch_norm"]
+__all__ = ["allreduce_sum", "multi_node_batch_statistics", "multi_node_batch_norm",
+           "MultiNodeBatchNorm"]
 
 
 @primitive("allreduce_sum", saves="none")
@@ -75,12 +78,15 @@ def multi_node_batch_statistics(x: Any, comm: Communicator,
 
 
 def multi_node_batch_norm(x: Any, gamma: Any, beta: Any, comm: Communicator, *,
-                          eps: float = 2e-5, axis: tuple[int, ...] | None = None) -> Variable:
+                          eps: float = 2e-5, axis: tuple[int, ...] | None = None,
+                          return_statistics: bool = False) -> Any:
     """Batch normalization with statistics over the union of all ranks' batches.
 
     Equal to normalizing the concatenated batch in one process, and so independent of how
-    many ranks the batch is spread over. ``gamma`` and ``beta`` have the shape of the
-    statistics (the channel axis, by default axis 1).
+    many ranks the batch is spread over. ``gamma`` and ``beta`` (``None`` for 1 and 0)
+    have the shape of the statistics (the channel axis, by default axis 1). With
+    ``return_statistics``, returns ``(y, mean, var, n)`` (see
+    :func:`multi_node_batch_statistics`).
 
     Examples
     --------
@@ -96,9 +102,69 @@ def multi_node_batch_norm(x: Any, gamma: Any, beta: Any, comm: Communicator, *,
     x = var(x, "multi_node_batch_norm", "x")
     if axis is None:
         axis = (0, *range(2, x.ndim))
-    mean, variance, _ = multi_node_batch_statistics(x, comm, axis)
+    mean, variance, n = multi_node_batch_statistics(x, comm, axis)
     shape = tuple(1 if a in axis else d for a, d in enumerate(x.shape))
-    inv = 1.0 / sqrt(variance + eps)
-    g = var(gamma, "multi_node_batch_norm", "gamma")
-    b = var(beta, "multi_node_batch_norm", "beta")
-    return (x - reshape(mean, shape)) * reshape(inv * g, shape) + reshape(b, shape)
+    scale = 1.0 / sqrt(variance + eps)
+    if gamma is not None:
+        scale = scale * var(gamma, "multi_node_batch_norm", "gamma")
+    y = (x - reshape(mean, shape)) * reshape(scale, shape)
+    if beta is not None:
+        y = y + reshape(var(beta, "multi_node_batch_norm", "beta"), shape)
+    return (y, mean, variance, n) if return_statistics else y
+
+
+class MultiNodeBatchNorm(BatchNorm):
+    """:class:`portagrad.nn.BatchNorm` whose training statistics span every rank's batch.
+
+    In training mode, the mean and variance are those of the union of the ranks' batches
+    (two allreduces forward, two backward), and so are the running statistics; evaluation
+    uses the running statistics like :class:`~portagrad.nn.BatchNorm`. Every rank must
+    call it the same number of times.
+
+    Parameters
+    ----------
+    comm
+        The communicator.
+    num_features, eps, momentum, affine
+        As :class:`portagrad.nn.BatchNorm`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.parallel import MultiNodeBatchNorm, create_communicator
+    >>> bn = MultiNodeBatchNorm(create_communicator(), 2)
+    >>> bn(np.array([[1.0, 2.0], [3.0, 6.0]])).shape
+    (2, 2)
+    """
+
+    def __init__(self, comm: Communicator, num_features: int | None = None,
+                 eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 **kwargs: Any) -> None:
+        super().__init__(num_features, eps, momentum, affine, **kwargs)
+        self.comm = comm
+
+    def forward(self, x: Any) -> Any:
+        if not self.training:
+            return super().forward(x)
+        from ..ops import BatchNormState
+
+        x = var(x, type(self).__name__)
+        if x.ndim < 2:
+            raise ShapeError(f"{type(self).__name__}(x): expected (N, C, ...), got shape "
+                             f"{x.shape}")
+        if self.num_features is None:
+            self.num_features = int(x.shape[1])
+        for p in (self.gamma, self.beta):
+            if p is not None and p.array is None:
+                p.initialize((self.num_features,), like=x)
+        if self.running_mean is None:
+            self._init_buffers(x)
+        y, mean, variance, n = multi_node_batch_norm(
+            x, self.gamma, self.beta, self.comm, eps=self.eps, return_statistics=True)
+        state = BatchNormState(self.running_mean, self.running_var, momentum=self.momentum,
+                               num_batches=int(self.num_batches))
+        state.update(mean.array, variance.array * (n / max(n - 1, 1)))
+        self.running_mean, self.running_var = state.mean, state.var
+        self.num_batches = x.xp.asarray(state.num_batches, dtype=x.xp.int64,
+                                        device=x.array.device)
+        return y

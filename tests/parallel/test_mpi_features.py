@@ -93,3 +93,22 @@ def test_gradients_in_any_memory_layout_are_averaged_exactly(features, case):
     np.testing.assert_array_equal(features[f"layout/{case}"], expected)
     # Stored transposed only where every rank's gradient arrived transposed.
     assert bool(features[f"layout/{case}/stored_transposed"]) == (case == "transposed")
+
+
+def test_multi_node_batch_norm_module_equals_batch_norm_of_the_whole_batch(features):
+    g = np.random.default_rng(0)
+    X, W = g.normal(size=(8, 3, 2)), g.normal(size=(8, 3, 2))
+    bn = pg.nn.BatchNorm1d(3, dtype=np.float64)
+    for step in range(2):
+        x = pg.Variable(X + step)
+        y = bn(x)
+        (y * W).sum().backward()
+        np.testing.assert_allclose(features[f"bnmod/y{step}"].reshape(8, 3, 2), y.array,
+                                   rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(features[f"bnmod/gx{step}"].reshape(8, 3, 2), x.grad,
+                                   rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(features["bnmod/ggamma"], bn.gamma.grad, rtol=1e-10)
+    np.testing.assert_allclose(features["bnmod/running"],
+                               np.stack([bn.running_mean, bn.running_var]), rtol=1e-12)
+    bn.eval()
+    np.testing.assert_allclose(features["bnmod/eval"], bn(X[:2]).array, rtol=1e-12)

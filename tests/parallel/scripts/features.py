@@ -15,6 +15,7 @@ import portagrad as pg
 from portagrad.data import TupleDataset
 from portagrad.parallel import (
     DataParallel,
+    MultiNodeBatchNorm,
     MultiNodeCheckpointer,
     create_communicator,
     create_multi_node_evaluator,
@@ -88,6 +89,18 @@ res["bn/y"] = comm.allgather(y.array)
 res["bn/gx"] = comm.allgather(x.grad)
 res["bn/ggamma"] = comm.allreduce(gamma.grad)
 res["bn/gbeta"] = comm.allreduce(beta.grad)
+
+bn = MultiNodeBatchNorm(comm, 3, dtype=np.float64)
+for step in range(2):
+    xs = pg.Variable(X[4 * r : 4 * r + 4] + step)
+    ys = bn(xs)
+    (ys * W[4 * r : 4 * r + 4]).sum().backward()
+    res[f"bnmod/y{step}"] = comm.allgather(ys.array)
+    res[f"bnmod/gx{step}"] = comm.allgather(xs.grad)
+res["bnmod/ggamma"] = comm.allreduce(bn.gamma.grad)
+res["bnmod/running"] = np.stack([bn.running_mean, bn.running_var])
+bn.eval()
+res["bnmod/eval"] = bn(X[:2]).array
 
 # -- no_sync, unused parameters, torch gradients -----------------------------------------
 w = pg.Variable(np.array([1.0, 2.0]))
