@@ -139,9 +139,9 @@ def softmax_cross_entropy(x: Any, t: Any, *, axis: int = 1, ignore_label: int | 
     ignore_label
         Label value that contributes no loss and no count (``None``: none ignored).
     class_weight
-        Optional ``(C,)`` weights (an array or a sequence of floats; a constant); the loss of a sample is scaled by its class's weight
-        and ``"mean"`` divides by the sum of the weights of the counted samples (as
-        PyTorch's ``cross_entropy``).
+        Optional ``(C,)`` weights (an array or a sequence of floats; a constant). The
+        loss of a sample is scaled by its class's weight and ``"mean"`` divides by the sum
+        of the weights of the counted samples (as PyTorch's ``cross_entropy``).
     label_smoothing
         ``eps`` in ``[0, 1]``: the target is ``(1 - eps) * one_hot + eps / C``.
     reduction
@@ -240,6 +240,12 @@ def sigmoid_cross_entropy(x: Any, t: Any, *, ignore_label: int | None = -1,
     return _reduce(_softplus(x) - x * tv, reduction)
 
 
+def _clamped_log(p: Variable) -> Variable:
+    """``max(log p, -100)``; ``p == 0`` never reaches ``log`` (no divide-by-zero)."""
+    pos = p.array > 0
+    return where(pos, clip(log(where(pos, p, 1.0)), -100.0), -100.0)
+
+
 def binary_cross_entropy(p: Any, t: Any, *, weight: Any = None,
                          reduction: str = "mean") -> Variable:
     """``-(t log p + (1 - t) log(1 - p))`` for probabilities ``p``.
@@ -258,8 +264,8 @@ def binary_cross_entropy(p: Any, t: Any, *, weight: Any = None,
     op = "binary_cross_entropy"
     _check_reduction(op, reduction)
     p, tv = _pair(op, p, t, ("p", "t"))
-    lp = clip(log(p), -100.0)
-    lq = clip(log(1.0 - p), -100.0)
+    lp = _clamped_log(p)
+    lq = _clamped_log(1.0 - p)
     loss = -(tv * lp + (1.0 - tv) * lq)
     if weight is not None:
         loss = loss * weight

@@ -307,3 +307,7 @@ def _register(name: str) -> None:
 
 _register("numpy")
 _register("cupy")
+
+# Kernels are objects, not functions: point doctest at their defaults' examples.
+__test__ = {k.name: k.default for k in (conv_forward, conv_input_grad, conv_weight_grad,
+                                        pool_argmax)}

@@ -1,0 +1,193 @@
+"""Convolution, transposed convolution, linear, bilinear, embedding: torch.nn.functional,
+hand-computed cases, fast paths against the pure-standard path, and exact higher orders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad.gradcheck import check_grads
+from portagrad.xp import pure_standard, to_numpy
+from portagrad.xp._conv import conv_forward, conv_input_grad, conv_weight_grad, pool_argmax
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # pragma: no cover - torch is optional
+    torch = None
+    F = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
+ops = pg.ops
+
+
+def _np(v):
+    return to_numpy(v.array if isinstance(v, pg.Variable) else v)
+
+
+def test_conv_hand_computed():
+    x = np.arange(5.0).reshape(1, 1, 5)
+    w = np.array([[[1.0, -1.0]]])
+    np.testing.assert_array_equal(_np(ops.conv1d(x, w)), [[[-1, -1, -1, -1]]])
+    np.testing.assert_array_equal(_np(ops.conv1d(x, w, stride=2, padding=1)), [[[0, -1, -1]]])
+    np.testing.assert_array_equal(_np(ops.conv1d(x, w, dilation=3)), [[[-3, -3]]])
+    np.testing.assert_array_equal(_np(ops.conv1d(x, w, np.array([10.0]), padding="same")),
+                                  [[[9, 9, 9, 9, 14]]])
+
+
+_CONV_CASES = [
+    # nd, cin, cout, kernel, stride, padding, dilation, groups
+    (1, 3, 4, (3,), (2,), (1,), (1,), 1),
+    (2, 4, 6, (3, 2), (1, 2), (1, 0), (2, 1), 2),
+    (2, 3, 3, (3, 3), (2, 2), (1, 1), (1, 1), 3),
+    (3, 2, 4, (2, 3, 2), (1, 2, 1), (1, 1, 0), (1, 1, 2), 2),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("case", _CONV_CASES)
+def test_conv_matches_torch_forward_and_gradients(case, backend):
+    nd, cin, cout, k, s, p, d, g = case
+    rng = np.random.default_rng(sum(k))
+    xh = rng.standard_normal((2, cin) + (6,) * nd)
+    wh = rng.standard_normal((cout, cin // g) + k)
+    bh = rng.standard_normal(cout)
+    x, w, b = (pg.Variable(backend.asarray(a)) for a in (xh, wh, bh))
+    y = getattr(ops, f"conv{nd}d")(x, w, b, stride=s, padding=p, dilation=d, groups=g)
+    conv = getattr(F, f"conv{nd}d")
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (xh, wh, bh))
+    ty = conv(tx, tw, tb, stride=s, padding=p, dilation=d, groups=g)
+    np.testing.assert_allclose(_np(y), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    gy = rng.standard_normal(tuple(ty.shape))
+    grads = pg.grad(y, [x, w, b], backend.asarray(gy))
+    tgrads = torch.autograd.grad(ty, [tx, tw, tb], torch.tensor(gy))
+    for mine, ref in zip(grads, tgrads):
+        np.testing.assert_allclose(to_numpy(mine.array), ref.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@needs_torch
+@pytest.mark.parametrize("case", [
+    # nd, cin, cout, kernel, stride, padding, output_padding, dilation, groups
+    (1, 3, 2, (3,), (2,), (1,), (1,), (1,), 1),
+    (2, 4, 6, (3, 2), (2, 3), (1, 0), (1, 2), (1, 2), 2),
+    (3, 2, 2, (2, 2, 3), (2, 1, 2), (0, 1, 1), (0, 0, 1), (1, 1, 1), 1),
+])
+def test_conv_transpose_matches_torch(case, backend):
+    nd, cin, cout, k, s, p, op, d, g = case
+    rng = np.random.default_rng(7)
+    xh = rng.standard_normal((2, cin) + (4,) * nd)
+    wh = rng.standard_normal((cin, cout // g) + k)
+    bh = rng.standard_normal(cout)
+    x, w, b = (pg.Variable(backend.asarray(a)) for a in (xh, wh, bh))
+    y = getattr(ops, f"conv_transpose{nd}d")(x, w, b, stride=s, padding=p, output_padding=op,
+                                             dilation=d, groups=g)
+    tconv = getattr(F, f"conv_transpose{nd}d")
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (xh, wh, bh))
+    ty = tconv(tx, tw, tb, stride=s, padding=p, output_padding=op, groups=g, dilation=d)
+    np.testing.assert_allclose(_np(y), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    gy = rng.standard_normal(tuple(ty.shape))
+    grads = pg.grad(y, [x, w, b], backend.asarray(gy))
+    tgrads = torch.autograd.grad(ty, [tx, tw, tb], torch.tensor(gy))
+    for mine, ref in zip(grads, tgrads):
+        np.testing.assert_allclose(to_numpy(mine.array), ref.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_conv_transpose_output_size_selects_the_size():
+    x = np.ones((1, 1, 3, 3))
+    w = np.ones((1, 1, 3, 3))
+    assert ops.conv_transpose2d(x, w, stride=2, padding=1).shape == (1, 1, 5, 5)
+    assert ops.conv_transpose2d(x, w, stride=2, padding=1, output_size=(6, 5)).shape == (
+        1, 1, 6, 5)
+    with pytest.raises(ValueError, match="output_size"):
+        ops.conv_transpose2d(x, w, stride=2, padding=1, output_size=(7, 5))
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_conv_third_order_is_exact(nd):
+    rng = np.random.default_rng(nd)
+    x = rng.standard_normal((2, 2) + (4,) * nd)
+    w = rng.standard_normal((2, 1) + (2,) * nd)
+    check_grads(lambda a, b: ops.conv(a * a, b * b, stride=2, padding=1, groups=2), (x, w),
+                order=3)
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_fast_paths_equal_the_pure_standard_path(groups):
+    rng = np.random.default_rng(groups)
+    import array_api_compat.numpy as xp
+
+    for nd in (1, 2, 3):
+        x = rng.standard_normal((2, 4) + (5,) * nd)
+        w = rng.standard_normal((4, 4 // groups) + (3,) * nd)
+        stride, dil = (2,) * nd, (1,) * nd
+        pad = ((1, 2),) * nd
+        args = (stride, pad, dil, groups)
+        fast = conv_forward(xp, x, w, *args)
+        gy = rng.standard_normal(fast.shape)
+        fast_gx = conv_input_grad(xp, gy, w, *args, x.shape[2:])
+        fast_gw = conv_weight_grad(xp, x, gy, *args, w.shape[2:])
+        fast_am = pool_argmax(xp, x, (3,) * nd, stride, ((1, 1),) * nd, (1,) * nd)
+        with pure_standard():
+            np.testing.assert_allclose(fast, conv_forward(xp, x, w, *args), rtol=1e-12)
+            np.testing.assert_allclose(fast_gx, conv_input_grad(xp, gy, w, *args, x.shape[2:]),
+                                       rtol=1e-12)
+            np.testing.assert_allclose(fast_gw, conv_weight_grad(xp, x, gy, *args, w.shape[2:]),
+                                       rtol=1e-12)
+            np.testing.assert_array_equal(
+                fast_am, pool_argmax(xp, x, (3,) * nd, stride, ((1, 1),) * nd, (1,) * nd))
+
+
+def test_conv_errors_are_clear():
+    with pytest.raises(pg.ShapeError, match=r"conv2d\(x\): expected 4 dimensions"):
+        ops.conv2d(np.ones((2, 3, 4)), np.ones((2, 3, 3, 3)))
+    with pytest.raises(pg.ShapeError, match=r"conv2d\(weight\): expected 3 input channels"):
+        ops.conv2d(np.ones((2, 3, 4, 4)), np.ones((2, 2, 3, 3)))
+    with pytest.raises(ValueError, match=r"conv\(groups\)"):
+        ops.conv(np.ones((2, 3, 4, 4)), np.ones((2, 3, 3, 3)), groups=2)
+    with pytest.raises(pg.ShapeError, match=r"spatial size"):
+        ops.conv(np.ones((1, 1, 2, 2)), np.ones((1, 1, 3, 3)))
+    with pytest.raises(ValueError, match=r"'same' needs stride 1"):
+        ops.conv(np.ones((1, 1, 5)), np.ones((1, 1, 3)), stride=2, padding="same")
+    with pytest.raises(pg.DTypeError):
+        ops.conv(np.ones((1, 1, 5), dtype=np.int64), np.ones((1, 1, 3)))
+
+
+# -- linear, bilinear, embedding -----------------------------------------------------------------
+@needs_torch
+def test_linear_and_bilinear_match_torch():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 3))
+    w = rng.standard_normal((4, 3))
+    b = rng.standard_normal(4)
+    np.testing.assert_allclose(_np(ops.linear(x, w, b)),
+                               F.linear(*(torch.tensor(a) for a in (x, w, b))).numpy(),
+                               rtol=1e-12)
+    x1, x2 = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    wb, bb = rng.standard_normal((4, 3, 2)), rng.standard_normal(4)
+    np.testing.assert_allclose(_np(ops.bilinear(x1, x2, wb, bb)),
+                               F.bilinear(*(torch.tensor(a) for a in (x1, x2, wb, bb))).numpy(),
+                               rtol=1e-12)
+
+
+def test_embedding_repeated_ids_sum_and_padding_gets_no_gradient(backend):
+    w = pg.Variable(backend.asarray(np.arange(8.0).reshape(4, 2)))
+    ids = backend.asarray(np.array([[1, 3, 1], [0, 1, 0]]))
+    y = ops.embedding(ids, w, padding_idx=0)
+    np.testing.assert_array_equal(_np(y)[1, 0], [0.0, 1.0])
+    y.sum().backward()
+    np.testing.assert_array_equal(to_numpy(w.grad), [[0, 0], [3, 3], [0, 0], [1, 1]])
+
+
+@needs_torch
+def test_embedding_gradient_matches_torch():
+    rng = np.random.default_rng(1)
+    wh = rng.standard_normal((6, 3))
+    ids = rng.integers(0, 6, size=(4, 5))
+    gy = rng.standard_normal((4, 5, 3))
+    w = pg.Variable(wh)
+    (g,) = pg.grad(ops.embedding(ids, w, padding_idx=2), w, gy)
+    tw = torch.tensor(wh, requires_grad=True)
+    (tg,) = torch.autograd.grad(F.embedding(torch.tensor(ids), tw, padding_idx=2), tw,
+                                torch.tensor(gy))
+    np.testing.assert_allclose(g.array, tg.numpy(), rtol=1e-12)

@@ -1,0 +1,113 @@
+"""Pooling: torch.nn.functional, hand-computed cases, gradient routing, exact orders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad.gradcheck import check_grads
+from portagrad.xp import to_numpy
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # pragma: no cover - torch is optional
+    torch = None
+    F = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
+ops = pg.ops
+
+
+def _np(v):
+    return to_numpy(v.array if isinstance(v, pg.Variable) else v)
+
+
+def _distinct(rng, shape):
+    n = int(np.prod(shape))
+    return (rng.permutation(n) + rng.uniform(0, 0.5, n)).reshape(shape)
+
+
+@needs_torch
+@pytest.mark.parametrize("nd, k, s, p, d, ceil", [
+    (1, 3, 2, 1, 1, True),
+    (2, (3, 2), (2, 1), (1, 0), (1, 2), False),
+    (2, 3, 2, 1, 1, True),
+    (3, 2, 2, 1, 1, True),
+])
+def test_max_pool_matches_torch(nd, k, s, p, d, ceil, backend):
+    rng = np.random.default_rng(nd)
+    xh = _distinct(rng, (2, 3) + (7,) * nd)
+    x = pg.Variable(backend.asarray(xh))
+    y = getattr(ops, f"max_pool{nd}d")(x, k, s, p, d, ceil)
+    tx = torch.tensor(xh, requires_grad=True)
+    ty = getattr(F, f"max_pool{nd}d")(tx, k, s, p, d, ceil_mode=ceil)
+    np.testing.assert_array_equal(_np(y), ty.detach().numpy())
+    gy = rng.standard_normal(tuple(ty.shape))
+    (g,) = pg.grad(y, x, backend.asarray(gy))
+    (tg,) = torch.autograd.grad(ty, tx, torch.tensor(gy))
+    np.testing.assert_allclose(to_numpy(g.array), tg.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("nd, k, s, p, ceil, include", [
+    (1, 3, 2, 1, True, False),
+    (2, 3, 2, 1, True, True),
+    (2, (2, 3), (2, 1), (1, 1), False, False),
+    (3, 3, 2, 1, True, False),
+])
+def test_avg_pool_matches_torch(nd, k, s, p, ceil, include, backend):
+    rng = np.random.default_rng(nd)
+    xh = rng.standard_normal((2, 3) + (6,) * nd)
+    x = pg.Variable(backend.asarray(xh))
+    y = getattr(ops, f"avg_pool{nd}d")(x, k, s, p, ceil, include)
+    tx = torch.tensor(xh, requires_grad=True)
+    ty = getattr(F, f"avg_pool{nd}d")(tx, k, s, p, ceil_mode=ceil, count_include_pad=include)
+    np.testing.assert_allclose(_np(y), ty.detach().numpy(), rtol=1e-12)
+    gy = rng.standard_normal(tuple(ty.shape))
+    (g,) = pg.grad(y, x, backend.asarray(gy))
+    (tg,) = torch.autograd.grad(ty, tx, torch.tensor(gy))
+    np.testing.assert_allclose(to_numpy(g.array), tg.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("size", [(2, 3), (5, 1), (4, 7)])
+def test_adaptive_avg_pool_matches_torch(size):
+    xh = np.random.default_rng(0).standard_normal((2, 3, 5, 7))
+    np.testing.assert_allclose(_np(ops.adaptive_avg_pool(xh, size)),
+                               F.adaptive_avg_pool2d(torch.tensor(xh), size).numpy(), rtol=1e-12)
+
+
+def test_max_pool_gradient_goes_to_the_maximum(backend):
+    x = pg.Variable(backend.asarray([[[[1.0, 5.0, 2.0, 0.0],
+                                       [3.0, 4.0, 7.0, 6.0]]]]))
+    ops.max_pool2d(x, 2).sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [[[[0, 1, 0, 0], [0, 0, 1, 0]]]])
+
+
+def test_pool_second_and_third_order_are_exact():
+    rng = np.random.default_rng(0)
+    x = _distinct(rng, (1, 2, 5, 5)) * 0.3
+    check_grads(lambda a: ops.max_pool2d(a * a, 3, 2, 1) ** 2, (x,), order=3)
+    check_grads(lambda a: ops.avg_pool2d(a * a, 3, 2, 1, True, False) ** 2, (x,), order=3)
+    check_grads(lambda a: ops.unpool(a * a, 2, 1), (x,), order=3)
+
+
+def test_unpool_and_global_pool_hand_computed():
+    x = np.array([[[[1.0, 2.0], [3.0, 4.0]]]])
+    np.testing.assert_array_equal(_np(ops.unpool(x, 2)), [[[[1, 1, 2, 2], [1, 1, 2, 2],
+                                                             [3, 3, 4, 4], [3, 3, 4, 4]]]])
+    # Overlapping windows add up: the transpose of sum pooling.
+    np.testing.assert_array_equal(_np(ops.unpool(np.array([[[1.0, 2.0]]]), 2, 1)),
+                                  [[[1, 3, 2]]])
+    np.testing.assert_array_equal(_np(ops.global_avg_pool(x)), [[2.5]])
+
+
+def test_pool_errors():
+    with pytest.raises(ValueError, match=r"max_pool2d\(padding\): expected at most half"):
+        ops.max_pool2d(np.ones((1, 1, 4, 4)), 2, padding=2)
+    with pytest.raises(pg.ShapeError, match=r"avg_pool\(x\)"):
+        ops.avg_pool(np.ones((1, 1, 2)), 3)
+    with pytest.raises(pg.ShapeError, match=r"max_pool2d\(x\): expected \(N, C, \*spatial\)"):
+        ops.max_pool2d(np.ones((1, 4, 4)), 2)
