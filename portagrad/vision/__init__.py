@@ -11,6 +11,7 @@ Conventions: images are ``(C, H, W)`` RGB arrays with values in ``[0, 255]``; bo
 
 from . import datasets as datasets
 from . import evaluations as evaluations
+from . import models as models
 from . import transforms as transforms
 from . import utils as utils
 from . import visualizations as visualizations

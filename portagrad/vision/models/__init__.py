@@ -1,0 +1,31 @@
+"""Vision models with ``predict`` interfaces: VGG16, ResNet-50/101/152, SSD300 (and the
+SSD parts in :mod:`~portagrad.vision.models.ssd`), SegNet-Basic.
+
+Weights are read from local files only: portagrad checkpoints
+(:func:`load_weights`, ``pretrained_model=``) or torchvision state dicts through
+:func:`convert_torchvision_vgg16` and :func:`convert_torchvision_resnet`.
+"""
+
+from . import ssd as ssd
+from ._classifier import ImageClassifier as ImageClassifier
+from ._common import load_weights as load_weights
+from ._convert import convert_torchvision_resnet as convert_torchvision_resnet
+from ._convert import convert_torchvision_vgg16 as convert_torchvision_vgg16
+from ._resnet import Bottleneck as Bottleneck
+from ._resnet import ResNet as ResNet
+from ._resnet import ResNet50 as ResNet50
+from ._resnet import ResNet101 as ResNet101
+from ._resnet import ResNet152 as ResNet152
+from ._segnet import SegNetBasic as SegNetBasic
+from ._segnet import max_pool_switches as max_pool_switches
+from ._segnet import unpool_with_switches as unpool_with_switches
+from ._vgg import VGG16 as VGG16
+from .ssd import SSD as SSD
+from .ssd import SSD300 as SSD300
+
+__all__ = [
+    "Bottleneck", "ImageClassifier", "ResNet", "ResNet101", "ResNet152", "ResNet50", "SSD",
+    "SSD300", "SegNetBasic", "VGG16", "convert_torchvision_resnet",
+    "convert_torchvision_vgg16", "load_weights", "max_pool_switches", "ssd",
+    "unpool_with_switches",
+]
