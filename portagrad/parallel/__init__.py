@@ -28,3 +28,5 @@ from ._faults import CollectiveTimeoutError as CollectiveTimeoutError
 from ._faults import LayoutMismatchError as LayoutMismatchError
 from ._faults import install_abort_hook as install_abort_hook
 from ._faults import uninstall_abort_hook as uninstall_abort_hook
+from ._training import MultiNodeSnapshot as MultiNodeSnapshot
+from ._training import resume_trainer as resume_trainer

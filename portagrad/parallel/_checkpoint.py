@@ -73,22 +73,21 @@ class MultiNodeCheckpointer:
         found = (self._pattern.fullmatch(p.name) for p in self.directory.iterdir())
         return sorted(int(m.group(1)) for m in found if m)
 
-    def save(self, step: int, **targets: Any) -> None:
-        """Rank 0 writes ``{name: target.state_dict()}`` atomically; all ranks wait for it.
+    def save(self, step: int, target: Any = None, /, **targets: Any) -> None:
+        """Rank 0 writes the state atomically; all ranks wait for it.
 
-        Targets are objects with ``state_dict()`` (modules, optimizers, iterators) or
-        plain state dicts. Every rank must call it (it ends with a barrier), so that no
-        rank runs ahead of a snapshot that might be needed.
+        Give one ``target`` (its state is the file's root, as :class:`Trainer` snapshots
+        are) or named ``targets`` (saved as ``{name: state}``): objects with
+        ``state_dict()`` (modules, optimizers, iterators, trainers) or plain state dicts.
+        Every rank must call it (it ends with a barrier), so that no rank runs ahead of a
+        snapshot that might be needed.
         """
         from ..io import save
 
-        if not targets:
-            raise ValueError("MultiNodeCheckpointer.save: expected at least one target")
+        state_of = _state_of_targets(target, targets, "save")
         if self.comm.rank == 0:
             self.directory.mkdir(parents=True, exist_ok=True)
-            state = {k: (v.state_dict() if hasattr(v, "state_dict") else v)
-                     for k, v in targets.items()}
-            save(self.path(step), state, metadata={"step": str(int(step))})
+            save(self.path(step), state_of(), metadata={"step": str(int(step))})
             if self.keep is not None:
                 for old in self.steps()[: -self.keep]:
                     self.path(old).unlink(missing_ok=True)
@@ -101,25 +100,30 @@ class MultiNodeCheckpointer:
                                    else None)[0])
         return None if step < 0 else step
 
-    def resume(self, **targets: Any) -> int | None:
-        """Load the newest readable snapshot into ``targets`` on every rank.
+    def resume(self, target: Any = None, /, **targets: Any) -> int | None:
+        """Load the newest readable snapshot into the target(s) on every rank.
 
         Rank 0 tries the snapshots from the newest down and loads the first that is
-        intact; the step it used is broadcast, then every target's state. Returns that
-        step, or ``None`` when no snapshot could be read.
+        intact; the step it used is broadcast, then every target's state, so all ranks
+        resume from the same step with identical values. Returns that step, or ``None``
+        when no snapshot could be read. Targets are given as to :meth:`save`.
         """
         from ..io import read_state
 
-        step, state = -1, None
+        _state_of_targets(target, targets, "resume")
+        step = -1
         if self.comm.rank == 0:
             for s in reversed(self.steps()):
                 try:
                     state = read_state(self.path(s))
-                    missing = [k for k in targets if k not in state]
-                    if missing:
-                        raise CheckpointError(f"resume: snapshot lacks {missing}")
-                    for name, obj in targets.items():
-                        obj.load_state_dict(state[name])
+                    if target is not None:
+                        target.load_state_dict(state)
+                    else:
+                        missing = [k for k in targets if k not in state]
+                        if missing:
+                            raise CheckpointError(f"resume: snapshot lacks {missing}")
+                        for name, obj in targets.items():
+                            obj.load_state_dict(state[name])
                     step = s
                     break
                 except CheckpointError:
@@ -128,6 +132,19 @@ class MultiNodeCheckpointer:
                                    else None)[0])
         if step < 0:
             return None
-        for obj in targets.values():
+        for obj in ([target] if target is not None else targets.values()):
             broadcast_state(obj, self.comm)
         return step
+
+
+def _state_of_targets(target: Any, targets: dict[str, Any], op: str) -> Any:
+    if (target is None) == (not targets):
+        raise ValueError(f"MultiNodeCheckpointer.{op}: expected one target or named "
+                         f"targets, got {'both' if targets else 'neither'}")
+
+    def state(obj: Any) -> Any:
+        return obj.state_dict() if hasattr(obj, "state_dict") else obj
+
+    if target is not None:
+        return lambda: state(target)
+    return lambda: {k: state(v) for k, v in targets.items()}

@@ -38,9 +38,10 @@ class Job:
 
 def launch(script: str, n: int, *args: str, timeout: float = 60.0,
            env: dict[str, str] | None = None) -> Job:
-    """Run ``scripts/<script>`` on ``n`` ranks; kill the whole job at ``timeout``."""
+    """Run ``scripts/<script>`` (or the script at an absolute path) on ``n`` ranks; kill
+    the whole job at ``timeout``."""
     cmd = [str(MPIEXEC), "-n", str(n), sys.executable, "-m", "mpi4py",
-           str(SCRIPTS / script), *args]
+           str(SCRIPTS / script), *args]  # an absolute ``script`` replaces SCRIPTS
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                 "PYTHONUNBUFFERED": "1", **(env or {})}
     start = time.monotonic()
