@@ -45,8 +45,20 @@ def unique_all(x: Any, /) -> UniqueAllResult:
     >>> r.values.array, r.counts.array
     (array([1., 3.]), array([1, 2]))
     """
-    v, r = _call("unique_all", x)
-    return UniqueAllResult(*(wrap(a, v.xp) for a in r))
+    v = var(x, "unique_all")
+    xp = v.xp
+    try:
+        r = xp.unique_all(v.array)
+    except NotImplementedError:
+        # (torch) From unique_inverse: a stable sort groups each value's positions in
+        # order, and each group starts at the running total of the counts before it.
+        values, inverse = xp.unique_inverse(v.array)
+        counts = xp.unique_counts(v.array)[1]
+        flat = xp.reshape(inverse, (-1,))
+        starts = xp.cumulative_sum(counts, include_initial=True)[:-1]
+        order = xp.argsort(flat, stable=True)
+        r = (values, xp.take(order, starts), inverse, counts)
+    return UniqueAllResult(*(wrap(a, xp) for a in r))
 
 
 def unique_counts(x: Any, /) -> UniqueCountsResult:

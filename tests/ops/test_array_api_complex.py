@@ -1,0 +1,114 @@
+"""Complex numbers: real, imag, conj, casts, and the gradient convention
+(dL/dRe + i dL/dIm, so that gradient descent works) through products and transcendental
+functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad import DTypeError
+from portagrad.gradcheck import check_grads
+
+o = pg.ops
+
+
+def _numeric_complex_grad(f, z, eps=1e-6):
+    """dL/dRe + i dL/dIm by central differences, elementwise."""
+    g = np.zeros_like(z)
+    for i in range(z.size):
+        for unit in (1.0, 1j):
+            d = np.zeros_like(z)
+            d.flat[i] = unit * eps
+            diff = (f(z + d) - f(z - d)) / (2 * eps)
+            g.flat[i] += diff * (1.0 if unit == 1.0 else 1j)
+    return g
+
+
+CASES = {
+    "abs_squared": (lambda z: o.sum(o.real(z * o.conj(z))),
+                    lambda z: np.sum(np.abs(z) ** 2)),
+    "exp": (lambda z: o.sum(o.real(o.exp(z) * (1 - 2j))),
+            lambda z: np.sum(np.real(np.exp(z) * (1 - 2j)))),
+    "log_sqrt": (lambda z: o.sum(o.imag(o.log(z) + o.sqrt(z))),
+                 lambda z: np.sum(np.imag(np.log(z) + np.sqrt(z)))),
+    "trig": (lambda z: o.sum(o.abs(o.sin(z) * o.tanh(z))),
+             lambda z: np.sum(np.abs(np.sin(z) * np.tanh(z)))),
+    "divide_pow": (lambda z: o.sum(o.real((z ** 3) / (z + 2.0))),
+                   lambda z: np.sum(np.real(z ** 3 / (z + 2.0)))),
+    "matmul": (lambda z: o.sum(o.abs(z @ np.array([[1 + 1j], [2 - 1j], [0.5j]])) ** 2),
+               lambda z: np.sum(np.abs(z @ np.array([[1 + 1j], [2 - 1j], [0.5j]])) ** 2)),
+    "mixed_real": (lambda z: o.sum(o.imag(z * np.array([1.0, -2.0, 0.5]))),
+                   lambda z: np.sum(np.imag(z * np.array([1.0, -2.0, 0.5])))),
+    "prod_mean": (lambda z: o.real(o.prod(z) + o.mean(z * z)),
+                  lambda z: np.real(np.prod(z) + np.mean(z * z))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradient_is_dl_dre_plus_i_dl_dim(name, rng):
+    f, ref = CASES[name]
+    z = rng.uniform(0.5, 1.5, 3) + 1j * rng.uniform(0.5, 1.5, 3)
+    Z = pg.Variable(z)
+    f(Z).backward()
+    np.testing.assert_allclose(Z.grad, _numeric_complex_grad(ref, z), atol=1e-6)
+
+
+def test_real_imag_conj_values_and_gradients(backend):
+    z = backend.asarray(np.array([1.0 + 2.0j, -3.0 + 0.5j]))
+    Z = pg.Variable(z)
+    np.testing.assert_array_equal(pg.xp.to_numpy(o.real(Z).array), [1.0, -3.0])
+    np.testing.assert_array_equal(pg.xp.to_numpy(o.imag(Z).array), [2.0, 0.5])
+    np.testing.assert_array_equal(pg.xp.to_numpy(o.conj(Z).array), [1.0 - 2.0j, -3.0 - 0.5j])
+    (g,) = pg.grad(o.sum(o.real(Z) * 2.0 + o.imag(Z) * 3.0), Z)
+    np.testing.assert_array_equal(pg.xp.to_numpy(g.array), [2.0 + 3.0j, 2.0 + 3.0j])
+    (g,) = pg.grad(o.sum(o.imag(o.conj(Z))), Z)
+    np.testing.assert_array_equal(pg.xp.to_numpy(g.array), [-1j, -1j])
+
+
+def test_real_inputs_pass_through():
+    x = pg.Variable(np.array([1.0, -2.0]))
+    assert o.real(x) is x and o.conj(x) is x
+    im = o.imag(x)
+    np.testing.assert_array_equal(im.array, [0.0, 0.0])
+    assert im.creator is None
+
+
+def test_casts_between_real_and_complex(backend):
+    x = pg.Variable(backend.asarray(np.array([1.0, 2.0], dtype=np.float32)))
+    c = o.astype(x, o.complex64)
+    assert c.dtype == o.complex64
+    (g,) = pg.grad(o.sum(o.imag(c * (2 + 3j))), x)
+    assert g.dtype == o.float32
+    np.testing.assert_allclose(pg.xp.to_numpy(g.array), [3.0, 3.0])
+    with pytest.raises(DTypeError, match="real"):
+        o.astype(c, o.float32)
+
+
+def test_real_and_complex_arrays_mix_in_binary_ops():
+    x = pg.Variable(np.array([1.0, 2.0]))
+    w = pg.Variable(np.array([1.0 + 1.0j, 2.0 - 1.0j]))
+    loss = o.sum(o.real(x * w) + o.imag(w * x))
+    gx, gw = pg.grad(loss, [x, w])
+    assert gx.dtype == np.float64
+    np.testing.assert_allclose(gx.array, [2.0, 1.0])  # Re(w) + Im(w)
+    np.testing.assert_allclose(gw.array, x.array * (1 + 1j))
+
+
+def test_second_order_through_complex_intermediates(rng):
+    def f(a, b):
+        z = o.astype(a, o.complex128) + o.astype(b, o.complex128) * 1j
+        return o.abs(o.exp(z) * z - o.conj(z) ** 2)
+
+    check_grads(f, (rng.uniform(0.2, 1, 3), rng.uniform(0.2, 1, 3)), order=3)
+
+
+def test_torch_agrees(rng):
+    torch = pytest.importorskip("torch")
+    z = rng.uniform(0.5, 1.5, 4) + 1j * rng.uniform(0.5, 1.5, 4)
+    t = torch.tensor(z, requires_grad=True)
+    (torch.abs(torch.exp(t) * t.conj() + torch.log(t)) ** 2).sum().backward()
+    Z = pg.Variable(z)
+    o.sum(o.abs(o.exp(Z) * o.conj(Z) + o.log(Z)) ** 2).backward()
+    np.testing.assert_allclose(Z.grad, t.grad.numpy(), atol=1e-10)
