@@ -37,10 +37,13 @@ class Job:
 
 
 def launch(script: str, n: int, *args: str, timeout: float = 60.0,
-           env: dict[str, str] | None = None) -> Job:
+           env: dict[str, str] | None = None, mpi4py_runner: bool = True) -> Job:
     """Run ``scripts/<script>`` (or the script at an absolute path) on ``n`` ranks; kill
-    the whole job at ``timeout``."""
-    cmd = [str(MPIEXEC), "-n", str(n), sys.executable, "-m", "mpi4py",
+    the whole job at ``timeout``. Without ``mpi4py_runner`` the ranks run the script with
+    plain ``python``, so only portagrad's own abort hook stands between an exception and a
+    hung job."""
+    runner = ["-m", "mpi4py"] if mpi4py_runner else []
+    cmd = [str(MPIEXEC), "-n", str(n), sys.executable, *runner,
            str(SCRIPTS / script), *args]  # an absolute ``script`` replaces SCRIPTS
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                 "PYTHONUNBUFFERED": "1", **(env or {})}

@@ -7,8 +7,10 @@ import pytest
 pytestmark = pytest.mark.mpi
 
 
-def test_a_rank_that_raises_aborts_the_job(mpirun):
-    job = mpirun("faults.py", 2, "raise", timeout=40)
+@pytest.mark.parametrize("mpi4py_runner", [False, True], ids=["python", "python-m-mpi4py"])
+def test_a_rank_that_raises_aborts_the_job(mpirun, mpi4py_runner):
+    # With plain python, the abort hook that create_communicator installs is what ends it.
+    job = mpirun("faults.py", 2, "raise", timeout=40, mpi4py_runner=mpi4py_runner)
     assert job.returncode != 0
     assert job.seconds < 30, job.output
     assert "ValueError: rank 1 failed on purpose" in job.stderr

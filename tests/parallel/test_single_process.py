@@ -157,3 +157,12 @@ def test_checkpointer_keeps_the_newest_and_falls_back_past_damage(comm, tmp_path
     np.testing.assert_array_equal(model.W.array, states[2])
     with pytest.raises(ValueError, match="prefix"):
         MultiNodeCheckpointer(tmp_path, comm, prefix="a/b")
+
+
+def test_nccl_backend_without_cupy_says_what_to_install():
+    import importlib.util
+
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed; the GPU tests cover NCCL")
+    with pytest.raises(RuntimeError, match="expected CuPy with NCCL for backend='nccl'"):
+        create_communicator(backend="nccl", abort_on_exception=False)
