@@ -11,15 +11,17 @@ import math
 from typing import Any
 
 from .._errors import DTypeError, ShapeError, describe
+from ..tape import primitive
 from ..tape._variable import Variable
+from ..xp._loss import softmax_xent, softmax_xent_grad
 from ._core import binary, float_only, var, wrap
 from ._elementwise import abs as _abs
 from ._elementwise import clip, exp, log, where
 from ._indexing import take_along_axis
-from ._nn_activation import _log_softmax, _softplus
+from ._nn_activation import _log_softmax, _softmax, _softplus
 from ._reduction import mean as _mean
 from ._reduction import sum as _sum
-from ._shape import _norm_axis, squeeze
+from ._shape import _norm_axis, expand_dims, squeeze
 
 __all__ = ["softmax_cross_entropy", "nll_loss", "sigmoid_cross_entropy",
            "binary_cross_entropy", "mean_squared_error", "mean_absolute_error",
@@ -69,13 +71,15 @@ def _labels(op: str, x: Variable, t: Any, axis: int) -> tuple[Any, tuple]:
     return t, want
 
 
-def _class_nll(op: str, logp: Variable, t: Any, axis: int, ignore_label: int | None,
-               class_weight: Any, label_smoothing: float, reduction: str) -> Variable:
-    """Weighted negative log-likelihood of integer labels under log-probabilities."""
-    xp = logp.xp
-    a = logp.array
+def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int | None,
+               class_weight: Any, label_smoothing: float, reduction: str,
+               logits: bool = False) -> Variable:
+    """Weighted negative log-likelihood of integer labels under log-probabilities (or under
+    ``log_softmax`` of logits, when ``logits``)."""
+    xp = scores.xp
+    a = scores.array
     n_class = a.shape[axis]
-    t, tshape = _labels(op, logp, t, axis)
+    t, tshape = _labels(op, scores, t, axis)
     valid = (t != ignore_label) if ignore_label is not None else xp.ones_like(t, dtype=xp.bool)
     safe = xp.where(valid, t, xp.zeros_like(t))
     if _size(safe):
@@ -95,9 +99,13 @@ def _class_nll(op: str, logp: Variable, t: Any, axis: int, ignore_label: int | N
         cw = xp.astype(cw, a.dtype)
         weight = xp.reshape(xp.take(cw, xp.reshape(safe, (-1,))), tshape) * mask
     w = weight if weight is not None else mask
-    picked = squeeze(take_along_axis(logp, xp.expand_dims(safe, axis=axis), axis=axis),
-                     axis=axis)
-    loss = -(picked * wrap(w, xp))
+    if logits and not label_smoothing:
+        loss = _sce(scores, axis=axis, t=xp.expand_dims(safe, axis=axis), w=w)
+    else:
+        logp = _log_softmax(scores, axis=axis) if logits else scores
+        picked = squeeze(take_along_axis(logp, xp.expand_dims(safe, axis=axis), axis=axis),
+                         axis=axis)
+        loss = -(picked * wrap(w, xp))
     if label_smoothing:
         eps = float(label_smoothing)
         if class_weight is not None:
@@ -116,6 +124,48 @@ def _class_nll(op: str, logp: Variable, t: Any, axis: int, ignore_label: int | N
     # All labels ignored: the mean is 0 rather than 0/0.
     denom = xp.where(denom == 0, xp.ones_like(denom), denom)
     return total / wrap(denom, xp)
+
+
+# -- fused softmax cross entropy ------------------------------------------------------------
+# The composite (log_softmax, gather, scatter-add back, log_softmax's vjp) makes a dense
+# one-hot gradient and several passes over the logits; the fused pair below makes one pass
+# forward and one backward. ``t`` (labels, class axis kept with length 1) and ``w`` (the
+# per-sample weights, 0 where ignored) are constants.
+@primitive(saves="inputs")
+def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any) -> Any:
+    """Per-sample ``-w * log_softmax(x)[t]``, fused for speed."""
+    return softmax_xent(xp, x, axis, t, w)
+
+
+@_sce.defvjp
+def _(ctx: Any, gl: Variable) -> tuple:
+    (x,) = ctx.inputs
+    p = ctx.params
+    return (_sce_grad(x, gl, axis=p["axis"], t=p["t"], w=p["w"]),)
+
+
+@primitive(saves="inputs")
+def _sce_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> Any:
+    """Gradient of :func:`_sce` in ``x``: ``(softmax(x) - onehot(t)) * gl * w``."""
+    return softmax_xent_grad(xp, x, gl, axis, t, w)
+
+
+@_sce_grad.defvjp
+def _(ctx: Any, h: Variable) -> tuple:
+    x, gl = ctx.inputs
+    p = ctx.params
+    axis, t, w = p["axis"], p["t"], p["w"]
+    xp = h.xp
+    prob = _softmax(x, axis=axis)
+    ph = _sum(prob * h, axis=axis, keepdims=True)
+    wv = wrap(w, xp)
+    g_gl = g_x = None
+    if ctx.edges[1] is not None:
+        ht = take_along_axis(h, t, axis=axis)
+        g_gl = squeeze(ph - ht, axis=axis) * wv
+    if ctx.edges[0] is not None:
+        g_x = expand_dims(gl * wv, axis=axis) * prob * (h - ph)
+    return g_x, g_gl
 
 
 def _size(a: Any) -> int:
@@ -168,9 +218,8 @@ def softmax_cross_entropy(x: Any, t: Any, *, axis: int = 1, ignore_label: int | 
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"softmax_cross_entropy(label_smoothing): expected a value in "
                          f"[0, 1], got {label_smoothing}")
-    logp = _log_softmax(x, axis=ax)
-    return _class_nll("softmax_cross_entropy", logp, t, ax, ignore_label, class_weight,
-                      label_smoothing, reduction)
+    return _class_nll("softmax_cross_entropy", x, t, ax, ignore_label, class_weight,
+                      label_smoothing, reduction, logits=True)
 
 
 def nll_loss(log_probs: Any, t: Any, *, axis: int = 1, ignore_label: int | None = -1,

@@ -10,7 +10,7 @@ import pytest
 MODULES = ["portagrad.ops._nn_activation", "portagrad.ops._nn_config",
            "portagrad.ops._nn_connection", "portagrad.ops._nn_conv", "portagrad.ops._nn_loss",
            "portagrad.ops._nn_noise", "portagrad.ops._nn_norm", "portagrad.ops._nn_pool",
-           "portagrad.ops._nn_rnn", "portagrad.random", "portagrad.xp._conv",
+           "portagrad.ops._nn_rnn", "portagrad.random", "portagrad.xp._conv", "portagrad.xp._loss",
            "portagrad.xp._special"]
 
 
