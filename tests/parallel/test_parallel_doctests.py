@@ -12,7 +12,8 @@ pytest.importorskip("mpi4py")
 import portagrad.parallel  # noqa: E402
 
 _MODULES = sorted(m.name for m in pkgutil.walk_packages(portagrad.parallel.__path__,
-                                                         "portagrad.parallel."))
+                                                         "portagrad.parallel.")) + [
+    "portagrad._cli._distributed"]
 
 
 @pytest.mark.parametrize("name", _MODULES)
