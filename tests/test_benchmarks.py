@@ -103,7 +103,7 @@ def test_without_torch_the_torch_column_is_left_out():
     assert {r.impl for r in res.rows} == {"numpy", "portagrad"}
     assert all(r.vs_torch is None for r in res.rows)
     (target,) = res.targets
-    assert target.met is None and "not installed" in target.note
+    assert target.met is None and "PyTorch left out" in target.note
     assert "n/a" in format_results(results)
 
 

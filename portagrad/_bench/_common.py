@@ -48,6 +48,11 @@ class Config:
     def use_torch(self) -> bool:
         return self.torch and torch_available()
 
+    def why_no_torch(self) -> str:
+        """Why a PyTorch comparison is missing."""
+        return "PyTorch left out (--no-torch)" if not self.torch else \
+            "PyTorch is not installed"
+
 
 class Backend:
     """Where the portagrad side runs: NumPy on the CPU, or CuPy on the current GPU."""

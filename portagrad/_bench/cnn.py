@@ -217,5 +217,5 @@ def run(cfg: Config) -> Result:
     has_torch = pg_row is not None and pg_row.vs_torch is not None
     result.targets.append(Target("CNN step / PyTorch", pg_row.vs_torch[1] if has_torch
                                  else None, 1.0, "" if has_torch else
-                                 "PyTorch is not installed"))
+                                 cfg.why_no_torch()))
     return result

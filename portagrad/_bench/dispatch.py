@@ -125,5 +125,5 @@ def run(cfg: Config) -> Result:
     pg_row = row(result, "portagrad")
     result.targets.append(Target(
         "dispatch / PyTorch", pg_row.vs_torch[1] if pg_row and pg_row.vs_torch else None,
-        1.0, "" if has_torch else "PyTorch is not installed"))
+        1.0, "" if has_torch else cfg.why_no_torch()))
     return result

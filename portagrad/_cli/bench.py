@@ -17,13 +17,17 @@ import sys
 
 NAME = "bench"
 HELP = "benchmark portagrad against hand-written NumPy and PyTorch"
+DESCRIPTION = ("Run the benchmark workloads as portagrad, hand-written NumPy and PyTorch (when "
+               "installed), check that they agree, time them interleaved and print the "
+               "ratios.")
+EXAMPLES = __doc__.split("\n\n")[1]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``bench`` subcommand to the ``portagrad`` command's subparsers."""
     from .._bench import WORKLOADS
 
-    p = subparsers.add_parser(NAME, help=HELP, description=__doc__.split("\n\n")[0],
+    p = subparsers.add_parser(NAME, help=HELP, description=DESCRIPTION, epilog=EXAMPLES,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     configure(p, list(WORKLOADS))
     return p
@@ -95,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m portagrad._cli.bench``: the same command without the ``portagrad`` entry."""
     from .._bench import WORKLOADS
 
-    parser = argparse.ArgumentParser(prog="portagrad bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="portagrad bench", description=DESCRIPTION,
+                                     epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     configure(parser, list(WORKLOADS))
     return run(parser.parse_args(argv))
 
