@@ -18,6 +18,7 @@ from . import nn as nn
 from . import ops as ops
 from . import optim as optim
 from . import random as random
+from . import training as training
 from . import xp as xp
 from ._errors import (
     CheckpointError as CheckpointError,

@@ -1,0 +1,32 @@
+"""Training loops: Trainer, StandardUpdater, Classifier, reporting and extensions.
+
+Examples
+--------
+>>> import tempfile
+>>> import portagrad as pg
+>>> from portagrad.training import extensions as E
+>>> pg.random.seed(0)
+>>> train, test = pg.data.load_digits()
+>>> model = pg.training.Classifier(pg.nn.Sequential(pg.nn.Linear(32), pg.nn.ReLU(),
+...                                                 pg.nn.Linear(10)))
+>>> opt = pg.optim.Adam(model, lr=1e-2)
+>>> updater = pg.training.StandardUpdater(pg.data.SerialIterator(train, 64, seed=0), opt)
+>>> trainer = pg.training.Trainer(updater, (2, "epoch"), out=tempfile.mkdtemp())
+>>> _ = trainer.extend(E.Evaluator(pg.data.SerialIterator(test, 128, repeat=False,
+...                                                       shuffle=False), model))
+>>> _ = trainer.extend(E.LogReport())
+>>> trainer.run()
+>>> trainer.get_extension("LogReport").log[-1]["validation/main/accuracy"] > 0.85
+True
+"""
+
+from . import extensions as extensions
+from ._classifier import Classifier as Classifier
+from ._reporter import Summary as Summary
+from ._reporter import report as report
+from ._reporter import report_scope as report_scope
+from ._trainer import Extension as Extension
+from ._trainer import Trainer as Trainer
+from ._triggers import IntervalTrigger as IntervalTrigger
+from ._triggers import get_trigger as get_trigger
+from ._updater import StandardUpdater as StandardUpdater

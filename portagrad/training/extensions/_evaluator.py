@@ -1,0 +1,72 @@
+"""Evaluator: the model's reported values averaged over a validation set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from ...data import concat_examples
+from ...tape._mode import no_grad
+from .._reporter import Summary, report, report_scope
+from .._trainer import Extension
+
+__all__ = ["Evaluator"]
+
+
+class Evaluator(Extension):
+    """Run ``target`` (in eval mode, without a graph) over ``iterator`` and report the
+    means of what it reports, prefixed ``validation/``.
+
+    Parameters
+    ----------
+    iterator
+        A non-repeating iterator (``SerialIterator(test, 256, repeat=False,
+        shuffle=False)``); it is reset before each evaluation.
+    target
+        The module called on each converted batch (a :class:`Classifier` reports
+        ``main/loss`` and ``main/accuracy``, giving ``validation/main/loss``...).
+    converter, xp, device
+        As for :class:`~portagrad.training.StandardUpdater`.
+
+    Means are weighted by batch size, so a short last batch counts for what it holds.
+    """
+
+    trigger = (1, "epoch")
+    priority = 100
+    name = "validation"
+
+    def __init__(self, iterator: Any, target: Any,
+                 converter: Callable[[Any], Any] | None = None, xp: Any = None,
+                 device: Any = None, prefix: str = "validation") -> None:
+        if getattr(iterator, "repeat", False):
+            raise ValueError("Evaluator(iterator): expected an iterator with repeat=False")
+        self.iterator = iterator
+        self.target = target
+        self.converter = converter or partial(concat_examples, xp=xp, device=device)
+        self.prefix = prefix
+
+    def evaluate(self) -> dict[str, float]:
+        """Means over one pass of the iterator, keyed like ``main/accuracy``."""
+        it = self.iterator
+        it.reset()
+        summary = Summary()
+        was_training = self.target.training
+        self.target.eval()
+        try:
+            with no_grad():
+                for batch in it:
+                    arrays = self.converter(batch)
+                    arrays = arrays if isinstance(arrays, tuple) else (arrays,)
+                    obs: dict[str, float] = {}
+                    with report_scope(obs):
+                        self.target(*arrays)
+                    summary.add(obs, weight=len(batch))
+        finally:
+            self.target.train(was_training)
+        return summary.compute()
+
+    def __call__(self, trainer: Any = None) -> dict[str, float]:
+        result = self.evaluate()
+        report(result, prefix=self.prefix)
+        return result
