@@ -208,8 +208,10 @@ def _norm_sample(rng):
     m, n = (int(d) for d in rng.integers(1, 4, size=2))
     a = well_conditioned(rng, m, n, _batch(rng))
     if o in (1, -1, np.inf, -np.inf):
-        # Distinct column (row) sums: max/min is then smooth.
-        a = a + np.arange(m * n).reshape(m, n) * 0.7
+        # Magnitudes away from 0 (abs is smooth) and distinct column and row sums (max and
+        # min are smooth).
+        mag = 0.5 + 0.3 * np.arange(m * n).reshape(m, n) + rng.uniform(0, 0.1, (m, n))
+        a = np.broadcast_to(mag, a.shape) * rng.choice([-1.0, 1.0], size=a.shape)
     return a, o, bool(rng.integers(0, 2))
 
 
