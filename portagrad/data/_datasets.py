@@ -96,11 +96,11 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> import numpy as np
     >>> from portagrad.data import read_idx
-    >>> p = os.path.join(tempfile.mkdtemp(), "labels-idx1-ubyte")
-    >>> _ = open(p, "wb").write(bytes([0, 0, 8, 1, 0, 0, 0, 3, 7, 2, 1]))
+    >>> p = pathlib.Path(tempfile.mkdtemp(), "labels-idx1-ubyte")
+    >>> _ = p.write_bytes(bytes([0, 0, 8, 1, 0, 0, 0, 3, 7, 2, 1]))
     >>> read_idx(p)
     array([7, 2, 1], dtype=uint8)
     """

@@ -39,11 +39,11 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import os, pathlib, tempfile
     >>> from portagrad.io import atomic_write
     >>> d = tempfile.mkdtemp()
     >>> atomic_write(os.path.join(d, "x.bin"), lambda f: f.write(b"hello"))
-    >>> open(os.path.join(d, "x.bin"), "rb").read(), os.listdir(d)
+    >>> pathlib.Path(d, "x.bin").read_bytes(), os.listdir(d)
     (b'hello', ['x.bin'])
     """
     path = os.fspath(path)

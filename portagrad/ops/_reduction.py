@@ -77,8 +77,8 @@ def mean(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> pg.ops.mean(np.array([1.0, 2.0, 6.0])).array
-    array(3.)
+    >>> float(pg.ops.mean(np.array([1.0, 2.0, 6.0])).array)
+    3.0
     """
     x = _as_var(x, "mean")
     float_only(x, "mean")
@@ -220,8 +220,8 @@ def var(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> pg.ops.var(np.array([1.0, 3.0])).array
-    array(1.)
+    >>> float(pg.ops.var(np.array([1.0, 3.0])).array)
+    1.0
     """
     x = _as_var(x, "var")
     float_only(x, "var")
@@ -241,8 +241,8 @@ def std(x: Any, /, *, axis: int | tuple[int, ...] | None = None, correction: flo
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> pg.ops.std(np.array([1.0, 3.0])).array
-    array(1.)
+    >>> float(pg.ops.std(np.array([1.0, 3.0])).array)
+    1.0
     """
     from ._elementwise import sqrt
 

@@ -103,7 +103,7 @@ class debug(contextlib.ContextDecorator):
     >>> import numpy as np
     >>> import portagrad as pg
     >>> x = pg.Variable(np.array([0.0, 1.0]), requires_grad=True)
-    >>> with pg.debug():
+    >>> with pg.debug(), np.errstate(divide="ignore"):  # NumPy's own warning aside
     ...     try:
     ...         pg.ops.log(x).sum().backward()
     ...     except pg.NonFiniteError as e:
