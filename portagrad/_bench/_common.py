@@ -17,8 +17,9 @@ import numpy as np
 
 from ._timing import interleave, paired_ratios
 
-__all__ = ["Config", "Backend", "Row", "Target", "Result", "BenchmarkCheckError",
-           "torch_available", "run_training", "check_losses", "check_close", "uniform"]
+__all__ = ["IMPLS", "Config", "Backend", "Row", "Target", "Result", "BenchmarkCheckError",
+           "torch_available", "run_training", "rows_from_times", "row", "check_losses",
+           "check_close", "uniform"]
 
 IMPLS = ("numpy", "torch", "portagrad")
 
@@ -178,7 +179,7 @@ def check_close(name: str, what: str, values: dict[str, np.ndarray],
     return f"{what} agrees across {', '.join(values)} (relative error <= {rtol:g})"
 
 
-def _rows_from_times(times: dict[str, list[float]], impl_of: dict[str, str],
+def rows_from_times(times: dict[str, list[float]], impl_of: dict[str, str],
                      numpy_key: str, torch_key: str | None) -> list[Row]:
     rows = []
     for key, ts in times.items():
@@ -212,13 +213,14 @@ def run_training(name: str, title: str, cfg: Config,
 
     variants = {impl: cycling(steps[impl]) for impl in impls}
     times = interleave(variants, rounds=cfg.steps, warmup=cfg.warmup)
-    result.rows = _rows_from_times(times, {i: i for i in impls}, "numpy",
+    result.rows = rows_from_times(times, {i: i for i in impls}, "numpy",
                                    "torch" if "torch" in impls else None)
     return result
 
 
-def row(result: Result, impl: str) -> Row | None:
+def row(result: Result, variant: str) -> Row | None:
+    """The row of ``variant`` in ``result`` (None if absent)."""
     for r in result.rows:
-        if r.variant == impl:
+        if r.variant == variant:
             return r
     return None

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import IMPLS, Backend, Config, Result, Target, check_close, row
-from ._common import _rows_from_times as rows_from_times
+from ._common import IMPLS, Backend, Config, Result, Target, check_close, row, rows_from_times
 from ._timing import interleave
 
 N_LINKS = 1000  # chained y = y*w + b, two ops each
