@@ -16,6 +16,9 @@ __all__ = ["PlotReport"]
 class PlotReport(Extension):
     """Plot ``y_keys`` of :class:`LogReport` against ``x_key`` into ``out/filename``.
 
+    Drawn each time ``trigger`` fires and once more when training ends (so the file
+    always shows the whole run, even with a sparse trigger).
+
     matplotlib is optional (``pip install portagrad[plot]``): without it the extension
     says so once on stderr and does nothing.
     """
@@ -35,6 +38,11 @@ class PlotReport(Extension):
         self.ylabel = ylabel
         self.name = f"PlotReport:{filename}"
         self._warned = False
+        self._trainer: Any = None
+        self._plotted = -1
+
+    def initialize(self, trainer: Any) -> None:
+        self._trainer = trainer
 
     @staticmethod
     def available() -> bool:
@@ -42,7 +50,16 @@ class PlotReport(Extension):
         return importlib.util.find_spec("matplotlib") is not None
 
     def __call__(self, trainer: Any) -> None:
-        if not self.plot_trigger(trainer):
+        if self.plot_trigger(trainer):
+            self._draw(trainer)
+
+    def finalize(self) -> None:
+        if self._trainer is not None:
+            self._draw(self._trainer)
+
+    def _draw(self, trainer: Any) -> None:
+        log = trainer.get_extension(self.log_report).log
+        if not log or len(log) == self._plotted:
             return
         if not self.available():
             if not self._warned:
@@ -50,7 +67,8 @@ class PlotReport(Extension):
                       "'portagrad[plot]'); no plot written", file=sys.stderr)
                 self._warned = True
             return
-        self.plot(trainer.get_extension(self.log_report).log, trainer.out / self.filename)
+        self.plot(log, trainer.out / self.filename)
+        self._plotted = len(log)
 
     def plot(self, log: list[dict[str, Any]], path: Any) -> None:
         """Draw ``log`` into ``path`` (PNG), atomically."""
