@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# One BLAS thread for the demo: its matrices are tiny, and threads only contend for them.
 demo: $(STAMP)
-	# One BLAS thread: the digits matrices are tiny, and threads only contend for them.
 	OMP_NUM_THREADS=1 $(BIN)/portagrad train --model mlp --dataset digits --epochs 20 --out result/demo
 
 test: $(STAMP)
