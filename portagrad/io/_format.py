@@ -22,7 +22,7 @@ __all__ = ["DTYPES", "MAX_HEADER", "write_tensors", "read_header", "read_tensor"
 
 # Header size cap: the JSON is parsed in memory, so a hostile length must not make us
 # allocate gigabytes. Real headers are ~100 bytes per tensor.
-MAX_HEADER = 64 * 1024 * 1024
+MAX_HEADER = 16 * 1024 * 1024
 MAX_DIMS = 32
 
 DTYPES: dict[str, np.dtype] = {

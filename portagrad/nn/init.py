@@ -79,7 +79,8 @@ class Constant(Initializer):
         super().__init__()
         self.value = float(value)
 
-    def __call__(self, shape, *, xp, device=None, dtype=None):
+    def __call__(self, shape: tuple[int, ...], *, xp: Any, device: Any = None,
+                 dtype: Any = None) -> Any:
         return xp.full(shape, self.value, dtype=dtype, device=device)
 
 
@@ -105,7 +106,8 @@ class Normal(Initializer):
         self.std = float(std)
         self.mean = float(mean)
 
-    def __call__(self, shape, *, xp, device=None, dtype=None):
+    def __call__(self, shape: tuple[int, ...], *, xp: Any, device: Any = None,
+                 dtype: Any = None) -> Any:
         return self._gen().normal(shape, self.mean, self.std, xp=xp, device=device,
                                   dtype=dtype)
 
@@ -117,7 +119,8 @@ class Uniform(Initializer):
         super().__init__(rng)
         self.scale = float(scale)
 
-    def __call__(self, shape, *, xp, device=None, dtype=None):
+    def __call__(self, shape: tuple[int, ...], *, xp: Any, device: Any = None,
+                 dtype: Any = None) -> Any:
         return self._gen().uniform(shape, -self.scale, self.scale, xp=xp, device=device,
                                    dtype=dtype)
 
@@ -133,7 +136,8 @@ class _Scaled(Initializer):
         super().__init__(rng)
         self.gain = float(gain)
 
-    def __call__(self, shape, *, xp, device=None, dtype=None):
+    def __call__(self, shape: tuple[int, ...], *, xp: Any, device: Any = None,
+                 dtype: Any = None) -> Any:
         fan_in, fan_out = fans(shape)
         fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[
             self.mode]
@@ -212,7 +216,8 @@ class Orthogonal(Initializer):
         super().__init__(rng)
         self.gain = float(gain)
 
-    def __call__(self, shape, *, xp, device=None, dtype=None):
+    def __call__(self, shape: tuple[int, ...], *, xp: Any, device: Any = None,
+                 dtype: Any = None) -> Any:
         if len(shape) < 2:
             raise ValueError(f"Orthogonal(shape): expected at least 2 dimensions, got {shape}")
         rows = shape[0]

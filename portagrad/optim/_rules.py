@@ -34,7 +34,7 @@ class SGD(Optimizer):
     def __init__(self, params: Any, lr: float = 0.01) -> None:
         super().__init__(params, lr)
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         a = p.array
         a -= self.lr * g
         p.array = a
@@ -49,10 +49,10 @@ class MomentumSGD(Optimizer):
     def __init__(self, params: Any, lr: float = 0.01, momentum: float = 0.9) -> None:
         super().__init__(params, lr, momentum=float(momentum))
 
-    def init_state(self, p):
+    def init_state(self, p: Any) -> dict[str, Any]:
         return {"v": _zeros_like(p)}
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         v = st["v"]
         v *= self.momentum
         v -= self.lr * g
@@ -71,10 +71,10 @@ class Nesterov(Optimizer):
     def __init__(self, params: Any, lr: float = 0.01, momentum: float = 0.9) -> None:
         super().__init__(params, lr, momentum=float(momentum))
 
-    def init_state(self, p):
+    def init_state(self, p: Any) -> dict[str, Any]:
         return {"v": _zeros_like(p)}
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         v = st["v"]
         v *= self.momentum
         v -= self.lr * g
@@ -110,16 +110,16 @@ class Adam(Optimizer):
                          weight_decay=float(weight_decay), amsgrad=bool(amsgrad))
 
     @property
-    def state_names(self):
+    def state_names(self) -> tuple[str, ...]:
         return ("m", "v", "vhat") if self.amsgrad else ("m", "v")
 
-    def init_state(self, p):
+    def init_state(self, p: Any) -> dict[str, Any]:
         st = {"m": _zeros_like(p), "v": _zeros_like(p)}
         if self.amsgrad:
             st["vhat"] = _zeros_like(p)
         return st
 
-    def _direction(self, p, g, st):
+    def _direction(self, p: Any, g: Any, st: dict[str, Any]) -> Any:
         xp = p.xp
         if self.weight_decay and type(self) is Adam:
             g = g + self.weight_decay * p.array
@@ -138,7 +138,7 @@ class Adam(Optimizer):
         # eps is added to sqrt(v) after bias correction, as in the paper.
         return m / (xp.sqrt(v) + self.eps * math.sqrt(1.0 - self.beta2**t)) * step
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         a = p.array
         a -= self._direction(p, g, st)
         p.array = a
@@ -152,7 +152,7 @@ class AdamW(Adam):
                  amsgrad: bool = False) -> None:
         super().__init__(params, lr, beta1, beta2, eps, weight_decay, amsgrad)
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         d = self._direction(p, g, st)
         a = p.array
         if self.weight_decay:
@@ -171,10 +171,10 @@ class RMSprop(Optimizer):
                  eps: float = 1e-8) -> None:
         super().__init__(params, lr, alpha=float(alpha), eps=float(eps))
 
-    def init_state(self, p):
+    def init_state(self, p: Any) -> dict[str, Any]:
         return {"ms": _zeros_like(p)}
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         ms = st["ms"]
         ms *= self.alpha
         ms += (1.0 - self.alpha) * (g * g)
@@ -193,10 +193,10 @@ class AdaGrad(Optimizer):
     def __init__(self, params: Any, lr: float = 0.01, eps: float = 1e-8) -> None:
         super().__init__(params, lr, eps=float(eps))
 
-    def init_state(self, p):
+    def init_state(self, p: Any) -> dict[str, Any]:
         return {"h": _zeros_like(p)}
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         h = st["h"]
         h += g * g
         st["h"] = h
@@ -215,10 +215,10 @@ class AdaDelta(Optimizer):
                  eps: float = 1e-6) -> None:
         super().__init__(params, lr, rho=float(rho), eps=float(eps))
 
-    def init_state(self, p):
+    def init_state(self, p: Any) -> dict[str, Any]:
         return {"msg": _zeros_like(p), "msdx": _zeros_like(p)}
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         xp = p.xp
         msg, msdx = st["msg"], st["msdx"]
         msg *= self.rho
@@ -244,10 +244,10 @@ class Lion(Optimizer):
         super().__init__(params, lr, beta1=float(beta1), beta2=float(beta2),
                          weight_decay=float(weight_decay))
 
-    def init_state(self, p):
+    def init_state(self, p: Any) -> dict[str, Any]:
         return {"m": _zeros_like(p)}
 
-    def update_one(self, p, g, st):
+    def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         xp = p.xp
         m = st["m"]
         u = xp.sign(self.beta1 * m + (1.0 - self.beta1) * g)
