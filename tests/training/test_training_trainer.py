@@ -194,3 +194,12 @@ def test_digits_mlp_trains(tmp_path):
     log = trainer.get_extension("LogReport").log
     assert log[-1]["validation/main/accuracy"] > 0.9
     assert log[-1]["main/loss"] < log[0]["main/loss"]
+
+
+def test_evaluator_with_a_prefetching_iterator():
+    model = Recorder()
+    base = pg.data.SerialIterator(np.array([1.0, 3.0, 5.0]), 2, repeat=False, shuffle=False)
+    with pg.data.PrefetchIterator(base, converter=pg.data.concat_examples) as it:
+        result = E.Evaluator(it, model).evaluate()
+    assert result["main/x"] == pytest.approx(3.0)  # (2 * 2 + 5 * 1) / 3
+    assert result["main/n"] == pytest.approx((2 * 2 + 1 * 1) / 3)

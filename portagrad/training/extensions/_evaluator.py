@@ -56,12 +56,13 @@ class Evaluator(Extension):
         try:
             with no_grad():
                 for batch in it:
-                    arrays = self.converter(batch)
+                    arrays = batch if getattr(it, "converts", False) else \
+                        self.converter(batch)
                     arrays = arrays if isinstance(arrays, tuple) else (arrays,)
                     obs: dict[str, float] = {}
                     with report_scope(obs):
                         self.target(*arrays)
-                    summary.add(obs, weight=len(batch))
+                    summary.add(obs, weight=_batch_size(batch, arrays))
         finally:
             self.target.train(was_training)
         return summary.compute()
@@ -70,3 +71,11 @@ class Evaluator(Extension):
         result = self.evaluate()
         report(result, prefix=self.prefix)
         return result
+
+
+def _batch_size(batch: Any, arrays: tuple) -> int:
+    """Examples in a batch: a list of examples, or already stacked arrays."""
+    if isinstance(batch, list):
+        return len(batch)
+    shape = getattr(arrays[0], "shape", None)
+    return int(shape[0]) if shape else 1
