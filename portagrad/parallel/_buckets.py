@@ -103,6 +103,13 @@ class _Bucket:
         self.pending -= 1
 
 
+_KIND_CODES = {"host": 0, "cuda": 1, "nccl": 2}
+
+
+def _where(code: int) -> str:
+    return ("", " (CuPy, through MPI)", " (CuPy, through NCCL)")[int(code)]
+
+
 class GradientSynchronizer:
     """Averages the gradients of ``params`` over the ranks of ``comm`` after backward.
 
@@ -197,8 +204,10 @@ class GradientSynchronizer:
         """Raise on every rank if ranks disagree on the parameters (count, sizes, dtypes)."""
         if self.comm.size == 1:
             return
+        kinds = {id(v): b.kind for b in self.buckets for v in b.params}
         sig = np.array([x for v in self.params
-                        for x in (dtype_code(dtype_of(v.array)), v.size)], dtype=np.int64)
+                        for x in (dtype_code(dtype_of(v.array)), v.size,
+                                  _KIND_CODES[kinds[id(v)]])], dtype=np.int64)
         counts = self.comm.allgather(np.array([len(self.params)], dtype=np.int64))[:, 0]
         if (counts != counts[0]).any():
             r = int(np.flatnonzero(counts != counts[0])[0])
@@ -211,12 +220,13 @@ class GradientSynchronizer:
         for r in range(1, self.comm.size):
             diff = np.flatnonzero(table[r] != table[0])
             if diff.size:
-                i = int(diff[0]) // 2
+                i = int(diff[0]) // 3
+                a, b = table[0][3 * i : 3 * i + 3], table[r][3 * i : 3 * i + 3]
                 raise LayoutMismatchError(
                     f"GradientSynchronizer(params): expected the same parameter sizes and "
-                    f"dtypes on every rank, got parameter {i} with {table[0][2 * i + 1]} "
-                    f"elements of {dtype_name(int(table[0][2 * i]))} on rank 0 and "
-                    f"{table[r][2 * i + 1]} of {dtype_name(int(table[r][2 * i]))} on rank {r}."
+                    f"dtypes on every rank, got parameter {i} with {a[1]} elements of "
+                    f"{dtype_name(int(a[0]))}{_where(a[2])} on rank 0 and {b[1]} of "
+                    f"{dtype_name(int(b[0]))}{_where(b[2])} on rank {r}."
                 )
 
     @property
