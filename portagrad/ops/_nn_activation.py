@@ -43,7 +43,8 @@ def _nonpositive(x: Variable) -> Variable:
 # -- primitives ---------------------------------------------------------------------------
 @primitive(saves="outputs", elementwise=True)
 def _relu(xp: Any, x: Any) -> Any:
-    return xp.where(x > 0, x, xp.zeros_like(x))
+    # maximum keeps NaN (a where on x > 0 would turn it into 0) and makes one pass.
+    return xp.maximum(x, xp.zeros((), dtype=x.dtype, device=x.device))
 
 
 @_relu.defvjp

@@ -5,7 +5,8 @@ strided slices (one per kernel offset) and multiply them with ``matmul``; col2im
 columns back through strided slice assignment. They run on any namespace and are the
 reference. The NumPy and CuPy fast paths take the columns from one strided view
 (``sliding_window_view``) and add them back in place; the shapes and the products are the
-same, so they must agree with the default to rounding.
+same, so they must agree with the default to rounding. For torch the fast paths are torch's
+own convolutions.
 
 Arguments shared by the kernels: ``stride`` and ``dilation`` are tuples with one entry per
 spatial dimension; ``pad`` is a tuple of ``(low, high)`` pairs (non-negative); ``groups``
@@ -196,25 +197,30 @@ def pool_argmax(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
 
 def _flat_index(xp: Any, am: Any, shape: tuple, ksize: tuple, stride: tuple, pad: tuple,
                 dilation: tuple, out: tuple) -> Any:
-    """Turn window offsets ``am`` (into ``prod(K)``) into flat indices of ``x``."""
+    """Turn window offsets ``am`` (into ``prod(K)``) into flat indices of ``x``.
+
+    The flat index is a sum of three parts: the (sample, channel) plane, the window's
+    origin, and the offset within the window; the last is looked up in a table of
+    ``prod(K)`` entries, so the big arrays see one gather and two additions.
+    """
     nd = len(ksize)
     n, c = shape[0], shape[1]
     spatial = shape[2:]
-    am = xp.astype(am, xp.int64)
-    plane = xp.reshape(xp.arange(n * c, dtype=xp.int64, device=am.device),
-                       (n, c) + (1,) * nd)
-    flat = plane * _prod(spatial)
-    rem = am
-    strides_k = [_prod(ksize[i + 1:]) for i in range(nd)]
+    dev = am.device
     strides_x = [_prod(spatial[i + 1:]) for i in range(nd)]
+    table = [sum(k[i] * dilation[i] * strides_x[i] for i in range(nd))
+             for k in itertools.product(*(range(kk) for kk in ksize))]
+    table_arr = xp.asarray(table, dtype=xp.int64, device=dev)
+    within = xp.reshape(xp.take(table_arr, xp.reshape(xp.astype(am, xp.int64), (-1,))),
+                        tuple(am.shape))
+    origin = xp.zeros(out, dtype=xp.int64, device=dev)
     for i in range(nd):
-        k_i = rem // strides_k[i]
-        rem = rem - k_i * strides_k[i]
-        o_i = xp.reshape(xp.arange(out[i], dtype=xp.int64, device=am.device),
-                         (1, 1) + tuple(-1 if j == i else 1 for j in range(nd)))
-        coord = o_i * stride[i] - pad[i][0] + k_i * dilation[i]
-        flat = flat + coord * strides_x[i]
-    return flat
+        o_i = xp.arange(out[i], dtype=xp.int64, device=dev) * stride[i] - pad[i][0]
+        origin = origin + xp.reshape(o_i * strides_x[i],
+                                     tuple(-1 if j == i else 1 for j in range(nd)))
+    plane = xp.reshape(xp.arange(n * c, dtype=xp.int64, device=dev) * _prod(spatial),
+                       (n, c) + (1,) * nd)
+    return within + (plane + origin)
 
 
 # -- NumPy and CuPy fast paths -------------------------------------------------------------
@@ -307,6 +313,68 @@ def _register(name: str) -> None:
 
 _register("numpy")
 _register("cupy")
+
+
+# -- torch fast paths: its native convolutions (no im2col) --------------------------------
+def _torch_pad(pad: tuple) -> tuple[list[int], tuple | None]:
+    """``F.pad`` widths (last dimension first) for asymmetric pads, or symmetric ones."""
+    if all(lo == hi for lo, hi in pad):
+        return [], tuple(lo for lo, _ in pad)
+    widths: list[int] = []
+    for lo, hi in reversed(pad):
+        widths += [lo, hi]
+    return widths, None
+
+
+@conv_forward.override("torch")
+def _conv_forward_torch(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
+                        groups: int) -> Any:
+    import torch.nn.functional as F
+
+    nd = len(stride)
+    if nd > 3:
+        return NotImplemented
+    widths, sym = _torch_pad(pad)
+    if sym is None:
+        x = F.pad(x, widths)
+        sym = (0,) * nd
+    conv = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
+    return conv(x, w, None, stride, sym, dilation, groups)
+
+
+@conv_input_grad.override("torch")
+def _conv_input_grad_torch(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
+                           dilation: tuple, groups: int, in_size: tuple) -> Any:
+    import torch.nn.grad as G
+
+    nd = len(stride)
+    if nd > 3:
+        return NotImplemented
+    fn = (G.conv1d_input, G.conv2d_input, G.conv3d_input)[nd - 1]
+    c = w.shape[1] * groups
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_size, pad))
+    gx = fn((gy.shape[0], c) + padded, w, gy, stride, 0, dilation, groups)
+    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                              zip(in_size, pad))
+    return gx[crop].contiguous()
+
+
+@conv_weight_grad.override("torch")
+def _conv_weight_grad_torch(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
+                            dilation: tuple, groups: int, ksize: tuple) -> Any:
+    import torch.nn.functional as F
+    import torch.nn.grad as G
+
+    nd = len(stride)
+    if nd > 3:
+        return NotImplemented
+    widths, sym = _torch_pad(pad)
+    if sym is None:
+        x = F.pad(x, widths)
+        sym = (0,) * nd
+    fn = (G.conv1d_weight, G.conv2d_weight, G.conv3d_weight)[nd - 1]
+    return fn(x, (gy.shape[1], x.shape[1] // groups) + ksize, gy, stride, sym, dilation,
+              groups)
 
 # Kernels are objects, not functions: point doctest at their defaults' examples.
 __test__ = {k.name: k.default for k in (conv_forward, conv_input_grad, conv_weight_grad,
