@@ -140,7 +140,7 @@ def _add_bias(y: Variable, b: Any, op: str, channels: int) -> Variable:
 
 def conv(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] = 1,
          padding: int | Sequence[int] | str = 0, dilation: int | Sequence[int] = 1,
-         groups: int = 1, _nd: int | None = None, _op: str = "conv") -> Variable:
+         groups: int = 1) -> Variable:
     """N-dimensional convolution (cross-correlation, as in every deep-learning library).
 
     Parameters
@@ -174,8 +174,12 @@ def conv(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] =
     array([[[[10., 18.],
              [42., 50.]]]])
     """
-    op = _op
-    xv, wv, nd = _inputs(op, x, weight, _nd)
+    return _convolution("conv", None, x, weight, bias, stride, padding, dilation, groups)
+
+
+def _convolution(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride: Any,
+                 padding: Any, dilation: Any, groups: int) -> Variable:
+    xv, wv, nd = _inputs(op, x, weight, nd)
     ksize = tuple(wv.array.shape[2:])
     stride_t = _tuple(stride, nd, op, "stride", 1)
     dil = _tuple(dilation, nd, op, "dilation", 1)
@@ -203,8 +207,7 @@ def _fixed(nd: int, name: str) -> Any:
     def f(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] = 1,
           padding: int | Sequence[int] | str = 0, dilation: int | Sequence[int] = 1,
           groups: int = 1) -> Variable:
-        return conv(x, weight, bias, stride=stride, padding=padding, dilation=dilation,
-                    groups=groups, _nd=nd, _op=name)
+        return _convolution(name, nd, x, weight, bias, stride, padding, dilation, groups)
 
     f.__name__ = f.__qualname__ = name
     shape = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}[nd]
@@ -229,8 +232,7 @@ conv3d = _fixed(3, "conv3d")
 def conv_transpose(x: Any, weight: Any, bias: Any = None, *,
                    stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
                    output_padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
-                   groups: int = 1, output_size: Sequence[int] | None = None,
-                   _nd: int | None = None, _op: str = "conv_transpose") -> Variable:
+                   groups: int = 1, output_size: Sequence[int] | None = None) -> Variable:
     """N-dimensional transposed convolution (the gradient of :func:`conv` in its input).
 
     Parameters
@@ -258,8 +260,14 @@ def conv_transpose(x: Any, weight: Any, bias: Any = None, *,
     >>> y.shape, float(y.array.sum())
     ((1, 1, 4, 4), 16.0)
     """
-    op = _op
-    xv, wv, nd = _inputs(op, x, weight, _nd)
+    return _transposed("conv_transpose", None, x, weight, bias, stride, padding,
+                       output_padding, dilation, groups, output_size)
+
+
+def _transposed(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride: Any,
+                padding: Any, output_padding: Any, dilation: Any, groups: int,
+                output_size: Sequence[int] | None) -> Variable:
+    xv, wv, nd = _inputs(op, x, weight, nd)
     ksize = tuple(wv.array.shape[2:])
     stride_t = _tuple(stride, nd, op, "stride", 1)
     dil = _tuple(dilation, nd, op, "dilation", 1)
@@ -301,9 +309,8 @@ def _fixed_t(nd: int, name: str) -> Any:
           padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0,
           dilation: int | Sequence[int] = 1, groups: int = 1,
           output_size: Sequence[int] | None = None) -> Variable:
-        return conv_transpose(x, weight, bias, stride=stride, padding=padding,
-                              output_padding=output_padding, dilation=dilation, groups=groups,
-                              output_size=output_size, _nd=nd, _op=name)
+        return _transposed(name, nd, x, weight, bias, stride, padding, output_padding,
+                           dilation, groups, output_size)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{nd}-d transposed convolution; see :func:`conv_transpose`.

@@ -69,8 +69,7 @@ def _window(op: str, x: Variable, nd: int, kernel_size: Any, stride: Any, paddin
 
 def max_pool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
              padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
-             ceil_mode: bool = False, *, _nd: int | None = None,
-             _op: str = "max_pool") -> Variable:
+             ceil_mode: bool = False) -> Variable:
     """Maximum over each (dilated) window of ``x`` of shape ``(N, C, *spatial)``.
 
     ``stride`` defaults to ``kernel_size``; padding (at most half the kernel) never wins;
@@ -86,8 +85,13 @@ def max_pool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[in
     array([[[[ 5.,  7.],
              [13., 15.]]]])
     """
-    xv, nd = _input(x, _op, _nd)
-    k, s, d, out, pad, _ = _window(_op, xv, nd, kernel_size, stride, padding, dilation,
+    return _max_pool("max_pool", None, x, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _max_pool(op: str, nd: int | None, x: Any, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any = 1, ceil_mode: bool = False) -> Variable:
+    xv, nd = _input(x, op, nd)
+    k, s, d, out, pad, _ = _window(op, xv, nd, kernel_size, stride, padding, dilation,
                                    ceil_mode)
     xp = xv.xp
     flat = pool_argmax(xp, xv.array, k, s, pad, d)
@@ -114,8 +118,7 @@ def _divisor(spatial: tuple, k: tuple, s: tuple, p: tuple, out: tuple,
 
 def avg_pool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
              padding: int | Sequence[int] = 0, ceil_mode: bool = False,
-             count_include_pad: bool = True, *, _nd: int | None = None,
-             _op: str = "avg_pool") -> Variable:
+             count_include_pad: bool = True) -> Variable:
     """Mean over each window of ``x`` of shape ``(N, C, *spatial)``.
 
     ``count_include_pad`` counts the zero padding in the divisor (PyTorch's default); the
@@ -129,8 +132,14 @@ def avg_pool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[in
     >>> pg.ops.avg_pool(x, 2, padding=1, count_include_pad=False).array
     array([[[0. , 1.5, 3. ]]])
     """
-    xv, nd = _input(x, _op, _nd)
-    k, s, d, out, pad, p = _window(_op, xv, nd, kernel_size, stride, padding, 1, ceil_mode)
+    return _avg_pool("avg_pool", None, x, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad)
+
+
+def _avg_pool(op: str, nd: int | None, x: Any, kernel_size: Any, stride: Any, padding: Any,
+              ceil_mode: bool = False, count_include_pad: bool = True) -> Variable:
+    xv, nd = _input(x, op, nd)
+    k, s, d, out, pad, p = _window(op, xv, nd, kernel_size, stride, padding, 1, ceil_mode)
     xp = xv.xp
     a = xv.array
     n, c = a.shape[0], a.shape[1]
@@ -246,10 +255,18 @@ def unpool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[int]
     return reshape(y, (n, c) + size)
 
 
-def _fixed(base: Any, nd: int, name: str) -> Any:
-    def f(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, *args: Any,
-          **kwargs: Any) -> Variable:
-        return base(x, kernel_size, stride, padding, *args, _nd=nd, _op=name, **kwargs)
+def _fixed(base: Any, impl: Any, nd: int, name: str) -> Any:
+    if base is max_pool:
+        def f(x: Any, kernel_size: int | Sequence[int],
+              stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
+              dilation: int | Sequence[int] = 1, ceil_mode: bool = False) -> Variable:
+            return impl(name, nd, x, kernel_size, stride, padding, dilation, ceil_mode)
+    else:
+        def f(x: Any, kernel_size: int | Sequence[int],  # type: ignore[misc]
+              stride: int | Sequence[int] | None = None, padding: int | Sequence[int] = 0,
+              ceil_mode: bool = False, count_include_pad: bool = True) -> Variable:
+            return impl(name, nd, x, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{nd}-d {base.__name__.replace('_', ' ')}ing; see :func:`{base.__name__}`.
@@ -264,9 +281,9 @@ def _fixed(base: Any, nd: int, name: str) -> Any:
     return f
 
 
-max_pool1d = _fixed(max_pool, 1, "max_pool1d")
-max_pool2d = _fixed(max_pool, 2, "max_pool2d")
-max_pool3d = _fixed(max_pool, 3, "max_pool3d")
-avg_pool1d = _fixed(avg_pool, 1, "avg_pool1d")
-avg_pool2d = _fixed(avg_pool, 2, "avg_pool2d")
-avg_pool3d = _fixed(avg_pool, 3, "avg_pool3d")
+max_pool1d = _fixed(max_pool, _max_pool, 1, "max_pool1d")
+max_pool2d = _fixed(max_pool, _max_pool, 2, "max_pool2d")
+max_pool3d = _fixed(max_pool, _max_pool, 3, "max_pool3d")
+avg_pool1d = _fixed(avg_pool, _avg_pool, 1, "avg_pool1d")
+avg_pool2d = _fixed(avg_pool, _avg_pool, 2, "avg_pool2d")
+avg_pool3d = _fixed(avg_pool, _avg_pool, 3, "avg_pool3d")
