@@ -63,14 +63,24 @@ def run(rounds: int, width: int, depth: int, batch: int, caps: list[float]) -> N
             dp.synchronize()
         return time.perf_counter() - t0
 
+    def sync_only(model, dp) -> float:
+        comm.barrier()
+        t0 = time.perf_counter()
+        dp.synchronize()  # the gradients of the last step are still there
+        return time.perf_counter() - t0
+
+    alone = "allreduce alone (no backward)"
     for model, dp in variants.values():  # warm up
         for _ in range(2):
             step(model, dp)
-    times: dict[str, list[float]] = {k: [] for k in variants}
+    times: dict[str, list[float]] = {k: [] for k in [*variants, alone]}
+    packed = variants["backward, then one packed allreduce"]
     for _ in range(rounds):
         for name, (model, dp) in variants.items():
             local = step(model, dp)
             times[name].append(float(comm.allreduce(np.array([local]), "max")[0]))
+        local = sync_only(*packed)
+        times[alone].append(float(comm.allreduce(np.array([local]), "max")[0]))
 
     nbytes = sum(p.array.nbytes for p in next(iter(variants.values()))[0].parameters())
     if comm.rank == 0:

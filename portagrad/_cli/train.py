@@ -4,6 +4,7 @@
     portagrad train --model cnn --dataset mnist --data-dir ~/data/mnist --device cuda:0
     portagrad train --backend array_api_strict --epochs 2
     portagrad train --out result/demo --resume        # continue from the newest snapshot
+    mpiexec -n 4 portagrad train --distributed       # data-parallel over 4 MPI ranks
 
 The run writes into --out: log.jsonl (one JSON object per epoch), loss.png and
 accuracy.png (with matplotlib), snapshot_iter_*.safetensors (the whole training state,
@@ -61,6 +62,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-prefetch", action="store_true",
                    help="load batches in the main thread")
     p.add_argument("--quiet", action="store_true", help="no table and no progress bar")
+    from ._distributed import add_arguments as add_distributed_arguments
+
+    add_distributed_arguments(p)  # --distributed: see _distributed.py
 
 
 def _backend(name: str, device: str) -> tuple[Any, Any]:
@@ -124,12 +128,16 @@ def run(args: argparse.Namespace) -> int:
     if args.epochs <= 0 or args.batch_size <= 0:
         print("portagrad train: --epochs and --batch-size must be positive", file=sys.stderr)
         return 2
+    from ._distributed import Distributed
+
+    dist = Distributed.from_args(args)  # each dist.* call is a no-op without --distributed
     xp, device = _backend(args.backend, args.device)
     try:
         train, test = _load(args)
     except pg.data.DatasetNotFoundError as e:
         print(f"portagrad train: {e}", file=sys.stderr)
         return 2
+    train, test = dist.shard(train, shuffle=True, seed=args.seed), dist.shard(test)
     out = Path(args.out)
     t0 = time.perf_counter()
     pg.random.seed(args.seed)
@@ -143,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
     model.train()
 
     cls, default_lr = OPTIMIZERS[args.optimizer]
-    optimizer = getattr(pg.optim, cls)(model, lr=args.lr if args.lr else default_lr)
+    optimizer = dist.optimizer(
+        getattr(pg.optim, cls)(model, lr=args.lr if args.lr else default_lr))
     train_iter: Any = pg.data.SerialIterator(train, args.batch_size, seed=args.seed)
     convert = None
     if not args.no_prefetch:
@@ -154,44 +163,49 @@ def run(args: argparse.Namespace) -> int:
     updater = pg.training.StandardUpdater(train_iter, optimizer, xp=xp, device=device)
     trainer = pg.training.Trainer(updater, (args.epochs, "epoch"), out=out)
     test_iter = pg.data.SerialIterator(test, 256, repeat=False, shuffle=False)
-    trainer.extend(E.Evaluator(test_iter, model, xp=xp, device=device))
+    trainer.extend(dist.evaluator(E.Evaluator(test_iter, model, xp=xp, device=device)))
     trainer.extend(E.FailOnNonNumber())
-    trainer.extend(E.LogReport())
-    # Drawing costs more than an epoch of the digits demo: every 5 epochs and at the end.
-    plot_every = (5, "epoch")
-    trainer.extend(E.PlotReport(["main/loss", "validation/main/loss"], filename="loss.png",
-                                ylabel="loss", trigger=plot_every))
-    trainer.extend(E.PlotReport(["main/accuracy", "validation/main/accuracy"],
-                                filename="accuracy.png", ylabel="accuracy",
-                                trigger=plot_every))
+    if dist.is_root:  # logs and plots: one writer
+        trainer.extend(E.LogReport())
+        # Drawing costs more than an epoch of the digits demo: every 5 epochs and at the end.
+        plot_every = (5, "epoch")
+        trainer.extend(E.PlotReport(["main/loss", "validation/main/loss"],
+                                    filename="loss.png", ylabel="loss", trigger=plot_every))
+        trainer.extend(E.PlotReport(["main/accuracy", "validation/main/accuracy"],
+                                    filename="accuracy.png", ylabel="accuracy",
+                                    trigger=plot_every))
     snap_trigger = (args.snapshot_every, "iteration") if args.snapshot_every > 0 \
         else (1, "epoch")
-    trainer.extend(E.snapshot(n_retains=2), trigger=snap_trigger)
-    if not args.quiet:
+    trainer.extend(dist.snapshot(n_retains=2), trigger=snap_trigger)
+    if not args.quiet and dist.is_root:
         trainer.extend(E.PrintReport(["epoch", "main/loss", "main/accuracy",
                                       "validation/main/loss", "validation/main/accuracy",
                                       "elapsed_time"]))
         trainer.extend(E.ProgressBar())
     if args.resume:
         try:
-            loaded = trainer.resume()
+            loaded = dist.resume(trainer)
         except pg.CheckpointError as e:
             print(f"portagrad train: cannot resume: {e}", file=sys.stderr)
             return 2
         where = f"from {loaded}" if loaded else f"nothing to resume in {out}; starting fresh"
-        print(f"portagrad train: resume {where} (iteration {updater.iteration})",
-              file=sys.stderr)
+        if dist.is_root:
+            print(f"portagrad train: resume {where} (iteration {updater.iteration})",
+                  file=sys.stderr)
     try:
         trainer.run()
     finally:
         if isinstance(train_iter, pg.data.PrefetchIterator):
             train_iter.close()
     result = trainer.get_extension("validation").evaluate()
+    if not dist.is_root:
+        return 0
     pg.io.save(out / "model.safetensors", model.predictor,
                metadata={"model": args.model, "dataset": args.dataset})
     acc = result.get("main/accuracy", float("nan"))
     print(f"test accuracy: {acc:.4f} ({args.model} on {args.dataset}, {args.epochs} epochs, "
-          f"{pg.xp.namespace_name(xp)} on {device}, {time.perf_counter() - t0:.1f} s)")
+          f"{pg.xp.namespace_name(xp)} on {device}{dist.describe()}, "
+          f"{time.perf_counter() - t0:.1f} s)")
     print(f"log:        {out / 'log.jsonl'}")
     if E.PlotReport.available():
         print(f"plots:      {out / 'loss.png'}, {out / 'accuracy.png'}")

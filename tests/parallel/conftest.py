@@ -43,8 +43,15 @@ def launch(script: str, n: int, *args: str, timeout: float = 60.0,
     plain ``python``, so only portagrad's own abort hook stands between an exception and a
     hung job."""
     runner = ["-m", "mpi4py"] if mpi4py_runner else []
-    cmd = [str(MPIEXEC), "-n", str(n), sys.executable, *runner,
-           str(SCRIPTS / script), *args]  # an absolute ``script`` replaces SCRIPTS
+    # An absolute ``script`` replaces SCRIPTS.
+    return launch_command([sys.executable, *runner, str(SCRIPTS / script), *args], n,
+                          timeout=timeout, env=env)
+
+
+def launch_command(argv: list[str], n: int, *, timeout: float = 60.0,
+                   env: dict[str, str] | None = None) -> Job:
+    """Run ``mpiexec -n n *argv``; kill the whole job at ``timeout``."""
+    cmd = [str(MPIEXEC), "-n", str(n), *argv]
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                 "PYTHONUNBUFFERED": "1", **(env or {})}
     start = time.monotonic()
@@ -56,8 +63,8 @@ def launch(script: str, n: int, *args: str, timeout: float = 60.0,
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        pytest.fail(f"mpiexec -n {n} {script} {' '.join(args)} did not end within "
-                    f"{timeout} s\n--- stdout ---\n{out}\n--- stderr ---\n{err}")
+        pytest.fail(f"{' '.join(cmd)} did not end within {timeout} s\n--- stdout ---\n"
+                    f"{out}\n--- stderr ---\n{err}")
     return Job(proc.returncode, out, err, time.monotonic() - start)
 
 
@@ -67,6 +74,12 @@ def mpirun():
         pytest.skip("mpi4py and an mpiexec next to this Python are needed (pip install "
                     "'.[mpi]')")
     return launch
+
+
+@pytest.fixture(scope="session")
+def mpiexec(mpirun):
+    """``mpiexec(argv, n, timeout=...)``: run any command line on ``n`` ranks."""
+    return launch_command
 
 
 @pytest.fixture
