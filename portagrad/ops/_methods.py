@@ -1,4 +1,15 @@
-"""Operators and array methods of :class:`Variable`, bound to portagrad ops."""
+"""Operators and array methods of :class:`Variable`, bound to portagrad ops.
+
+Two choices differ from an array library's, both so that gradients stay right:
+
+* In-place operators (``x += y``, ``x &= m`` ...) are functional: they rebind the name to
+  a new Variable and leave the old one, which the graph may have saved, unchanged.
+* ``x[key] = value`` raises :class:`portagrad.GradientError`. A Variable is held by the
+  nodes that saved it for their gradients; changing it in place would silently change
+  those gradients. Build the new value functionally (``where``, ``concat``) or write into
+  ``x.array`` outside any graph. Code that assigns in place (array-api-extra's ``at``,
+  SciPy's ``logsumexp``) therefore stops with that error instead of a wrong gradient.
+"""
 
 from __future__ import annotations
 
