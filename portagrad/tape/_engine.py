@@ -132,8 +132,9 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 gy_arg = gys[0]
             else:
                 gy_arg = tuple(
-                    g if g is not None else _leaf(node.xp.zeros(s, dtype=d), node.xp)
-                    for g, (s, d) in zip(gys, node.out_meta)  # set for nout > 1
+                    g if g is not None
+                    else _leaf(node.xp.zeros(s, dtype=d, device=dev), node.xp)
+                    for g, (s, d, dev) in zip(gys, node.out_meta)  # set for nout > 1
                 )
             if debug:
                 # Ops inside a vjp are checked as the gradient they produce, below, so the

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import GradientError, NonFiniteError
+from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._mode import state
 from ._variable import Variable, _leaf
 
@@ -195,6 +196,8 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
         else:
             arrays.append(a)
     out = prim.forward(xp, *arrays, **params)
+    if type(out) in LIBRARY_SCALAR_TYPES:
+        out = library_scalar_to_array(out)  # NumPy ufuncs turn 0-d arrays into scalars
     st = state
     if st.debug:
         _check_forward(prim, out, xp)
@@ -237,7 +240,7 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
         o.creator = node
         o.index = i
     node.out_refs = [weakref.ref(o) for o in outs]
-    node.out_meta = tuple((o.shape, o.dtype) for o in out)
+    node.out_meta = tuple((o.shape, o.dtype, o.device) for o in out)
     if prim.save_out:
         node.saved_outputs = tuple(out)
     if st.debug:
@@ -300,6 +303,8 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
         bb = b
         rb = False
     out = prim.forward(xp, aa, bb)
+    if type(out) in LIBRARY_SCALAR_TYPES:
+        out = library_scalar_to_array(out)
     st = state
     if st.debug:
         _check_forward(prim, out, xp)

@@ -289,6 +289,14 @@ class Variable:
         return ops
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        # A NumPy function applied to a Variable would drop it from the graph and give a
+        # zero gradient without a word, so only Variables outside any graph convert.
+        if self.requires_grad:
+            raise TypeError(
+                "Variable.__array__: this Variable is part of a graph (requires_grad=True), "
+                "and converting it to a NumPy array would lose its gradient. Use "
+                "portagrad.ops functions on it, or v.array / v.detach() to leave the graph."
+            )
         # Only libraries that allow implicit host conversion (NumPy) succeed here; CuPy
         # and others raise, as they would for their own arrays.
         convert = getattr(self.array, "__array__", None)

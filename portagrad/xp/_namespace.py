@@ -123,6 +123,13 @@ def ensure_array(xp: Any, value: Any) -> Any:
 _SCALAR_TYPES = (np.generic, bool, int, float, complex)
 
 
+# Exact types NumPy returns from a ufunc on 0-d arrays (np.float64, np.bool_, ...): a set
+# lookup on the type is cheaper than isinstance on every op result.
+LIBRARY_SCALAR_TYPES = frozenset(
+    t for t in set(np.sctypeDict.values()) if isinstance(t, type) and issubclass(t, np.generic)
+)
+
+
 def library_scalar_to_array(value: Any) -> Any:
     """A NumPy scalar (``np.float64(1.0)``) as a 0-d array; anything else unchanged."""
     if isinstance(value, np.generic):

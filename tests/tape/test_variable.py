@@ -108,3 +108,27 @@ def test_setitem_is_rejected_with_a_hint(backend):
 def test_non_array_is_rejected():
     with pytest.raises(TypeError, match="expected an array"):
         pg.Variable([1.0, 2.0])
+
+
+def test_numpy_conversion_refuses_to_drop_a_graph():
+    x = pg.Variable(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="lose its gradient"):
+        np.asarray(x * 2)
+    np.testing.assert_allclose(np.asarray(x.detach()), [1.0, 2.0])
+
+
+def test_unused_outputs_of_a_multi_output_op_get_zeros_on_the_right_device():
+    import array_api_strict as xps
+
+    dev = xps.Device("device1")
+    x = pg.Variable(xps.asarray([[2.0, 1.0], [1.0, 3.0]], device=dev))
+    _, vectors = pg.ops.linalg.eigh(x)  # eigenvalues unused: their gradient is zeros
+    (g,) = pg.grad(pg.ops.sum(vectors[:, 0] ** 2 * 0.5 + vectors[0, :]), x)
+    assert g.device == dev
+
+
+def test_zero_dim_results_stay_arrays():
+    # NumPy ufuncs return scalars for 0-d input; scalars would promote strongly later.
+    x = pg.Variable(np.asarray(1.0, dtype=np.float32))
+    for y in (pg.ops.exp(x), x * 2, x * x, pg.ops.tanh(x) + x):
+        assert isinstance(y.array, np.ndarray) and y.dtype == np.float32
