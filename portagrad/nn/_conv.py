@@ -79,10 +79,9 @@ class _ConvNd(Module):
         if self.transposed:
             return ops.conv_transpose(x, self.W, self.b, stride=self.stride,
                                       padding=self.padding, dilation=self.dilation,
-                                      groups=self.groups, output_padding=self.output_padding,
-                                      _nd=self.nd)
+                                      groups=self.groups, output_padding=self.output_padding)
         return ops.conv(x, self.W, self.b, stride=self.stride, padding=self.padding,
-                        dilation=self.dilation, groups=self.groups, _nd=self.nd)
+                        dilation=self.dilation, groups=self.groups)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
