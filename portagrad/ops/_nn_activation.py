@@ -59,7 +59,8 @@ def _(ctx: Any, gy: Variable) -> tuple:
 def _sigmoid(xp: Any, x: Any) -> Any:
     # exp(-|x|) never overflows; the two forms agree and each is accurate on its side.
     e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    r = 1 / (1 + e)
+    return xp.where(x >= 0, r, e * r)
 
 
 @_sigmoid.defvjp
