@@ -488,8 +488,7 @@ register(OpRecord("conv", _conv_fn("conv"), _conv_ref, _conv_any_sample,
                   errors=_CONV_ERR, tol=_CONV_TOL))
 for _nd in (1, 2, 3):
     register(OpRecord(f"conv{_nd}d", _conv_fn(f"conv{_nd}d"), _conv_ref,
-                      _conv_sample_nd(_nd), tol=_CONV_TOL,
-                      order=3 if _nd < 3 else 2))
+                      _conv_sample_nd(_nd), tol=_CONV_TOL))
 
 
 def _convt_sample_nd(nd):
@@ -532,8 +531,7 @@ register(OpRecord("conv_transpose", _convt_fn("conv_transpose"), _convt_ref,
                                         (1, 0, 0, 1, 1)), ShapeError)]))
 for _nd in (1, 2, 3):
     register(OpRecord(f"conv_transpose{_nd}d", _convt_fn(f"conv_transpose{_nd}d"),
-                      _convt_ref, _convt_sample_nd(_nd), tol=_CONV_TOL,
-                      order=3 if _nd < 3 else 2))
+                      _convt_ref, _convt_sample_nd(_nd), tol=_CONV_TOL))
 
 
 # -- noise ------------------------------------------------------------------------------------
@@ -652,7 +650,7 @@ for _kind in ("max", "avg"):
     for _nd in (1, 2, 3):
         register(OpRecord(f"{_kind}_pool{_nd}d", _pool_fn(f"{_kind}_pool{_nd}d"),
                           _pool_ref(_kind), _pool_sample_nd(_nd, _kind),
-                          order=3 if _nd < 3 else 2))
+                          ))
 
 
 def np_adaptive_avg(x, size):
@@ -901,11 +899,11 @@ def _np_n_step_gru(xs, h0, wih, whh, bih, bhh, mask):
 register(OpRecord("n_step_lstm",
                   lambda xs, h, c, wih, whh, bih, bhh, m: ops.n_step_lstm(
                       xs, h, c, wih, whh, bih, bhh, mask=m),
-                  _np_n_step_lstm, _seq_sample(4, True), order=2,
+                  _np_n_step_lstm, _seq_sample(4, True),
                   errors=[(lambda rng: (np.ones((3, 2)), np.ones((2, 2)), np.ones((2, 2)),
                                         np.ones((8, 2)), np.ones((8, 2)), None, None, None),
                            ShapeError)]))
 register(OpRecord("n_step_gru",
                   lambda xs, h, wih, whh, bih, bhh, m: ops.n_step_gru(
                       xs, h, wih, whh, bih, bhh, mask=m),
-                  _np_n_step_gru, _seq_sample(3, False), order=2))
+                  _np_n_step_gru, _seq_sample(3, False)))
