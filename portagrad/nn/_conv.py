@@ -77,11 +77,13 @@ class _ConvNd(Module):
         else:
             check_input(self, x, type(self).__name__, self.W)
         if self.transposed:
-            return ops.conv_transpose(x, self.W, self.b, stride=self.stride,
-                                      padding=self.padding, dilation=self.dilation,
-                                      groups=self.groups, output_padding=self.output_padding)
-        return ops.conv(x, self.W, self.b, stride=self.stride, padding=self.padding,
-                        dilation=self.dilation, groups=self.groups)
+            fn = getattr(ops, f"conv_transpose{self.nd}d")
+            return fn(x, self.W, self.b, stride=self.stride, padding=self.padding,
+                      dilation=self.dilation, groups=self.groups,
+                      output_padding=self.output_padding)
+        fn = getattr(ops, f"conv{self.nd}d")
+        return fn(x, self.W, self.b, stride=self.stride, padding=self.padding,
+                  dilation=self.dilation, groups=self.groups)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
