@@ -41,6 +41,8 @@ def test_workload_runs_and_implementations_agree(name):
     for t in result.targets:
         assert t.limit > 0
         assert (t.value is None) == (t.met is None)
+        if t.value is not None and name != "memory":
+            assert t.best is not None and t.best > 0
 
 
 def test_training_losses_agree_with_a_fresh_numpy_run():

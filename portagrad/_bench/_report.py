@@ -139,14 +139,17 @@ def format_results(results: list[Result]) -> str:
             if res.rows:
                 lines.append(f"  note: {n}")
     lines.append("")
-    lines.append("targets for portagrad (median of the per-round ratios):")
+    lines.append("targets for portagrad (judged on the median of the per-round ratios; the "
+                 "ratio of the fastest rounds in brackets):")
     for res in results:
         for t in res.targets:
             if t.met is None:
                 mark, value = "n/a", t.note or "not measured"
             else:
                 mark, value = ("met" if t.met else "NOT MET"), f"{t.value:.2f}"
-            lines.append(f"  {mark:8s} {t.text:52s} {value:>8s}  (<= {t.limit:g})")
+                if t.best is not None:
+                    value += f" [{t.best:.2f}]"
+            lines.append(f"  {mark:8s} {t.text:50s} {value:>13s}  (<= {t.limit:g})")
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ._common import Backend, Config, Result, Target, row, run_training, uniform
+from ._common import Backend, Config, Result, run_training, speed_target, uniform
 from .mlp import softmax_xent_numpy
 
 BATCH = 64
@@ -213,9 +213,6 @@ BUILDERS = {"numpy": numpy_cnn, "torch": torch_cnn, "portagrad": portagrad_cnn}
 
 def run(cfg: Config) -> Result:
     result = run_training("cnn", TITLE, cfg, BUILDERS)
-    pg_row = row(result, "portagrad")
-    has_torch = pg_row is not None and pg_row.vs_torch is not None
-    result.targets.append(Target("CNN step / PyTorch", pg_row.vs_torch[1] if has_torch
-                                 else None, 1.0, "" if has_torch else
-                                 cfg.why_no_torch()))
+    result.targets.append(speed_target(result, "CNN step / PyTorch", "portagrad", "torch", 1.0,
+                                       cfg))
     return result

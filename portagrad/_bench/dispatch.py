@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import IMPLS, Backend, Config, Result, Target, check_close, row, rows_from_times
+from ._common import IMPLS, Backend, Config, Result, check_close, rows_from_times, speed_target
 from ._timing import interleave
 
 N_LINKS = 1000  # chained y = y*w + b, two ops each
@@ -121,8 +121,6 @@ def run(cfg: Config) -> Result:
     result.notes.append(
         "per op (" + ", ".join(f"{r.impl} {r.value * 1e3 / N_OPS:.2f} us"
                                for r in result.rows) + f"), {N_OPS} ops per chain")
-    pg_row = row(result, "portagrad")
-    result.targets.append(Target(
-        "dispatch / PyTorch", pg_row.vs_torch[1] if pg_row and pg_row.vs_torch else None,
-        1.0, "" if has_torch else cfg.why_no_torch()))
+    result.targets.append(speed_target(result, "dispatch / PyTorch", "portagrad", "torch", 1.0,
+                                       cfg))
     return result

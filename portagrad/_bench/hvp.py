@@ -193,11 +193,14 @@ def run(cfg: Config) -> Result:
             result.rows.append(Row(
                 variant=f"{impl} {kind}", impl=impl, value=statistics.median(ts) * 1e3,
                 vs_numpy=paired_ratios(ts, times[f"numpy {kind}"]),
-                vs_torch=paired_ratios(ts, times[f"torch {kind}"]) if has_torch else None))
+                vs_torch=paired_ratios(ts, times[f"torch {kind}"]) if has_torch else None,
+                best=min(ts) * 1e3))
+    best = {impl: min(times[f"{impl} hvp"]) / min(times[f"{impl} fwd+bwd"]) for impl in pairs}
     for impl in pairs:
         lo, mid, hi = paired_ratios(times[f"{impl} hvp"], times[f"{impl} fwd+bwd"])
         result.rows.append(Row(variant=f"{impl} hvp/(fwd+bwd)", impl=impl, value=mid,
-                               unit="x", spread=(lo, hi)))
+                               unit="x", spread=(lo, hi), best=best[impl]))
     pg_ratio = next(r.value for r in result.rows if r.variant == "portagrad hvp/(fwd+bwd)")
-    result.targets.append(Target("HVP / (forward+backward), portagrad", pg_ratio, 1.6))
+    result.targets.append(Target("HVP / (forward+backward), portagrad", pg_ratio, 1.6,
+                                 best=best["portagrad"]))
     return result

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Backend, Config, Result, Target, row, run_training, uniform
+from ._common import Backend, Config, Result, run_training, speed_target, uniform
 from .mlp import softmax_xent_numpy
 
 VOCAB = 10000
@@ -266,9 +266,6 @@ BUILDERS = {"numpy": numpy_lstm, "torch": torch_lstm, "portagrad": portagrad_lst
 
 def run(cfg: Config) -> Result:
     result = run_training("lstm", TITLE, cfg, BUILDERS)
-    pg_row = row(result, "portagrad")
-    has_torch = pg_row is not None and pg_row.vs_torch is not None
-    result.targets.append(Target("LSTM step / PyTorch", pg_row.vs_torch[1] if has_torch
-                                 else None, 1.0, "" if has_torch else
-                                 cfg.why_no_torch()))
+    result.targets.append(speed_target(result, "LSTM step / PyTorch", "portagrad", "torch",
+                                       1.0, cfg))
     return result

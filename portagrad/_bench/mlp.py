@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Backend, Config, Result, Target, row, run_training, uniform
+from ._common import Backend, Config, Result, run_training, speed_target, uniform
 
 SIZES = (784, 1000, 1000, 10)
 BATCH = 128
@@ -186,7 +186,6 @@ BUILDERS = {"numpy": numpy_mlp, "torch": torch_mlp, "portagrad": portagrad_mlp}
 
 def run(cfg: Config) -> Result:
     result = run_training("mlp", TITLE, cfg, BUILDERS)
-    pg_row = row(result, "portagrad")
-    result.targets.append(Target("MLP step / hand-written NumPy", pg_row.vs_numpy[1]
-                                 if pg_row and pg_row.vs_numpy else None, 1.05))
+    result.targets.append(speed_target(result, "MLP step / hand-written NumPy", "portagrad",
+                                       "numpy", 1.05, cfg))
     return result
