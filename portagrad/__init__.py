@@ -73,3 +73,12 @@ from .tape import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # portagrad.vision is imported on first use: most programs never need it.
+    if name == "vision":
+        import importlib
+
+        return importlib.import_module(".vision", __name__)
+    raise AttributeError(f"module 'portagrad' has no attribute {name!r}")
