@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import DTypeError, ShapeError, describe
+from ..tape import primitive
 from ..tape._variable import Variable
 from ._core import binary, float_only, var
 from ._elementwise import where
 from ._indexing import take
 from ._linalg import matmul, tensordot
 from ._reduction import sum as _sum
-from ._shape import expand_dims, matrix_transpose
+from ._shape import expand_dims, matrix_transpose, reshape
 
 __all__ = ["linear", "bilinear", "embedding"]
 
@@ -20,6 +21,31 @@ def _float(x: Any, op: str, arg: str) -> Variable:
     v = var(x, op, arg)
     float_only(v, op, arg)
     return v
+
+
+@primitive()
+def _linear(xp: Any, x: Any, w: Any) -> Any:
+    """``x @ w.T``: a primitive so that the weight's gradient comes out as ``gy.T @ x`` in
+    ``w``'s own (contiguous) layout, rather than as the transpose of ``x.T @ gy``; the
+    optimizer's update then runs over memory in order."""
+    return x @ w.mT
+
+
+@_linear.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    x, w = ctx.inputs
+    e = ctx.edges
+    gx = matmul(gy, w) if e[0] is not None else None
+    gw = None
+    if e[1] is not None:
+        if gy.array.ndim > 2:
+            gy2 = reshape(gy, (-1, gy.array.shape[-1]))
+            x2 = reshape(x, (-1, x.array.shape[-1]))
+        else:
+            gy2, x2 = gy, x
+        gw = matmul(matrix_transpose(gy2), x2) if gy.array.ndim > 1 else (
+            expand_dims(gy2, axis=1) * expand_dims(x2, axis=0))
+    return gx, gw
 
 
 def linear(x: Any, weight: Any, bias: Any = None) -> Variable:
@@ -46,7 +72,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Variable:
         raise ShapeError(f"linear(x): expected a last axis of {wv.array.shape[1]} "
                          f"(in_features of weight {tuple(wv.array.shape)}), got shape "
                          f"{tuple(xv.array.shape)}")
-    y = matmul(xv, matrix_transpose(wv))
+    y = _linear(xv, wv)
     if bias is not None:
         bv = _float(bias, "linear", "bias")
         if tuple(bv.array.shape) != (wv.array.shape[0],):
