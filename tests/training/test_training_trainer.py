@@ -88,10 +88,14 @@ def test_progress_bar_on_a_terminal(tmp_path):
     trainer, _ = _trainer(tmp_path, stop=(10, "iteration"))
     out = Tty()
     trainer.extend(E.ProgressBar(out=out, refresh=1e9))
+    # A table row printed meanwhile first erases the bar from its line.
+    trainer.extend(E.LogReport(trigger=(5, "iteration")))
+    trainer.extend(E.PrintReport(["iteration"], out=_io.StringIO()))
     trainer.run()
     text = out.getvalue()
     assert text.startswith("\r[") and text.endswith("\n")
     assert "100.0% iter 10/10" in text.split("\r")[-1]
+    assert text.count("\r\033[K") == 2
 
 
 def test_evaluator_weighted_means_and_modes(tmp_path):

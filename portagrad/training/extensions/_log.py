@@ -110,6 +110,11 @@ class PrintReport(Extension):
 
     def __call__(self, trainer: Any) -> None:
         log = trainer.get_extension(self.log_report).log
+        if len(log) == self._printed:
+            return
+        from ._progress import clear_progress_bars
+
+        clear_progress_bars()
         out = self._stream()
         for entry in log[self._printed:]:
             cells = []

@@ -10,7 +10,17 @@ from typing import Any
 from .._trainer import Extension
 from .._triggers import IntervalTrigger
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "clear_progress_bars"]
+
+# Bars drawn in place on a terminal; other output clears them first (see PrintReport).
+_ACTIVE: list[ProgressBar] = []
+
+
+def clear_progress_bars() -> None:
+    """Erase in-place bars from their lines, so a printed line does not run into one;
+    each bar redraws at its next call."""
+    for bar in _ACTIVE:
+        bar.clear()
 
 
 def _fmt_time(seconds: float) -> str:
@@ -58,6 +68,15 @@ class ProgressBar(Extension):
         self._t0 = time.perf_counter()
         self._it0 = trainer.updater.iteration
         self._last_decile = -1
+        if self._tty and self not in _ACTIVE:
+            _ACTIVE.append(self)
+
+    def clear(self) -> None:
+        if self._tty and self._last_draw:
+            stream = self._stream()
+            stream.write("\r\033[K")
+            stream.flush()
+            self._last_draw = 0.0
 
     @staticmethod
     def render(frac: float, it: int, total: float, epoch: float, rate: float, eta: float,
@@ -103,6 +122,8 @@ class ProgressBar(Extension):
             print(line, file=stream, flush=True)
 
     def finalize(self) -> None:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         if self._tty:
             self._stream().write("\n")
             self._stream().flush()
