@@ -16,8 +16,8 @@ def _train(xp, device, tmp_path, model_kind="mlp", epochs=2):
     pg.random.seed(0)
     train, test = pg.data.load_digits(ndim=3 if model_kind == "cnn" else 1)
     model = pg.training.Classifier(build_model(model_kind))
-    opt = pg.optim.Adam(model, lr=2e-3)
-    it = pg.data.SerialIterator(train, 64, seed=0)
+    opt = pg.optim.Adam(model, lr=4e-3)
+    it = pg.data.SerialIterator(train, 128, seed=0)
     up = pg.training.StandardUpdater(it, opt, xp=xp, device=device)
     trainer = pg.training.Trainer(up, (epochs, "epoch"), out=tmp_path)
     ev = E.Evaluator(pg.data.SerialIterator(test, 512, repeat=False, shuffle=False), model,
