@@ -85,6 +85,9 @@ class BatchNorm(Module):
             loaded = self.running_mean if self.running_mean is not None else (
                 self.gamma.array if self.gamma is not None else None)
             self.num_features = int(x.shape[1] if loaded is None else loaded.shape[0])
+        if int(x.shape[1]) != int(self.num_features):
+            raise ShapeError(f"{type(self).__name__}(x): expected {self.num_features} "
+                             f"channels on axis 1, got shape {x.shape}")
         for p in (self.gamma, self.beta):
             if p is not None and p.array is None:
                 p.initialize((self.num_features,), like=x)

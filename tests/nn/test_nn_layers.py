@@ -142,3 +142,19 @@ def test_gelu_module(rng):
     x = rng.normal(size=5)
     ref = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
     np.testing.assert_allclose(nn.GELU()(x).array, ref, rtol=1e-10)
+
+
+def test_size_changes_after_the_first_call_are_shape_errors():
+    cases = [(nn.Conv2d(4, 3), (1, 1, 5, 5), (1, 3, 5, 5)),
+             (nn.BatchNorm2d(), (2, 3, 2, 2), (2, 4, 2, 2)),
+             (nn.LayerNorm(), (2, 3), (2, 4)),
+             (nn.GroupNorm(1), (2, 3, 2), (2, 4, 2)),
+             (nn.Linear(2), (1, 3), (1, 4))]
+    for layer, first, second in cases:
+        layer(np.ones(first, np.float32))
+        with pytest.raises(pg.ShapeError):
+            layer(np.ones(second, np.float32))
+    lstm = nn.LSTM(4)
+    lstm(np.ones((2, 1, 3), np.float32))
+    with pytest.raises(pg.ShapeError):
+        lstm(np.ones((2, 1, 5), np.float32))
