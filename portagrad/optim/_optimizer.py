@@ -187,6 +187,12 @@ class Optimizer:
 
     def _state_of(self, name: str, p: Any) -> dict[str, Any]:
         st = self.state.get(id(p))
+        if st:
+            first = next(iter(st.values()))
+            if namespace_of(first) is not p.xp or first.device != p.array.device:
+                # The model moved (to_device): the state follows its parameter.
+                st = {k: _like(v, p.array, f"{name}.{k}") for k, v in st.items()}
+                self.state[id(p)] = st
         if st is None:
             st = self.init_state(p)
             pending = self._pending_state.pop(name, None)

@@ -161,3 +161,24 @@ def test_load_state_dict_rejects_bad_entries():
                              "state": {"w": {"m": np.zeros(3), "v": np.zeros(3)}}})
     with pytest.raises(pg.CheckpointError, match="keys"):
         opt.load_state_dict({"hyper": {}})
+
+
+def test_state_follows_a_model_moved_to_another_library():
+    import array_api_strict as xps
+
+    model = pg.nn.Linear(3, 2)
+    opt = optim.Adam(model, lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        pg.ops.sum(model(x) ** 2).backward()
+        opt.step()
+
+    step(np.ones((4, 3), np.float32))
+    m_before = opt.state_dict()["state"]["W"]["m"].copy()
+    dev = xps.Device("device1")
+    model.to_device(dev, xp=xps)
+    step(xps.ones((4, 3), dtype=xps.float32, device=dev))
+    m = opt.state_dict()["state"]["W"]["m"]
+    assert m.device == dev
+    assert not np.array_equal(pg.xp.to_numpy(m), m_before)
