@@ -274,9 +274,11 @@ def load(path: str | os.PathLike, obj: Any = None, strict: bool = True) -> Any:
     The file is validated before anything is allocated: header size cap, JSON without
     duplicates, dtype allow-list, offsets inside the file, consistent, without overlap or
     gap; then (with ``strict``) the stored arrays must be exactly those of
-    ``obj.state_dict()`` with the same shapes and dtypes. Any failure raises
-    :class:`portagrad.CheckpointError` and leaves ``obj`` unchanged. No code in the file
-    is ever executed (there is no pickle).
+    ``obj.state_dict()`` with the same shapes and dtypes. Any of these failures raises
+    :class:`portagrad.CheckpointError` before ``obj`` is touched; values that only
+    ``obj.load_state_dict`` can judge (an optimizer's step count, an iterator's order)
+    are checked there and raise the same error. No code in the file is ever executed
+    (there is no pickle).
 
     Returns the loaded state tree (NumPy arrays); with ``obj``, also calls
     ``obj.load_state_dict(state)``, which moves arrays to ``obj``'s library and device.
