@@ -43,7 +43,7 @@ class Module:
     array([1., 2.])
     """
 
-    training: bool
+    training: bool = True
 
     def __init__(self) -> None:
         self._registry()
