@@ -252,11 +252,16 @@ class Module:
                         import array_api_compat.numpy as dst
                 else:
                     dst = src
+            dev = device
+            if isinstance(dev, str) and namespace_name(dst) == "cupy":
+                # CuPy names devices by objects: "cuda:1" is the second of them.
+                idx = int(dev.split(":", 1)[1]) if ":" in dev else 0
+                dev = dst.__array_namespace_info__().devices()[idx]
             if dst is src:
                 import array_api_compat
 
-                return array_api_compat.to_device(a, device)
-            return to_namespace(a, dst, None if namespace_name(dst) == "numpy" else device)
+                return array_api_compat.to_device(a, dev)
+            return to_namespace(a, dst, None if namespace_name(dst) == "numpy" else dev)
 
         for m in self.modules():
             params, _, buffers = m._registry()
