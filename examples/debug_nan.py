@@ -102,9 +102,7 @@ def train(steps: int = 300, batch_size: int = 64, lr: float = 1e-2, fix: bool = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[13:20]))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--lr", type=float, default=1e-2)
     ap.add_argument("--fix", action="store_true", help="a square root with a finite gradient")
@@ -123,9 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pg.debug() stopped training:\n{e}")
         return 1
     if r["nan_at"]:
-        print(f"loss is {r['losses'][-1]} at step {r['nan_at']} (step {r['nan_at'] - 1} was "
-              f"{r['losses'][-2] if len(r['losses']) > 1 else 'the first'}); rerun with "
-              f"--debug to find the op that made it")
+        before = (f" (step {r['nan_at'] - 1}: {r['losses'][-2]:.4f})"
+                  if len(r["losses"]) > 1 else "")
+        print(f"loss is {r['losses'][-1]} at step {r['nan_at']}{before}; rerun with --debug "
+              f"to find the op that made it")
         return 1
     print(f"test accuracy {r['accuracy']:.3f} after {args.steps} steps, final loss "
           f"{r['losses'][-1]:.4f}")

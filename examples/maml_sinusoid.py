@@ -130,7 +130,7 @@ def evaluate(params: list, xp: Any, device: Any, alpha: float, shots: int,
     return out
 
 
-def run(variants: tuple[str, ...] = ("second", "first"), iterations: int = 10000,
+def run(variants: tuple[str, ...] = ("second", "first"), iterations: int = 20000,
         meta_batch: int = 25, shots: int = 10, alpha: float = 0.01, inner_steps: int = 1,
         lr: float = 1e-3, backend_name: str = "numpy", device: str = "cpu", seed: int = 0,
         log_every: int = 1000) -> dict:
@@ -146,7 +146,7 @@ def run(variants: tuple[str, ...] = ("second", "first"), iterations: int = 10000
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iterations", type=int, default=10000, help="meta-updates per variant")
+    ap.add_argument("--iterations", type=int, default=20000, help="meta-updates per variant")
     ap.add_argument("--meta-batch", type=int, default=25, help="tasks per meta-update")
     ap.add_argument("--shots", type=int, default=10, help="support (and query) points")
     ap.add_argument("--alpha", type=float, default=0.01, help="inner learning rate")

@@ -110,7 +110,7 @@ def evaluate(env: Any, model: ActorCritic, xp: Any, device: Any, episodes: int) 
 
 
 def train(episodes: int = 1000, episodes_per_update: int = 1, hidden: int = 128,
-          lr: float = 1e-2, gamma: float = 0.99, eval_episodes: int = 20,
+          lr: float = 3e-3, gamma: float = 0.99, eval_episodes: int = 20,
           backend_name: str = "numpy", device: str = "cpu", seed: int = 0,
           log_every: int = 50) -> dict:
     xp, dev = backend(backend_name, device)
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--episodes", type=int, default=1000, help="at most this many")
     ap.add_argument("--episodes-per-update", type=int, default=1)
     ap.add_argument("--hidden", type=int, default=128)
-    ap.add_argument("--lr", type=float, default=1e-2)
+    ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--gamma", type=float, default=0.99)
     ap.add_argument("--eval-episodes", type=int, default=20,
                     help="greedy episodes played by the final policy")

@@ -8,12 +8,13 @@ import portagrad as pg
 def test_char_lstm_learns(load_example, backend, tmp_path):
     ex = load_example("char_lstm")
     strict = backend[0] == "array_api_strict"
-    r = ex.train(steps=12 if strict else 40, batch_size=16, bptt=16, embed=16, hidden=32,
+    r = ex.train(steps=12 if strict else 60, batch_size=16, bptt=16, embed=16, hidden=32,
                  lr=1e-2, max_chars=12000, backend_name=backend[0], device=backend[1],
                  log_every=0, out=str(tmp_path))
     # Untrained, the perplexity is about the vocabulary's size (~70 characters).
     assert r["initial_perplexity"] > 0.6 * len(r["vocab"])
-    assert r["perplexity"] < (0.6 if strict else 0.4) * r["initial_perplexity"]
+    # Measured: 0.46 (12 updates) and 0.33 (60 updates) of the untrained perplexity.
+    assert r["perplexity"] < (0.6 if strict else 0.45) * r["initial_perplexity"]
     assert np.mean(r["losses"][-5:]) < np.mean(r["losses"][:5]) - 0.5
     assert r["sample"].startswith("def ") and len(r["sample"]) == 4 + 300
 

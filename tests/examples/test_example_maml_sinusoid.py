@@ -48,6 +48,7 @@ def test_maml_learns(load_example, backend):
                log_every=0)["second"]
     losses = np.array(r["losses"])
     k = n // 5
-    assert losses[-k:].mean() < (0.85 if strict else 0.6) * losses[:k].mean()
+    # Measured: the query error falls to 0.08 (60 updates) and 0.12 (400) of its start.
+    assert losses[-k:].mean() < 0.3 * losses[:k].mean()
     # One step of plain SGD on 10 points lowers the error on the whole curve.
     assert r["mse"][1] < r["mse"][0]

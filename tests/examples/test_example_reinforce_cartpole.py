@@ -14,6 +14,7 @@ def test_reinforce_learns(load_example, backend):
     returns = np.array(r["returns"])
     # A random policy lasts about 22 steps on average.
     assert returns[:10].mean() < 40
+    # Measured: from 28 to 75 (25 episodes) and to 145 (40 episodes).
     assert returns[-10:].mean() > 2 * returns[:10].mean()
 
 

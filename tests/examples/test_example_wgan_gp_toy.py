@@ -22,7 +22,9 @@ def test_gradient_penalty_of_a_linear_critic(load_example):
 def test_wgan_gp_learns(load_example, backend, tmp_path):
     ex = load_example("wgan_gp_toy")
     strict = backend[0] == "array_api_strict"
-    r = ex.train(iterations=40 if strict else 80, critic_iters=3, batch_size=64, hidden=32,
-                 backend_name=backend[0], device=backend[1], log_every=0, out=str(tmp_path))
-    assert r["energy"] < (0.5 if strict else 0.2) * r["energy_before"]
+    r = ex.train(iterations=40 if strict else 150, critic_iters=3, batch_size=64, hidden=32,
+                 lr=2e-3, backend_name=backend[0], device=backend[1], log_every=0,
+                 out=str(tmp_path))
+    # Measured: 0.19 (40 updates) and 0.08 (150 updates) of the untrained distance.
+    assert r["energy"] < (0.35 if strict else 0.15) * r["energy_before"]
     assert r["png"].stat().st_size > 0
