@@ -48,6 +48,9 @@ def _abort_hook(exc_type: type, exc: BaseException, tb: Any) -> None:
         hook(exc_type, exc, tb)
         sys.stdout.flush()
         sys.stderr.flush()
+        # The launcher forwards each rank's output asynchronously and Abort tears the job
+        # down at once; a short pause lets the traceback reach the user.
+        time.sleep(0.3)
     finally:
         from mpi4py import MPI
 
