@@ -73,24 +73,16 @@ def host(a: Any) -> np.ndarray:
 
 
 def save_png(path: str | Path, image: np.ndarray) -> Path:
-    """Write an ``(H, W)`` or ``(H, W, 3)`` image with values in [0, 1] as a PNG.
-
-    Uses Pillow when installed (it comes with the test extras), else matplotlib.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    u8 = (np.clip(image, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
+    """Write an ``(H, W)`` or ``(H, W, 3)`` image with values in [0, 1] as a PNG (Pillow,
+    which matplotlib also depends on)."""
     try:
         from PIL import Image
     except ImportError:
-        try:
-            import matplotlib.image as mpimg
-        except ImportError:
-            raise SystemExit("writing a PNG needs Pillow or matplotlib "
-                             "(pip install pillow)") from None
-        mpimg.imsave(path, u8, cmap="gray" if u8.ndim == 2 else None)
-        return path
-    Image.fromarray(u8).save(path)
+        raise SystemExit("writing a PNG needs Pillow: pip install 'portagrad[examples]'"
+                         ) from None
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray((np.clip(image, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)).save(path)
     return path
 
 
