@@ -10,7 +10,7 @@ export OMP_NUM_THREADS ?= 2
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,mpi,plot]"
+	$(BIN)/python -m pip install --quiet -e ".[test,mpi,plot,examples]"
 	touch $(STAMP)
 
 install: $(STAMP)

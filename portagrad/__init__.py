@@ -33,6 +33,9 @@ from ._errors import (
     GradientError as GradientError,
 )
 from ._errors import (
+    IndexOutOfRangeError as IndexOutOfRangeError,
+)
+from ._errors import (
     NamespaceMismatchError as NamespaceMismatchError,
 )
 from ._errors import (

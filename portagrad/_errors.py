@@ -14,6 +14,7 @@ __all__ = [
     "NamespaceMismatchError",
     "DeviceMismatchError",
     "GradientError",
+    "IndexOutOfRangeError",
     "CheckpointError",
     "NonFiniteError",
 ]
@@ -37,6 +38,10 @@ class NamespaceMismatchError(PortagradError, TypeError):
 
 class DeviceMismatchError(PortagradError, ValueError):
     """Arguments of one operation live on different devices."""
+
+
+class IndexOutOfRangeError(PortagradError, IndexError):
+    """An index or label lies outside the axis or the classes it refers to."""
 
 
 class GradientError(PortagradError, RuntimeError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DTypeError, ShapeError, describe
+from .._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp import ensure_array, index_add, is_array
@@ -86,7 +86,7 @@ def _normalize_negative(xp: Any, idx: Any, n: int, op: str) -> Any:
     lo = int(xp.min(idx)) if _size(idx) else 0
     hi = int(xp.max(idx)) if _size(idx) else 0
     if lo < -n or hi >= n:
-        raise IndexError(f"{op}(indices): expected indices in [{-n}, {n}), got values "
+        raise IndexOutOfRangeError(f"{op}(indices): expected indices in [{-n}, {n}), got values "
                          f"from {lo} to {hi}")
     if lo < 0:
         idx = xp.where(idx < 0, idx + n, idx)
@@ -190,9 +190,9 @@ def _expand_key(key: Any, ndim: int) -> list:
     consumed += sum(k.ndim for k in key if is_array(k) and _is_bool(k))
     n_ell = sum(1 for k in key if k is Ellipsis)
     if n_ell > 1:
-        raise IndexError("getitem(key): expected at most one Ellipsis, got several")
+        raise IndexOutOfRangeError("getitem(key): expected at most one Ellipsis, got several")
     if consumed > ndim:
-        raise IndexError(f"getitem(key): expected at most {ndim} indices, got {consumed}")
+        raise IndexOutOfRangeError(f"getitem(key): expected at most {ndim} indices, got {consumed}")
     out = []
     for k in key:
         if k is Ellipsis:
@@ -246,7 +246,7 @@ def _check_basic(x: Variable, keys: tuple) -> None:
     shape = tuple(x.array.shape)
     dims = [k for k in keys if k is not None and k is not Ellipsis]
     if len(dims) > len(shape):
-        raise IndexError(f"getitem(key): expected at most {len(shape)} indices for shape "
+        raise IndexOutOfRangeError(f"getitem(key): expected at most {len(shape)} indices for shape "
                          f"{shape}, got {len(dims)}")
     pos = 0
     for k in keys:
@@ -258,14 +258,14 @@ def _check_basic(x: Variable, keys: tuple) -> None:
             continue
         if isinstance(k, bool) or not isinstance(k, (int, slice)) and not hasattr(
                 k, "__index__"):
-            raise IndexError(f"getitem(key): expected slices, integers, None, ... or integer "
-                             f"arrays, got {describe(k)}")
+            raise IndexOutOfRangeError(f"getitem(key): expected slices, integers, None, ... or "
+                                       f"integer arrays, got {describe(k)}")
         if not isinstance(k, slice):
             n = shape[pos]
             i = k.__index__()
             if not -n <= i < n:
-                raise IndexError(f"getitem(key): expected an index in [{-n}, {n}) for axis "
-                                 f"{pos}, got {i} (out of bounds)")
+                raise IndexOutOfRangeError(f"getitem(key): expected an index in [{-n}, {n}) for "
+                                           f"axis {pos}, got {i} (out of bounds)")
         pos += 1
 
 
@@ -300,8 +300,8 @@ def _getitem_advanced(x: Variable, entries: list) -> Variable:
         k = entries[i]
         a = k if is_array(k) else xp.asarray(k.__index__(), device=x.array.device)
         if not xp.isdtype(a.dtype, "integral"):
-            raise IndexError(f"getitem(key): expected integer or boolean arrays, got dtype "
-                             f"{a.dtype}")
+            raise IndexOutOfRangeError(f"getitem(key): expected integer or boolean arrays, got "
+                                       f"dtype {a.dtype}")
         idx_arrays.append(_normalize_negative(xp, a, ys[ax], "getitem"))
     bshape: tuple = ()
     for a in idx_arrays:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._errors import DTypeError, ShapeError, describe
+from .._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp._loss import softmax_xent, softmax_xent_grad
@@ -85,8 +85,9 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
     if _size(safe):
         lo, hi = int(xp.min(safe)), int(xp.max(safe))
         if lo < 0 or hi >= n_class:
-            raise IndexError(f"{op}(t): expected labels in [0, {n_class}) or ignore_label "
-                             f"{ignore_label}, got values from {lo} to {hi}")
+            raise IndexOutOfRangeError(f"{op}(t): expected labels in [0, {n_class}) or "
+                                       f"ignore_label {ignore_label}, got values from {lo} "
+                                       f"to {hi}")
     mask = xp.astype(valid, a.dtype)
     weight = None
     if class_weight is not None:
