@@ -17,7 +17,7 @@ from ._timing import interleave
 
 N_LINKS = 1000  # chained y = y*w + b, two ops each
 N_OPS = 2 * N_LINKS
-TITLE = f"dispatch: {N_LINKS} chained y = y*w + b on 4 elements, forward + backward"
+TITLE = f"per-op overhead: {N_LINKS} chained y = y*w + b on 4 elements, forward + backward"
 
 
 def _data(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
