@@ -38,20 +38,20 @@ from ._dtypes import dtype_name, resolve_dtype
 
 __all__ = ["real", "imag", "conj", "astype", "holomorphic", "is_complex_dtype"]
 
-_COMPLEX: dict[Any, bool] = {}
+_COMPLEX: dict[Any, dict[Any, bool]] = {}
 _COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
 _REAL_OF = {"complex64": "float32", "complex128": "float64"}
 
 
 def is_complex_dtype(xp: Any, dtype: Any) -> bool:
-    """Whether ``dtype`` is complex floating (cached; keyed by class so that dtypes of two
-    libraries never meet in one comparison)."""
-    key = (dtype.__class__, dtype)
-    r = _COMPLEX.get(key)
-    if r is None:
+    """Whether ``dtype`` is complex floating (cached per namespace, so that dtypes of two
+    libraries never meet in one comparison; every backward rule asks)."""
+    try:
+        return _COMPLEX[xp][dtype]
+    except KeyError:
         r = bool(xp.isdtype(dtype, "complex floating"))
-        _COMPLEX[key] = r
-    return r
+        _COMPLEX.setdefault(xp, {})[dtype] = r
+        return r
 
 
 def _complex_dtype(xp: Any, real_dtype: Any) -> Any:
@@ -210,8 +210,8 @@ def holomorphic(rule: Callable[..., Any]) -> Callable[..., Any]:
     rule unchanged, at the cost of one cached dtype test.
     """
     def vjp(ctx: Any, gy: Any) -> Any:
-        first = gy[0] if isinstance(gy, tuple) else gy
-        if not _is_complex(first):
+        first = gy[0] if type(gy) is tuple else gy
+        if not is_complex_dtype(first.xp, first.array.dtype):
             return rule(ctx, gy)
         cg = tuple(_conj_any(g) for g in gy) if isinstance(gy, tuple) else _conj(gy)
         out = rule(ctx, cg)

@@ -285,23 +285,26 @@ _NO_PARAMS: dict = {}
 def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
     """:func:`apply` for a one-output primitive of two operands and no parameters.
 
-    The arithmetic operators call it; spelling the two operands out saves the generic
-    loop, which is most of the cost of an op on small arrays.
+    The arithmetic operators call it with Variables (of any subclass) and Python numbers;
+    spelling the two operands out saves the generic loop, which is most of the cost of an
+    op on small arrays.
     """
-    if type(a) is Variable:
+    ta = type(a)
+    if ta is float or ta is int:
+        aa = a
+        ra = False
+    else:
         xp = a.xp
         aa = a.array
         ra = a.requires_grad
+    tb = type(b)
+    if tb is float or tb is int:
+        bb = b
+        rb = False
     else:
-        aa = a
-        ra = False
-    if type(b) is Variable:
         xp = b.xp
         bb = b.array
         rb = b.requires_grad
-    else:
-        bb = b
-        rb = False
     out = prim.forward(xp, aa, bb)
     if type(out) in LIBRARY_SCALAR_TYPES:
         out = library_scalar_to_array(out)

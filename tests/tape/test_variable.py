@@ -132,3 +132,15 @@ def test_zero_dim_results_stay_arrays():
     x = pg.Variable(np.asarray(1.0, dtype=np.float32))
     for y in (pg.ops.exp(x), x * 2, x * x, pg.ops.tanh(x) + x):
         assert isinstance(y.array, np.ndarray) and y.dtype == np.float32
+
+
+def test_subclasses_of_variable_take_every_operator_path():
+    class Weight(pg.Variable):
+        __slots__ = ()
+
+    w = Weight(np.array([1.0, 2.0]))
+    v = pg.Variable(np.array([3.0, 4.0]))
+    for y in (w * 2.0, 2.0 * w, w * w, w + v, v - w, w / 2, 1 / w, w**2):
+        assert type(y) is pg.Variable and y.requires_grad
+    (w * 3.0 + w * v).sum().backward()
+    np.testing.assert_allclose(w.grad, [6.0, 7.0])
