@@ -33,10 +33,25 @@ class SGD(Optimizer):
 
     def __init__(self, params: Any, lr: float = 0.01) -> None:
         super().__init__(params, lr)
+        # One scratch array per parameter, reused every step: ``lr * g`` would allocate
+        # (and page in) a fresh array of the parameter's size each time. Not state: it is
+        # neither saved nor loaded.
+        self._scratch: dict[int, Any] = {}
 
     def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         a = p.array
-        a -= self.lr * g
+        tmp = self._scratch.get(id(p))
+        if tmp is None or tmp.shape != g.shape or tmp.dtype != g.dtype or (
+                tmp.device != g.device):
+            tmp = self._scratch[id(p)] = p.xp.empty_like(g)
+        try:
+            tmp[...] = g
+        except (TypeError, ValueError, NotImplementedError):
+            # Immutable arrays (JAX) have no item assignment.
+            a -= self.lr * g
+        else:
+            tmp *= self.lr
+            a -= tmp
         p.array = a
 
 
