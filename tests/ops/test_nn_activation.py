@@ -6,23 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from _nn_testing import F, needs_torch, torch
+from _nn_testing import host as _np
 
 import portagrad as pg
 from portagrad.xp import to_numpy
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:  # pragma: no cover - torch is optional
-    torch = None
-    F = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
 ops = pg.ops
-
-
-def _np(v):
-    return to_numpy(v.array if isinstance(v, pg.Variable) else v)
 
 
 def test_hand_computed_values():
