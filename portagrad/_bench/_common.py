@@ -244,3 +244,39 @@ def row(result: Result, variant: str) -> Row | None:
         if r.variant == variant:
             return r
     return None
+
+
+def torch_sgd_steps(model: Any, batches: list, lr: float) -> Callable[[int], float]:
+    """One PyTorch training step per call: SGD on the cross entropy of batch ``i``."""
+    import torch
+
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    xent = torch.nn.functional.cross_entropy
+
+    def step(i: int) -> float:
+        x, t = batches[i % len(batches)]
+        opt.zero_grad(set_to_none=True)
+        loss = xent(model(x), t)
+        loss.backward()
+        opt.step()
+        return loss.detach().item()
+
+    return step
+
+
+def portagrad_sgd_steps(model: Any, batches: list, lr: float) -> Callable[[int], float]:
+    """One portagrad training step per call: SGD on the cross entropy of batch ``i``."""
+    import portagrad as pg
+
+    opt = pg.optim.SGD(model.parameters(), lr=lr)
+    xent = pg.ops.softmax_cross_entropy
+
+    def step(i: int) -> float:
+        x, t = batches[i % len(batches)]
+        opt.zero_grad()
+        loss = xent(model(x), t)
+        loss.backward()
+        opt.step()
+        return float(loss.array)
+
+    return step

@@ -16,7 +16,16 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ._common import Backend, Config, Result, run_training, speed_target, uniform
+from ._common import (
+    Backend,
+    Config,
+    Result,
+    portagrad_sgd_steps,
+    run_training,
+    speed_target,
+    torch_sgd_steps,
+    uniform,
+)
 from .mlp import softmax_xent_numpy
 
 BATCH = 64
@@ -146,18 +155,7 @@ def torch_cnn(cfg: Config) -> Callable[[int], float]:
             layer.bias.copy_(torch.from_numpy(b))
     batches = [(torch.from_numpy(x).to(device), torch.from_numpy(t).to(device))
                for x, t in prob.batches]
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    xent = torch.nn.functional.cross_entropy
-
-    def step(i: int) -> float:
-        x, t = batches[i % len(batches)]
-        opt.zero_grad(set_to_none=True)
-        loss = xent(model(x), t)
-        loss.backward()
-        opt.step()
-        return loss.detach().item()
-
-    return step
+    return torch_sgd_steps(model, batches, LR)
 
 
 # -- portagrad ----------------------------------------------------------------------------
@@ -189,18 +187,7 @@ def portagrad_cnn(cfg: Config) -> Callable[[int], float]:
                              prob.conv + prob.fc):
         set_weights(layer, w, b, backend)
     batches = [(backend.asarray(x), backend.asarray(t)) for x, t in prob.batches]
-    opt = pg.optim.SGD(model.parameters(), lr=LR)
-    xent = ops.softmax_cross_entropy
-
-    def step(i: int) -> float:
-        x, t = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = xent(model(x), t)
-        loss.backward()
-        opt.step()
-        return float(loss.array)
-
-    return step
+    return portagrad_sgd_steps(model, batches, LR)
 
 
 def set_weights(layer: Any, w: np.ndarray, b: np.ndarray, backend: Backend) -> None:

@@ -14,7 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Backend, Config, Result, run_training, speed_target, uniform
+from ._common import (
+    Backend,
+    Config,
+    Result,
+    portagrad_sgd_steps,
+    run_training,
+    speed_target,
+    torch_sgd_steps,
+    uniform,
+)
 from .mlp import softmax_xent_numpy
 
 VOCAB = 10000
@@ -199,18 +208,7 @@ def torch_lstm(cfg: Config) -> Callable[[int], float]:
     model.to(device)
     batches = [(torch.from_numpy(x).to(device), torch.from_numpy(t).reshape(-1).to(device))
                for x, t in prob.batches]
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    xent = torch.nn.functional.cross_entropy
-
-    def step(i: int) -> float:
-        x, t = batches[i % len(batches)]
-        opt.zero_grad(set_to_none=True)
-        loss = xent(model(x), t)
-        loss.backward()
-        opt.step()
-        return loss.detach().item()
-
-    return step
+    return torch_sgd_steps(model, batches, LR)
 
 
 # -- portagrad ----------------------------------------------------------------------------
@@ -247,18 +245,7 @@ def portagrad_lstm(cfg: Config) -> Callable[[int], float]:
 
     model = LM()
     batches = [(backend.asarray(x), backend.asarray(t.reshape(-1))) for x, t in prob.batches]
-    opt = pg.optim.SGD(model.parameters(), lr=LR)
-    xent = ops.softmax_cross_entropy
-
-    def step(i: int) -> float:
-        x, t = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = xent(model(x), t)
-        loss.backward()
-        opt.step()
-        return float(loss.array)
-
-    return step
+    return portagrad_sgd_steps(model, batches, LR)
 
 
 BUILDERS = {"numpy": numpy_lstm, "torch": torch_lstm, "portagrad": portagrad_lstm}

@@ -12,7 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Backend, Config, Result, run_training, speed_target, uniform
+from ._common import (
+    Backend,
+    Config,
+    Result,
+    portagrad_sgd_steps,
+    run_training,
+    speed_target,
+    torch_sgd_steps,
+    uniform,
+)
 
 SIZES = (784, 1000, 1000, 10)
 BATCH = 128
@@ -126,18 +135,7 @@ def torch_mlp(cfg: Config) -> Callable[[int], float]:
     model = torch_model(prob, device)
     batches = [(torch.from_numpy(x).to(device), torch.from_numpy(t).to(device))
                for x, t in prob.batches]
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    xent = torch.nn.functional.cross_entropy
-
-    def step(i: int) -> float:
-        x, t = batches[i % len(batches)]
-        opt.zero_grad(set_to_none=True)
-        loss = xent(model(x), t)
-        loss.backward()
-        opt.step()
-        return loss.detach().item()
-
-    return step
+    return torch_sgd_steps(model, batches, LR)
 
 
 # -- portagrad ----------------------------------------------------------------------------
@@ -161,24 +159,12 @@ def portagrad_params(model: Any) -> list[Any]:
 
 
 def portagrad_mlp(cfg: Config) -> Callable[[int], float]:
-    import portagrad as pg
 
     backend = Backend(cfg.backend)
     prob = problem(cfg.seed)
     model = portagrad_model(prob, backend)
     batches = [(backend.asarray(x), backend.asarray(t)) for x, t in prob.batches]
-    opt = pg.optim.SGD(model.parameters(), lr=LR)
-    xent = pg.ops.softmax_cross_entropy
-
-    def step(i: int) -> float:
-        x, t = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = xent(model(x), t)
-        loss.backward()
-        opt.step()
-        return float(loss.array)
-
-    return step
+    return portagrad_sgd_steps(model, batches, LR)
 
 
 BUILDERS = {"numpy": numpy_mlp, "torch": torch_mlp, "portagrad": portagrad_mlp}

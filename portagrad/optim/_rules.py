@@ -77,17 +77,8 @@ class MomentumSGD(Optimizer):
         p.array = a
 
 
-class Nesterov(Optimizer):
+class Nesterov(MomentumSGD):
     """Nesterov accelerated gradient: ``v = mu * v - lr * g; p += mu * v - lr * g``."""
-
-    state_names = ("v",)
-    hyper_names = ("momentum",)
-
-    def __init__(self, params: Any, lr: float = 0.01, momentum: float = 0.9) -> None:
-        super().__init__(params, lr, momentum=float(momentum))
-
-    def init_state(self, p: Any) -> dict[str, Any]:
-        return {"v": _zeros_like(p)}
 
     def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
         v = st["v"]
