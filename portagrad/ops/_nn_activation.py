@@ -15,8 +15,9 @@ from typing import Any
 from .._errors import ShapeError
 from ..tape import primitive
 from ..tape._variable import Variable
+from ..xp._activation import relu_grad as _relu_grad_kernel
 from ..xp._special import erf as _erf_kernel
-from ._core import float_only, var, wrap
+from ._core import float_only, var
 from ._elementwise import abs as _abs
 from ._elementwise import clip, exp, expm1, tanh, where
 from ._reduction import max as _max
@@ -50,9 +51,21 @@ def _relu(xp: Any, x: Any) -> Any:
 @_relu.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
     (y,) = ctx.outputs
-    xp = gy.xp
-    # The gradient at exactly 0 is 0 (as in PyTorch); the mask is a constant of the graph.
-    return (gy * wrap(xp.astype(y.array > 0, y.array.dtype), xp),)
+    # The gradient at exactly 0 is 0 (as in PyTorch).
+    return (_relu_grad(gy, y),)
+
+
+@primitive(saves="inputs")
+def _relu_grad(xp: Any, gy: Any, y: Any) -> Any:
+    """ReLU's gradient from its output, fused (one pass, no float mask on NumPy)."""
+    return _relu_grad_kernel(xp, gy, y)
+
+
+@_relu_grad.defvjp
+def _(ctx: Any, gg: Variable) -> tuple:
+    # Linear in gy with a mask that is constant almost everywhere: nothing flows to y.
+    _, y = ctx.inputs
+    return _relu_grad(gg, y), None
 
 
 @primitive(saves="outputs", elementwise=True)
