@@ -80,7 +80,7 @@ def test_every_fast_path_is_exercised(namespace):
     wanted = {name for name, k in KERNELS.items()
               if lib in k.overrides and k.default.__module__.startswith("portagrad.")}
     if wanted - FAST_PATH_HITS.get(namespace, set()):
-        # The fastpath tests did not run in this session (deselected): run them here.
+        # The fastpath tests did not run in this pytest run (deselected): run them here.
         for record in RECORDS:
             outcome = run_check(record, namespace, "fastpath")
             if outcome.status == "fail":
