@@ -296,6 +296,15 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return (rev,)
 
 
+def scan_axis(axis: int | None, nd: int, op: str) -> int:
+    """The axis of a cumulative op: may be omitted only for 1-d input."""
+    if axis is None:
+        if nd != 1:
+            raise ShapeError(f"{op}(axis): expected an axis for a {nd}-d array, got None")
+        return 0
+    return _norm_axis(axis, nd, op)
+
+
 def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
                    include_initial: bool = False) -> Variable:
     """Cumulative sum along ``axis`` (may be omitted for 1-d input).
@@ -308,13 +317,7 @@ def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
     array([1., 3., 6.])
     """
     x = _as_var(x, "cumulative_sum")
-    nd = x.array.ndim
-    if axis is None:
-        if nd != 1:
-            raise ShapeError(f"cumulative_sum(axis): expected an axis for a {nd}-d array, "
-                             f"got None")
-        axis = 0
-    axis = _norm_axis(axis, nd, "cumulative_sum")
+    axis = scan_axis(axis, x.array.ndim, "cumulative_sum")
     if dtype is not None and dtype != x.array.dtype:
         from ._shape import astype
 

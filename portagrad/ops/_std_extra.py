@@ -10,6 +10,7 @@ from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp import ensure_array
 from ._core import binary, float_only, var, wrap
+from ._reduction import scan_axis
 from ._shape import _axes_tuple, _norm_axis, broadcast_shapes
 
 __all__ = ["copysign", "remainder", "cumulative_prod", "diff", "all", "any"]
@@ -139,13 +140,7 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
     from ._shape import concat
 
     v = var(x, "cumulative_prod")
-    nd = v.array.ndim
-    if axis is None:
-        if nd != 1:
-            raise ShapeError(f"cumulative_prod(axis): expected an axis for a {nd}-d array, "
-                             f"got None")
-        axis = 0
-    axis = _norm_axis(axis, nd, "cumulative_prod")
+    axis = scan_axis(axis, v.array.ndim, "cumulative_prod")
     if dtype is not None:
         v = astype(v, dtype)
     xp = v.xp
