@@ -9,7 +9,7 @@ from ..tape._variable import Variable, _leaf
 from ..xp import binary_result_dtype, check_same_device, check_same_namespace
 from ..xp._namespace import _MULTI_DEVICE, is_array, namespace_name, namespace_of
 
-__all__ = ["var", "binary", "float_only", "scalar_like", "wrap", "unwrap", "SCALARS"]
+__all__ = ["var", "binary", "float_only", "scalar_like", "wrap", "unwrap", "SCALARS", "size_of"]
 
 SCALARS = (bool, int, float, complex)
 _MULTI: dict[Any, bool] = {}
@@ -31,6 +31,14 @@ def var(x: Any, op: str, arg: str = "x") -> Variable:
 def wrap(array: Any, xp: Any) -> Variable:
     """A result without a graph."""
     return _leaf(array, xp)
+
+
+def size_of(a: Any) -> int:
+    """Number of elements of an array (the standard's ``size`` may be None)."""
+    n = 1
+    for d in a.shape:
+        n *= d
+    return n
 
 
 def unwrap(x: Any) -> Any:

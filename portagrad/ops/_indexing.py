@@ -12,7 +12,7 @@ from .._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp import ensure_array, index_add, is_array
-from ._core import var
+from ._core import size_of, var
 from ._shape import _norm_axis, permute_dims, reshape
 
 __all__ = ["getitem", "take", "take_along_axis"]
@@ -83,21 +83,14 @@ def _normalize_negative(xp: Any, idx: Any, n: int, op: str) -> Any:
     if idx.shape and 0 in idx.shape:
         return idx
     # Out-of-range indices would wrap or clip silently in some libraries.
-    lo = int(xp.min(idx)) if _size(idx) else 0
-    hi = int(xp.max(idx)) if _size(idx) else 0
+    lo = int(xp.min(idx)) if size_of(idx) else 0
+    hi = int(xp.max(idx)) if size_of(idx) else 0
     if lo < -n or hi >= n:
         raise IndexOutOfRangeError(f"{op}(indices): expected indices in [{-n}, {n}), got values "
                          f"from {lo} to {hi}")
     if lo < 0:
         idx = xp.where(idx < 0, idx + n, idx)
     return idx
-
-
-def _size(a: Any) -> int:
-    n = 1
-    for d in a.shape:
-        n *= d
-    return n
 
 
 def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Variable:

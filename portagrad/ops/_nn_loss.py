@@ -14,7 +14,7 @@ from .._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp._loss import softmax_xent, softmax_xent_grad
-from ._core import binary, float_only, var, wrap
+from ._core import binary, float_only, size_of, var, wrap
 from ._elementwise import abs as _abs
 from ._elementwise import clip, exp, log, where
 from ._indexing import take_along_axis
@@ -82,7 +82,7 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
     t, tshape = _labels(op, scores, t, axis)
     valid = (t != ignore_label) if ignore_label is not None else xp.ones_like(t, dtype=xp.bool)
     safe = xp.where(valid, t, xp.zeros_like(t))
-    if _size(safe):
+    if size_of(safe):
         lo, hi = int(xp.min(safe)), int(xp.max(safe))
         if lo < 0 or hi >= n_class:
             raise IndexOutOfRangeError(f"{op}(t): expected labels in [0, {n_class}) or "
@@ -167,13 +167,6 @@ def _(ctx: Any, h: Variable) -> tuple:
     if ctx.edges[0] is not None:
         g_x = expand_dims(gl * wv, axis=axis) * prob * (h - ph)
     return g_x, g_gl
-
-
-def _size(a: Any) -> int:
-    n = 1
-    for d in a.shape:
-        n *= d
-    return n
 
 
 def softmax_cross_entropy(x: Any, t: Any, *, axis: int = 1, ignore_label: int | None = -1,
@@ -460,7 +453,7 @@ def accuracy(y: Any, t: Any, *, axis: int = 1, ignore_label: int | None = None) 
         hit = hit & valid
         n = xp.sum(xp.astype(valid, dtype))
     else:
-        n = xp.asarray(float(_size(traw)), dtype=dtype, device=a.device)
+        n = xp.asarray(float(size_of(traw)), dtype=dtype, device=a.device)
     n = xp.where(n == 0, xp.ones_like(n), n)
     return wrap(xp.sum(xp.astype(hit, dtype)) / n, xp)
 
