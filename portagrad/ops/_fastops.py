@@ -8,6 +8,7 @@ directly; everything else goes through the public function with its checks and p
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ..tape._node import apply2
@@ -16,17 +17,28 @@ from . import _elementwise as E
 from . import _methods as _methods  # installs the general operators, refined below
 from ._core import _multi_device, is_floating_dtype
 
+# Namespaces whose arrays all live on one device: their operands need no device check.
+_ONE_DEVICE: set = set()
+
+
+def _one_device(xp: Any) -> bool:
+    if _multi_device(xp):
+        return False
+    _ONE_DEVICE.add(xp)
+    return True
+
 
 def _fast(prim: Any, slow: Any, reflected: bool = False) -> Any:
     def method(self: Variable, other: Any) -> Any:
         t = type(other)
         if t is Variable:
-            a = self.array
-            b = other.array
-            if (other.xp is self.xp and (a.dtype is b.dtype or a.dtype == b.dtype)
-                    and a.shape == b.shape
-                    and not _multi_device(self.xp)):
-                return apply2(prim, other, self) if reflected else apply2(prim, self, other)
+            xp = self.xp
+            if other.xp is xp:
+                a = self.array
+                b = other.array
+                if (a.shape == b.shape and (a.dtype is b.dtype or a.dtype == b.dtype)
+                        and (xp in _ONE_DEVICE or _one_device(xp))):
+                    return apply2(prim, other, self) if reflected else apply2(prim, self, other)
         elif t is float or t is int:
             if is_floating_dtype(self.xp, self.array.dtype):
                 return apply2(prim, other, self) if reflected else apply2(prim, self, other)
@@ -40,10 +52,12 @@ def _fast(prim: Any, slow: Any, reflected: bool = False) -> Any:
 
 def install() -> None:
     pairs = {
-        "add": (E._add, E.add), "sub": (E._subtract, E.subtract),
-        "mul": (E._multiply, E.multiply), "truediv": (E._divide, E.divide),
+        "add": (E._add, E.add, operator.add), "sub": (E._subtract, E.subtract, operator.sub),
+        "mul": (E._multiply, E.multiply, operator.mul),
+        "truediv": (E._divide, E.divide, operator.truediv),
     }
-    for name, (prim, slow) in pairs.items():
+    for name, (prim, slow, op) in pairs.items():
+        prim.binop = op
         setattr(Variable, f"__{name}__", _fast(prim, slow))
         setattr(Variable, f"__r{name}__", _fast(prim, slow, reflected=True))
 

@@ -176,11 +176,27 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     old = pbuf[idx]
                     pbuf[idx] = gx if old is None else acc(old, gx)
                 else:
-                    add_leaf(e, gx)
+                    if targets is None and not create_graph:
+                        # add_leaf and acc spelled out: a leaf such as a weight takes one
+                        # gradient per use, so this runs as often as the op loop itself.
+                        old = e.grad_var
+                        if old is None:
+                            e.grad_var = gx
+                        elif id(old) in owned:
+                            a = old.array
+                            a += gx.array
+                            old.array = a
+                        else:
+                            e.grad_var = acc(old, gx)
+                    else:
+                        add_leaf(e, gx)
                     if pending is not None:
                         _arrive(pending, e)
             if not retain_graph:
-                node.release()
+                # Node.release, inlined (once per node).
+                node.saved_inputs = None
+                node.saved_outputs = None
+                node.edges = ()
         if pending:
             # Leaves some of whose edges received no gradient at all.
             for count_var in list(pending.values()):
