@@ -65,7 +65,7 @@ def environment(cfg: Config) -> dict[str, Any]:
 
         env["threadpools"] = [
             {k: p.get(k) for k in ("user_api", "internal_api", "version", "num_threads",
-                                    "threading_layer")}
+                                    "threading_layer", "architecture")}
             | {"library": os.path.basename(p.get("filepath", ""))}
             for p in threadpool_info()
         ]
@@ -92,8 +92,14 @@ def format_environment(env: dict[str, Any], cfg: Config) -> str:
         lines.append(f"BLAS: {pools}")
     else:
         for p in pools:
+            arch = f", {p['architecture']} kernels" if p.get("architecture") else ""
             lines.append(f"  {p['user_api']}: {p['internal_api']} {p['version'] or ''} "
-                         f"({p['library']}), {p['num_threads']} thread(s)")
+                         f"({p['library']}), {p['num_threads']} thread(s){arch}")
+        from .._cli.info import openblas_hint
+
+        hint = openblas_hint(pools)
+        if hint:
+            lines.append(f"  note: {hint}")
     if "torch" in env:
         lines.append(f"  torch: {env['torch']['threads']} thread(s), BLAS {env['torch']['blas']}")
     return "\n".join(lines)

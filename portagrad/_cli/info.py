@@ -84,6 +84,54 @@ def _blas() -> list[dict[str, Any]]:
     return [{k: lib.get(k) for k in keys} for lib in threadpoolctl.threadpool_info()]
 
 
+# OpenBLAS kernels that use AVX-512 need these five extensions; Linux lists an extension
+# in /proc/cpuinfo only when the kernel saves its registers, so the flags are enough.
+_AVX512 = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")
+_AVX2_KERNELS = ("haswell", "zen", "sandybridge", "nehalem", "prescott", "core2")
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def openblas_hint(libs: list[dict[str, Any]], flags: set[str] | None = None) -> str | None:
+    """A note when OpenBLAS runs kernels older than the CPU it is on, else ``None``.
+
+    OpenBLAS picks its kernels from the CPU it recognises when it loads; on CPUs newer than
+    the OpenBLAS build (AMD's family 26, for one) it falls back to its AVX2 "Haswell"
+    kernels even when the CPU has AVX-512, and single-precision GEMM runs about half as
+    fast. ``OPENBLAS_CORETYPE=SkylakeX``, set before NumPy is imported, selects the AVX-512
+    kernels.
+
+    Examples
+    --------
+    >>> libs = [{"internal_api": "openblas", "architecture": "Haswell"}]
+    >>> flags = {"avx2", "avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
+    >>> openblas_hint(libs, flags).split(":")[0]
+    'OpenBLAS runs its Haswell kernels on a CPU with AVX-512'
+    >>> openblas_hint(libs, {"avx2"}) is None
+    True
+    """
+    if flags is None:
+        flags = _cpu_flags()
+    if not all(f in flags for f in _AVX512):
+        return None
+    for lib in libs:
+        arch = str(lib.get("architecture") or "")
+        if lib.get("internal_api") == "openblas" and arch.lower() in _AVX2_KERNELS:
+            return (f"OpenBLAS runs its {arch} kernels on a CPU with AVX-512: export "
+                    f"OPENBLAS_CORETYPE=SkylakeX before starting Python for faster float32 "
+                    f"GEMM")
+    return None
+
+
 def facts() -> dict[str, Any]:
     """What ``portagrad info`` reports, as a dictionary."""
     from .. import __version__
@@ -120,6 +168,9 @@ def _format(f: dict[str, Any]) -> str:
         lines.append(f"  {lib['internal_api']} {lib['version']} ({lib['threading_layer']}), "
                      f"{lib['num_threads']} threads, architecture {lib['architecture']}: "
                      f"{lib['filepath']}")
+    hint = openblas_hint(f["blas"])
+    if hint:
+        lines.append(f"  note: {hint}")
     return "\n".join(lines)
 
 
