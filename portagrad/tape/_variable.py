@@ -5,7 +5,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from .._errors import DTypeError, GradientError, describe
+from .._errors import DTypeError, GradientError, ShapeError, describe
 from ..xp import namespace_of
 from ..xp._namespace import is_array, library_scalar_to_array
 
@@ -332,6 +332,51 @@ class Variable:
 
     def __complex__(self) -> complex:
         return complex(self.array)
+
+    def item(self) -> bool | int | float | complex:
+        """The value of a one-element Variable as a Python number (no gradient).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import portagrad as pg
+        >>> pg.Variable(np.array([[2.5]])).item()
+        2.5
+        """
+        a = self.array
+        if self.size != 1:
+            raise ShapeError(f"item(): expected a Variable of one element, got shape "
+                             f"{tuple(a.shape)}. Index or reduce it first")
+        a = self.xp.reshape(a, ())
+        xp = self.xp
+        if xp.isdtype(a.dtype, "bool"):
+            return bool(a)
+        if xp.isdtype(a.dtype, "integral"):
+            return int(a)
+        if xp.isdtype(a.dtype, "complex floating"):
+            return complex(a)
+        return float(a)
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists of numbers (a number for a 0-d Variable).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import portagrad as pg
+        >>> pg.Variable(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+        """
+        native = getattr(self.array, "tolist", None)
+        if callable(native):  # NumPy, CuPy, torch
+            return native()
+
+        def nested(a: Any) -> Any:
+            if a.ndim == 0:
+                return _leaf(a, self.xp).item()
+            return [nested(a[i, ...]) for i in range(a.shape[0])]
+
+        return nested(self.array)
 
     __hash__ = object.__hash__
 

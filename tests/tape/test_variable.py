@@ -144,3 +144,15 @@ def test_subclasses_of_variable_take_every_operator_path():
         assert type(y) is pg.Variable and y.requires_grad
     (w * 3.0 + w * v).sum().backward()
     np.testing.assert_allclose(w.grad, [6.0, 7.0])
+
+
+def test_item_and_tolist_give_python_numbers(backend):
+    x = pg.Variable(backend.asarray(np.array([[1.5, -2.0]], dtype=np.float32)))
+    assert x.tolist() == [[1.5, -2.0]] and type(x.tolist()[0][0]) is float
+    assert x[0, 1].item() == -2.0 and type(x[0, 1].item()) is float
+    n = pg.Variable(backend.asarray(np.array([7])))
+    assert n.item() == 7 and type(n.item()) is int
+    b = pg.Variable(backend.asarray(np.array(True)))
+    assert b.item() is True and b.tolist() is True
+    with pytest.raises(pg.ShapeError, match=r"item\(\): expected a Variable of one element"):
+        x.item()
