@@ -8,6 +8,7 @@ not required.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -144,6 +145,35 @@ class Module:
             for bname, persistent in m._registry()[2].items():
                 if persistent or not persistent_only:
                     yield (f"{mname}.{bname}" if mname else bname), getattr(m, bname)
+
+    def namedparams(self) -> Iterator[tuple[str, Parameter]]:
+        """Chainer's spelling of :meth:`named_parameters`, with ``/`` paths."""
+        for name, p in self.named_parameters():
+            yield "/" + name.replace(".", "/"), p
+
+    def params(self) -> Iterator[Parameter]:
+        """Chainer's spelling of :meth:`parameters`."""
+        return self.parameters()
+
+    @contextlib.contextmanager
+    def init_scope(self) -> Iterator[None]:
+        """Chainer's registration block, kept so that Chainer models read as they did.
+
+        Assignments register Parameters and Modules wherever they happen, so the block
+        changes nothing; it only marks where a model declares its parts.
+
+        Examples
+        --------
+        >>> import portagrad as pg
+        >>> class Net(pg.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         with self.init_scope():
+        ...             self.fc = pg.nn.Linear(3, 2)
+        >>> [name for name, _ in Net().namedparams()]
+        ['/fc/W', '/fc/b']
+        """
+        yield
 
     # -- modes ------------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:

@@ -7,7 +7,14 @@ from typing import Any
 from .._errors import DTypeError, describe
 from ..tape._variable import Variable, _leaf
 from ..xp import binary_result_dtype, check_same_device, check_same_namespace
-from ..xp._namespace import _MULTI_DEVICE, is_array, namespace_name, namespace_of
+from ..xp._namespace import (
+    _MULTI_DEVICE,
+    LIBRARY_SCALAR_TYPES,
+    is_array,
+    library_scalar_to_array,
+    namespace_name,
+    namespace_of,
+)
 
 __all__ = ["var", "binary", "float_only", "scalar_like", "wrap", "unwrap", "SCALARS", "size_of"]
 
@@ -29,7 +36,9 @@ def var(x: Any, op: str, arg: str = "x") -> Variable:
 
 
 def wrap(array: Any, xp: Any) -> Variable:
-    """A result without a graph."""
+    """A result without a graph (NumPy's 0-d results come back as 0-d arrays)."""
+    if type(array) in LIBRARY_SCALAR_TYPES:
+        array = library_scalar_to_array(array)
     return _leaf(array, xp)
 
 
