@@ -357,6 +357,23 @@ class Variable:
             return complex(a)
         return float(a)
 
+    def numpy(self) -> Any:
+        """The values as a NumPy array on the host (no gradient).
+
+        NumPy data is returned as it is (no copy, as ``.array``); data of another library
+        or device is copied to the host.
+
+        Examples
+        --------
+        >>> import array_api_strict as xp
+        >>> import portagrad as pg
+        >>> pg.Variable(xp.asarray([1.0, 2.0])).numpy()
+        array([1., 2.])
+        """
+        from ..xp import to_numpy
+
+        return to_numpy(self.array)
+
     def tolist(self) -> Any:
         """The values as nested Python lists of numbers (a number for a 0-d Variable).
 

@@ -156,3 +156,10 @@ def test_item_and_tolist_give_python_numbers(backend):
     assert b.item() is True and b.tolist() is True
     with pytest.raises(pg.ShapeError, match=r"item\(\): expected a Variable of one element"):
         x.item()
+
+
+def test_numpy_copies_to_the_host(backend):
+    x = pg.Variable(backend.asarray(np.array([1.0, 2.0])))
+    h = x.numpy()
+    assert type(h) is np.ndarray
+    np.testing.assert_array_equal(h, [1.0, 2.0])
