@@ -11,6 +11,7 @@ Examples
 (2,)
 """
 
+from . import autograd as autograd
 from . import data as data
 from . import gradcheck as gradcheck  # noqa: E402  (needs ops)
 from . import io as io
@@ -47,6 +48,12 @@ from ._errors import (
 from ._errors import (
     ShapeError as ShapeError,
 )
+from .autograd import hessian as hessian
+from .autograd import hvp as hvp
+from .autograd import jacobian as jacobian
+from .autograd import jvp as jvp
+from .autograd import vhp as vhp
+from .autograd import vjp as vjp
 from .tape import (
     Variable as Variable,
 )
