@@ -4,7 +4,9 @@ Three primitives cover every order of derivative. With ``T(x, w, g) = <conv(x, w
 the gradient of ``conv`` in ``x`` is ``_conv_input_grad(g, w)`` (a transposed
 convolution) and in ``w`` is ``_conv_weight_grad(x, g)``; each of the three is linear in
 each argument and its vjp is again one of the three. So double and triple backward are
-exact and as fast as the forward. The kernels live in :mod:`portagrad.xp._conv`.
+exact and as fast as the forward. The forward takes the bias too (added into its fresh
+output instead of a second full-size array); its gradient is a sum of ``g``. The kernels
+live in :mod:`portagrad.xp._conv`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp._conv import conv_forward, conv_input_grad, conv_out_size, conv_weight_grad
 from ._core import binary, float_only, var
+from ._reduction import _sum
 from ._shape import reshape
 
 __all__ = ["conv", "conv1d", "conv2d", "conv3d", "conv_transpose", "conv_transpose1d",
@@ -25,21 +28,27 @@ __all__ = ["conv", "conv1d", "conv2d", "conv3d", "conv_transpose", "conv_transpo
 
 # -- primitives ---------------------------------------------------------------------------
 @primitive(saves="inputs")
-def _conv(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
-          groups: int) -> Any:
-    return conv_forward(xp, x, w, stride, pad, dilation, groups)
+def _conv(xp: Any, x: Any, w: Any, b: Any = None, *, stride: tuple, pad: tuple,
+          dilation: tuple, groups: int) -> Any:
+    return conv_forward(xp, x, w, stride, pad, dilation, groups, b)
 
 
 @_conv.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
-    x, w = ctx.inputs
+    inputs = ctx.inputs
+    x, w = inputs[0], inputs[1]
     p = ctx.params
     gx = gw = None
     if ctx.edges[0] is not None:
         gx = _conv_input_grad(gy, w, in_size=tuple(ctx.in_shapes[0][2:]), **p)
     if ctx.edges[1] is not None:
         gw = _conv_weight_grad(x, gy, ksize=tuple(ctx.in_shapes[1][2:]), **p)
-    return gx, gw
+    if len(inputs) == 2:
+        return gx, gw
+    gb = None
+    if ctx.edges[2] is not None:
+        gb = _sum(gy, axis=(0,) + tuple(range(2, len(ctx.in_shapes[1]))), keepdims=False)
+    return gx, gw, gb
 
 
 @primitive(saves="inputs")
@@ -127,14 +136,19 @@ def _inputs(op: str, x: Any, w: Any, nd: int | None) -> tuple[Variable, Variable
     return xv, wv, nd
 
 
-def _add_bias(y: Variable, b: Any, op: str, channels: int) -> Variable:
-    if b is None:
-        return y
+def _bias(b: Any, op: str, channels: int) -> Variable:
     bv = var(b, op, "bias")
     float_only(bv, op, "bias")
     if tuple(bv.array.shape) != (channels,):
         raise ShapeError(f"{op}(bias): expected shape ({channels},), got "
                          f"{tuple(bv.array.shape)}")
+    return bv
+
+
+def _add_bias(y: Variable, b: Any, op: str, channels: int) -> Variable:
+    if b is None:
+        return y
+    bv = _bias(b, op, channels)
     return y + reshape(bv, (channels,) + (1,) * (y.array.ndim - 2))
 
 
@@ -199,8 +213,15 @@ def _convolution(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride
             raise ShapeError(f"{op}(x): expected spatial size of at least the dilated kernel "
                              f"({dil[i] * (ksize[i] - 1) + 1}) after padding along "
                              f"dimension {i}, got {spatial[i]} + padding {pad[i]}")
-    y = _conv(xv, wv, stride=stride_t, pad=pad, dilation=dil, groups=groups)
-    return _add_bias(y, bias, op, o)
+    p = {"stride": stride_t, "pad": pad, "dilation": dil, "groups": groups}
+    if bias is None:
+        return _conv(xv, wv, **p)
+    bv = _bias(bias, op, o)
+    if bv.array.dtype != xv.array.dtype:
+        # Promotion as for ``y + b``; the fused forward wants one dtype.
+        return _add_bias(_conv(xv, wv, **p), bv, op, o)
+    _, bv = binary(op, xv, bv, ("x", "bias"))  # same namespace and device
+    return _conv(xv, wv, bv, **p)
 
 
 def _fixed(nd: int, name: str) -> Any:

@@ -1,8 +1,11 @@
 """Pooling (n-d): max, average, adaptive and global average, unpooling.
 
-Max pooling gathers each window's maximum (found by the :func:`portagrad.xp._conv.pool_argmax`
-kernel) with the ``take`` primitive; its backward is the ``take`` gradient primitive, a
-scatter-add whose own vjp is the gather again, so every order is exact. Average pooling and
+Max pooling is three primitives over the kernels of :mod:`portagrad.xp._pool`: the
+forward (each window's maximum), its gradient (each window's gradient sent to the window's
+first maximal element) and the transpose of that gradient (a read at each window's winner).
+The last two are linear in their array argument and each is the other's vjp, so every order
+is exact; the winners do not depend on ``x`` locally, so no gradient flows to it through
+them. Average pooling and
 unpooling are a depthwise convolution and a transposed convolution with a constant kernel
 of ones, and inherit the convolution's exact derivatives of every order. Adaptive pooling
 multiplies each spatial axis by a constant averaging matrix.
@@ -14,10 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._errors import ShapeError
+from ..tape import primitive
 from ..tape._variable import Variable
-from ..xp._conv import pool_argmax
+from ..xp._pool import max_pool_forward, max_pool_gather, max_pool_grad
 from ._core import float_only, var, wrap
-from ._indexing import _take
 from ._linalg import matmul
 from ._nn_conv import _conv, _conv_input_grad, _tuple
 from ._reduction import mean as _mean
@@ -25,6 +28,50 @@ from ._shape import moveaxis, reshape
 
 __all__ = ["max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool", "avg_pool1d",
            "avg_pool2d", "avg_pool3d", "adaptive_avg_pool", "global_avg_pool", "unpool"]
+
+
+# -- primitives ---------------------------------------------------------------------------
+@primitive(saves="both")
+def _max_pool_forward(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
+              dilation: tuple) -> Any:
+    return max_pool_forward(xp, x, ksize, stride, pad, dilation)
+
+
+@_max_pool_forward.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    return (_max_pool_grad(x, y, gy, **ctx.params),)
+
+
+@primitive(saves="inputs")
+def _max_pool_grad(xp: Any, x: Any, y: Any, gy: Any, ksize: tuple, stride: tuple, pad: tuple,
+                   dilation: tuple) -> Any:
+    """The gradient of :func:`_max_pool_forward`: ``gy`` of each window added at its winner.
+
+    ``x`` and ``y`` only locate the winners (no gradient flows to them); the kernel finds
+    them again instead of keeping index arrays from the forward.
+    """
+    return max_pool_grad(xp, x, y, gy, ksize, stride, pad, dilation)
+
+
+@_max_pool_grad.defvjp
+def _(ctx: Any, h: Variable) -> tuple:
+    x, y, _ = ctx.inputs
+    return None, None, _max_pool_gather(x, y, h, **ctx.params)
+
+
+@primitive(saves="inputs")
+def _max_pool_gather(xp: Any, x: Any, y: Any, g: Any, ksize: tuple, stride: tuple,
+                     pad: tuple, dilation: tuple) -> Any:
+    """The transpose of :func:`_max_pool_grad`: ``g`` read at each window's winner."""
+    return max_pool_gather(xp, x, y, g, ksize, stride, pad, dilation)
+
+
+@_max_pool_gather.defvjp
+def _(ctx: Any, h: Variable) -> tuple:
+    x, y, _ = ctx.inputs
+    return None, None, _max_pool_grad(x, y, h, **ctx.params)
 
 
 def _input(x: Any, op: str, nd: int | None) -> tuple[Variable, int]:
@@ -91,13 +138,9 @@ def max_pool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[in
 def _max_pool(op: str, nd: int | None, x: Any, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any = 1, ceil_mode: bool = False) -> Variable:
     xv, nd = _input(x, op, nd)
-    k, s, d, out, pad, _ = _window(op, xv, nd, kernel_size, stride, padding, dilation,
-                                   ceil_mode)
-    xp = xv.xp
-    flat = pool_argmax(xp, xv.array, k, s, pad, d)
-    n, c = xv.array.shape[0], xv.array.shape[1]
-    y = _take(reshape(xv, (-1,)), indices=xp.reshape(flat, (-1,)), axis=0)
-    return reshape(y, (n, c) + out)
+    k, s, d, _, pad, _ = _window(op, xv, nd, kernel_size, stride, padding, dilation,
+                                 ceil_mode)
+    return _max_pool_forward(xv, ksize=k, stride=s, pad=pad, dilation=d)
 
 
 def _divisor(spatial: tuple, k: tuple, s: tuple, p: tuple, out: tuple,

@@ -3,10 +3,10 @@
 The standard has no convolution. The defaults build the columns of im2col from shifted,
 strided slices (one per kernel offset) and multiply them with ``matmul``; col2im adds the
 columns back through strided slice assignment. They run on any namespace and are the
-reference. The NumPy and CuPy fast paths take the columns from one strided view
-(``sliding_window_view``) and add them back in place; the shapes and the products are the
-same, so they must agree with the default to rounding. For torch the fast paths are torch's
-own convolutions.
+reference. The NumPy and CuPy fast paths (:mod:`portagrad.xp._conv_fast`) take the columns
+from one strided view, a few samples at a time, and add them back in place; the products
+are the same, so they must agree with the default to rounding. For torch the fast paths
+are torch's own convolutions.
 
 Arguments shared by the kernels: ``stride`` and ``dilation`` are tuples with one entry per
 spatial dimension; ``pad`` is a tuple of ``(low, high)`` pairs (non-negative); ``groups``
@@ -20,8 +20,7 @@ from typing import Any
 
 from ._kernels import kernel
 
-__all__ = ["conv_forward", "conv_input_grad", "conv_weight_grad", "pool_argmax",
-           "conv_out_size"]
+__all__ = ["conv_forward", "conv_input_grad", "conv_weight_grad", "conv_out_size"]
 
 
 def conv_out_size(size: int, k: int, s: int, lo: int, hi: int, d: int) -> int:
@@ -82,8 +81,8 @@ def _weight_matrix(xp: Any, w: Any, groups: int) -> Any:
 
 @kernel
 def conv_forward(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
-                 groups: int) -> Any:
-    """``y[n, o] = sum_{c, k} w[o, c, k] * xpad[n, g(o) c, s * p + d * k]``.
+                 groups: int, bias: Any = None) -> Any:
+    """``y[n, o] = sum_{c, k} w[o, c, k] * xpad[n, g(o) c, s * p + d * k] (+ bias[o])``.
 
     Examples
     --------
@@ -101,8 +100,10 @@ def conv_forward(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: t
     cols, out = _im2col(xp, x, ksize, stride, pad, dilation)
     p = _prod(out)
     cols = xp.reshape(cols, (n, groups, (c // groups) * _prod(ksize), p))
-    y = xp.matmul(_weight_matrix(xp, w, groups), cols)
-    return xp.reshape(y, (n, w.shape[0]) + out)
+    y = xp.reshape(xp.matmul(_weight_matrix(xp, w, groups), cols), (n, w.shape[0]) + out)
+    if bias is not None:
+        y = y + xp.reshape(bias, (w.shape[0],) + (1,) * len(out))
+    return y
 
 
 def _col2im(xp: Any, cols: Any, in_spatial: tuple, ksize: tuple, stride: tuple, pad: tuple,
@@ -173,148 +174,6 @@ def conv_weight_grad(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple, dilati
     return xp.reshape(gw, (o, c // groups) + ksize)
 
 
-@kernel
-def pool_argmax(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
-                dilation: tuple) -> Any:
-    """Flat indices into ``x`` (int64, shape ``(N, C, *out)``) of each window's maximum.
-
-    Padding never wins (it is ``-inf``); among equal values the first offset wins.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import array_api_compat.numpy as xp
-    >>> from portagrad.xp import pure_standard
-    >>> from portagrad.xp._conv import pool_argmax
-    >>> with pure_standard():
-    ...     pool_argmax(xp, np.array([[[1.0, 3.0, 2.0, 0.0]]]), (2,), (2,), ((0, 0),), (1,))
-    array([[[1, 2]]])
-    """
-    cols, out = _im2col(xp, x, ksize, stride, pad, dilation, fill=-float("inf"))
-    am = xp.argmax(cols, axis=2)  # (N, C, *out)
-    return _flat_index(xp, am, tuple(x.shape), ksize, stride, pad, dilation, out)
-
-
-def _flat_index(xp: Any, am: Any, shape: tuple, ksize: tuple, stride: tuple, pad: tuple,
-                dilation: tuple, out: tuple) -> Any:
-    """Turn window offsets ``am`` (into ``prod(K)``) into flat indices of ``x``.
-
-    The flat index is a sum of three parts: the (sample, channel) plane, the window's
-    origin, and the offset within the window; the last is looked up in a table of
-    ``prod(K)`` entries, so the big arrays see one gather and two additions.
-    """
-    nd = len(ksize)
-    n, c = shape[0], shape[1]
-    spatial = shape[2:]
-    dev = am.device
-    strides_x = [_prod(spatial[i + 1:]) for i in range(nd)]
-    table = [sum(k[i] * dilation[i] * strides_x[i] for i in range(nd))
-             for k in itertools.product(*(range(kk) for kk in ksize))]
-    table_arr = xp.asarray(table, dtype=xp.int64, device=dev)
-    within = xp.reshape(xp.take(table_arr, xp.reshape(xp.astype(am, xp.int64), (-1,))),
-                        tuple(am.shape))
-    origin = xp.zeros(out, dtype=xp.int64, device=dev)
-    for i in range(nd):
-        o_i = xp.arange(out[i], dtype=xp.int64, device=dev) * stride[i] - pad[i][0]
-        origin = origin + xp.reshape(o_i * strides_x[i],
-                                     tuple(-1 if j == i else 1 for j in range(nd)))
-    plane = xp.reshape(xp.arange(n * c, dtype=xp.int64, device=dev) * _prod(spatial),
-                       (n, c) + (1,) * nd)
-    return within + (plane + origin)
-
-
-# -- NumPy and CuPy fast paths -------------------------------------------------------------
-# One implementation for both libraries (``m`` is numpy or cupy): the columns are a strided
-# view of the padded input, copied once into GEMM layout; col2im adds in place.
-def _module(name: str) -> Any:
-    if name == "cupy":
-        import cupy
-
-        return cupy
-    import numpy
-
-    return numpy
-
-
-def _window_view(m: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple, dilation: tuple,
-                 fill: float = 0.0) -> tuple[Any, tuple]:
-    """A read-only view ``(N, C, *out, *K)`` of the padded input (no copy but the pad)."""
-    out = _out_shape(tuple(x.shape[2:]), ksize, stride, pad, dilation)
-    if any(lo or hi for lo, hi in pad):
-        x = m.pad(x, ((0, 0), (0, 0)) + tuple(pad), constant_values=fill)
-    st = x.strides
-    nd = len(ksize)
-    shape = tuple(x.shape[:2]) + out + ksize
-    strides = (tuple(st[:2]) + tuple(st[2 + i] * stride[i] for i in range(nd))
-               + tuple(st[2 + i] * dilation[i] for i in range(nd)))
-    if m.__name__ == "numpy":
-        view = m.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
-    else:
-        view = m.lib.stride_tricks.as_strided(x, shape, strides)
-    return view, out
-
-
-def _gemm_cols(m: Any, view: Any, groups: int) -> Any:
-    """``(N, C, *out, *K)`` -> ``(N, G, C/G * prod(K), prod(out))``, one copy."""
-    n, c = view.shape[0], view.shape[1]
-    nd = (view.ndim - 2) // 2
-    perm = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-    k = _prod(view.shape[2 + nd:])
-    p = _prod(view.shape[2:2 + nd])
-    return m.ascontiguousarray(m.transpose(view, perm)).reshape(n, groups, (c // groups) * k, p)
-
-
-def _register(name: str) -> None:
-    @conv_forward.override(name)
-    def _conv_forward_fast(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple,
-                           dilation: tuple, groups: int) -> Any:
-        m = _module(name)
-        view, out = _window_view(m, x, tuple(w.shape[2:]), stride, pad, dilation)
-        y = m.matmul(w.reshape(groups, w.shape[0] // groups, -1), _gemm_cols(m, view, groups))
-        return y.reshape((x.shape[0], w.shape[0]) + out)
-
-    @conv_input_grad.override(name)
-    def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
-                              dilation: tuple, groups: int, in_size: tuple) -> Any:
-        m = _module(name)
-        n = gy.shape[0]
-        out = tuple(gy.shape[2:])
-        ksize = tuple(w.shape[2:])
-        wm = w.reshape(groups, w.shape[0] // groups, -1)
-        g = gy.reshape(n, groups, w.shape[0] // groups, -1)
-        cols = m.matmul(m.swapaxes(wm, -1, -2), g)
-        cols = cols.reshape((n, groups * w.shape[1], _prod(ksize)) + out)
-        padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_size, pad))
-        acc = m.zeros((n, groups * w.shape[1]) + padded, dtype=cols.dtype)
-        for i, k in enumerate(itertools.product(*(range(kk) for kk in ksize))):
-            acc[_offset_key(k, out, stride, dilation)] += cols[:, :, i]
-        crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
-                                                  zip(in_size, pad))
-        return acc[crop]
-
-    @conv_weight_grad.override(name)
-    def _conv_weight_grad_fast(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
-                               dilation: tuple, groups: int, ksize: tuple) -> Any:
-        m = _module(name)
-        n, o = gy.shape[0], gy.shape[1]
-        cols = _gemm_cols(m, _window_view(m, x, ksize, stride, pad, dilation)[0], groups)
-        g = gy.reshape(n, groups, o // groups, -1)
-        gw = m.matmul(g, m.swapaxes(cols, -1, -2)).sum(axis=0)
-        return gw.reshape((o, x.shape[1] // groups) + ksize)
-
-    @pool_argmax.override(name)
-    def _pool_argmax_fast(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
-                          dilation: tuple) -> Any:
-        m = _module(name)
-        view, out = _window_view(m, x, ksize, stride, pad, dilation, fill=-m.inf)
-        am = view.reshape(tuple(view.shape[:2 + len(out)]) + (-1,)).argmax(axis=-1)
-        return _flat_index(xp, am, tuple(x.shape), ksize, stride, pad, dilation, out)
-
-
-_register("numpy")
-_register("cupy")
-
-
 # -- torch fast paths: its native convolutions (no im2col) --------------------------------
 def _torch_pad(pad: tuple) -> tuple[list[int], tuple | None]:
     """``F.pad`` widths (last dimension first) for asymmetric pads, or symmetric ones."""
@@ -328,7 +187,7 @@ def _torch_pad(pad: tuple) -> tuple[list[int], tuple | None]:
 
 @conv_forward.override("torch")
 def _conv_forward_torch(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
-                        groups: int) -> Any:
+                        groups: int, bias: Any = None) -> Any:
     import torch.nn.functional as F
 
     nd = len(stride)
@@ -339,7 +198,7 @@ def _conv_forward_torch(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dila
         x = F.pad(x, widths)
         sym = (0,) * nd
     conv = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
-    return conv(x, w, None, stride, sym, dilation, groups)
+    return conv(x, w, bias, stride, sym, dilation, groups)
 
 
 @conv_input_grad.override("torch")
@@ -376,6 +235,8 @@ def _conv_weight_grad_torch(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
     return fn(x, (gy.shape[1], x.shape[1] // groups) + ksize, gy, stride, sym, dilation,
               groups)
 
+
 # Kernels are objects, not functions: point doctest at their defaults' examples.
-__test__ = {k.name: k.default for k in (conv_forward, conv_input_grad, conv_weight_grad,
-                                        pool_argmax)}
+__test__ = {k.name: k.default for k in (conv_forward, conv_input_grad, conv_weight_grad)}
+
+from . import _conv_fast as _conv_fast  # noqa: E402  (registers the NumPy and CuPy paths)

@@ -11,7 +11,7 @@ from _nn_testing import host as _np
 import portagrad as pg
 from portagrad.gradcheck import check_grads
 from portagrad.xp import pure_standard, to_numpy
-from portagrad.xp._conv import conv_forward, conv_input_grad, conv_weight_grad, pool_argmax
+from portagrad.xp._conv import conv_forward, conv_input_grad, conv_weight_grad
 
 ops = pg.ops
 
@@ -103,29 +103,37 @@ def test_conv_third_order_is_exact(nd):
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_fast_paths_equal_the_pure_standard_path(groups):
-    rng = np.random.default_rng(groups)
+@pytest.mark.parametrize("chunk", [None, 1, 2])
+def test_fast_paths_equal_the_pure_standard_path(groups, chunk, monkeypatch):
     import array_api_compat.numpy as xp
 
+    from portagrad.xp import _conv_fast
+
+    if chunk is not None:
+        # Chunks of one or two samples over a batch of three (the last chunk is short).
+        monkeypatch.setattr(_conv_fast, "_chunk", lambda m, n, per_sample: min(n, chunk))
+    rng = np.random.default_rng(groups)
     for nd in (1, 2, 3):
-        x = rng.standard_normal((2, 4) + (5,) * nd)
+        x = rng.standard_normal((3, 4) + (5,) * nd)
         w = rng.standard_normal((4, 4 // groups) + (3,) * nd)
+        b = rng.standard_normal(4)
         stride, dil = (2,) * nd, (1,) * nd
         pad = ((1, 2),) * nd
         args = (stride, pad, dil, groups)
         fast = conv_forward(xp, x, w, *args)
+        fast_b = conv_forward(xp, x, w, *args, bias=b)
         gy = rng.standard_normal(fast.shape)
         fast_gx = conv_input_grad(xp, gy, w, *args, x.shape[2:])
         fast_gw = conv_weight_grad(xp, x, gy, *args, w.shape[2:])
-        fast_am = pool_argmax(xp, x, (3,) * nd, stride, ((1, 1),) * nd, (1,) * nd)
         with pure_standard():
             np.testing.assert_allclose(fast, conv_forward(xp, x, w, *args), rtol=1e-12)
+            np.testing.assert_allclose(fast_b, conv_forward(xp, x, w, *args, bias=b),
+                                       rtol=1e-12)
             np.testing.assert_allclose(fast_gx, conv_input_grad(xp, gy, w, *args, x.shape[2:]),
                                        rtol=1e-12)
             np.testing.assert_allclose(fast_gw, conv_weight_grad(xp, x, gy, *args, w.shape[2:]),
                                        rtol=1e-12)
-            np.testing.assert_array_equal(
-                fast_am, pool_argmax(xp, x, (3,) * nd, stride, ((1, 1),) * nd, (1,) * nd))
+        np.testing.assert_allclose(fast_b, fast + b.reshape((4,) + (1,) * nd), rtol=1e-12)
 
 
 def test_conv_errors_are_clear():

@@ -9,7 +9,8 @@ from _nn_testing import host as _np
 
 import portagrad as pg
 from portagrad.gradcheck import check_grads
-from portagrad.xp import to_numpy
+from portagrad.xp import pure_standard, to_numpy
+from portagrad.xp._pool import max_pool_forward, max_pool_gather, max_pool_grad
 
 ops = pg.ops
 
@@ -74,6 +75,33 @@ def test_max_pool_gradient_goes_to_the_maximum(backend):
                                        [3.0, 4.0, 7.0, 6.0]]]]))
     ops.max_pool2d(x, 2).sum().backward()
     np.testing.assert_array_equal(to_numpy(x.grad), [[[[0, 1, 0, 0], [0, 0, 1, 0]]]])
+
+
+@pytest.mark.parametrize("k, s, pad, d", [
+    ((2, 2), (2, 2), ((0, 0), (0, 0)), (1, 1)),  # windows tile the input
+    ((2, 2), (2, 2), ((1, 1), (0, 1)), (1, 1)),  # tiling the padded input
+    ((3, 2), (2, 1), ((1, 1), (0, 1)), (1, 2)),  # overlapping, dilated
+    ((2, 3), (3, 3), ((0, 1), (1, 1)), (1, 1)),  # gaps between windows
+])
+def test_max_pool_kernels_fast_paths_equal_the_pure_standard_path(k, s, pad, d):
+    import array_api_compat.numpy as xp
+
+    rng = np.random.default_rng(len(k) + sum(s))
+    # Small integers: many ties, which go to the first offset of the window.
+    x = rng.integers(-2, 3, size=(2, 3, 7, 8)).astype(np.float64)
+    g = rng.standard_normal(x.shape)
+    y = max_pool_forward(xp, x, k, s, pad, d)
+    gy = rng.standard_normal(y.shape)
+    gx = max_pool_grad(xp, x, y, gy, k, s, pad, d)
+    z = max_pool_gather(xp, x, y, g, k, s, pad, d)
+    with pure_standard():
+        np.testing.assert_array_equal(y, max_pool_forward(xp, x, k, s, pad, d))
+        np.testing.assert_allclose(gx, max_pool_grad(xp, x, y, gy, k, s, pad, d),
+                                   rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(z, max_pool_gather(xp, x, y, g, k, s, pad, d))
+    # The gradient and the gather are transposes: <grad(gy), g> == <gy, gather(g)>.
+    np.testing.assert_allclose(np.sum(gx * g), np.sum(gy * z), rtol=1e-12)
+    assert not np.shares_memory(y, x)
 
 
 def test_pool_second_and_third_order_are_exact():

@@ -1,0 +1,198 @@
+"""Max-pooling kernels on raw arrays, channels first: ``(N, C, *spatial)``.
+
+Three kernels make max pooling differentiable to every order without index arrays:
+:func:`max_pool_forward` (each window's maximum), :func:`max_pool_grad` (send each window's
+gradient to its winner) and :func:`max_pool_gather` (read a tensor shaped like ``x`` at each
+window's winner, the transpose of ``max_pool_grad``). The winner of a window is its first
+element (in row-major kernel order) equal to the maximum; padding is ``-inf`` and never
+wins. Arguments are those of :mod:`portagrad.xp._conv`: per-dimension ``ksize``,
+``stride``, ``dilation`` and ``(low, high)`` pads.
+
+The defaults build the window columns by shifted slices and use ``argmax`` (the
+reference). The NumPy and CuPy fast paths never build columns: the maximum is a chain of
+``maximum`` over one strided slice per kernel offset, and the winner of each window is
+found by comparing those slices with the maximum, offset by offset.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ._conv import _col2im, _im2col, _offset_key, _out_shape
+from ._conv_fast import _module
+from ._kernels import kernel
+
+__all__ = ["max_pool_forward", "max_pool_grad", "max_pool_gather"]
+
+
+def _winner_mask(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
+                 dilation: tuple) -> tuple[Any, tuple]:
+    """Boolean ``(N, C, prod(K), *out)``: true at the first maximum of each window."""
+    cols, out = _im2col(xp, x, ksize, stride, pad, dilation, fill=-float("inf"))
+    am = xp.argmax(cols, axis=2, keepdims=True)
+    kk = cols.shape[2]
+    offsets = xp.reshape(xp.arange(kk, dtype=am.dtype, device=am.device),
+                         (1, 1, kk) + (1,) * len(out))
+    return am == offsets, out
+
+
+@kernel
+def max_pool_forward(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
+                     dilation: tuple) -> Any:
+    """The maximum of each window, ``(N, C, *out)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._pool import max_pool_forward
+    >>> with pure_standard():
+    ...     max_pool_forward(xp, np.array([[[1.0, 3.0, 2.0, 0.0]]]), (2,), (2,), ((0, 0),),
+    ...                      (1,))
+    array([[[3., 2.]]])
+    """
+    cols, _ = _im2col(xp, x, ksize, stride, pad, dilation, fill=-float("inf"))
+    return xp.max(cols, axis=2)
+
+
+@kernel
+def max_pool_grad(xp: Any, x: Any, y: Any, gy: Any, ksize: tuple, stride: tuple, pad: tuple,
+                  dilation: tuple) -> Any:
+    """``gx`` shaped like ``x``: each window's ``gy`` added at its winner.
+
+    ``y`` is :func:`max_pool_forward` of ``x`` (the fast paths compare with it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._pool import max_pool_grad
+    >>> x = np.array([[[1.0, 3.0, 2.0, 2.0]]])
+    >>> with pure_standard():
+    ...     max_pool_grad(xp, x, np.array([[[3.0, 2.0]]]), np.array([[[10.0, 20.0]]]), (2,),
+    ...                   (2,), ((0, 0),), (1,))
+    array([[[ 0., 10., 20.,  0.]]])
+    """
+    mask, out = _winner_mask(xp, x, ksize, stride, pad, dilation)
+    zero = xp.zeros((), dtype=gy.dtype, device=gy.device)
+    cols = xp.where(mask, xp.expand_dims(gy, axis=2), zero)
+    return _col2im(xp, cols, tuple(x.shape[2:]), ksize, stride, pad, dilation, out)
+
+
+@kernel
+def max_pool_gather(xp: Any, x: Any, y: Any, g: Any, ksize: tuple, stride: tuple, pad: tuple,
+                    dilation: tuple) -> Any:
+    """``g`` (shaped like ``x``) read at each window's winner, ``(N, C, *out)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._pool import max_pool_gather
+    >>> x = np.array([[[1.0, 3.0, 2.0, 2.0]]])
+    >>> with pure_standard():
+    ...     max_pool_gather(xp, x, np.array([[[3.0, 2.0]]]), np.array([[[5.0, 6.0, 7.0, 8.0]]]),
+    ...                     (2,), (2,), ((0, 0),), (1,))
+    array([[[6., 7.]]])
+    """
+    mask, _ = _winner_mask(xp, x, ksize, stride, pad, dilation)
+    gcols, _ = _im2col(xp, g, ksize, stride, pad, dilation)
+    zero = xp.zeros((), dtype=gcols.dtype, device=gcols.device)
+    return xp.sum(xp.where(mask, gcols, zero), axis=2)
+
+
+# -- NumPy and CuPy fast paths -------------------------------------------------------------
+def _padded(m: Any, x: Any, pad: tuple, fill: float) -> Any:
+    if any(lo or hi for lo, hi in pad):
+        return m.pad(x, ((0, 0), (0, 0)) + tuple(pad), constant_values=fill)
+    return x
+
+
+def _keys(x_shape: tuple, ksize: tuple, stride: tuple, pad: tuple,
+          dilation: tuple) -> tuple[list, tuple]:
+    out = _out_shape(tuple(x_shape[2:]), ksize, stride, pad, dilation)
+    keys = [_offset_key(k, out, stride, dilation)
+            for k in itertools.product(*(range(kk) for kk in ksize))]
+    return keys, out
+
+
+def _tiles(padded: tuple, out: tuple, ksize: tuple, stride: tuple, dilation: tuple) -> bool:
+    """Whether the windows cover the padded input exactly once (no overlap, no gap)."""
+    return all(d == 1 and s == k and o * s == p
+               for p, o, k, s, d in zip(padded, out, ksize, stride, dilation))
+
+
+def _register(name: str) -> None:
+    @max_pool_forward.override(name)
+    def _forward_fast(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
+                      dilation: tuple) -> Any:
+        m = _module(name)
+        xpad = _padded(m, x, pad, -m.inf)
+        keys, _ = _keys(tuple(x.shape), ksize, stride, pad, dilation)
+        y = xpad[keys[0]].copy()
+        for key in keys[1:]:
+            m.maximum(y, xpad[key], out=y)
+        return y
+
+    @max_pool_grad.override(name)
+    def _grad_fast(xp: Any, x: Any, y: Any, gy: Any, ksize: tuple, stride: tuple, pad: tuple,
+                   dilation: tuple) -> Any:
+        m = _module(name)
+        xpad = _padded(m, x, pad, -m.inf)
+        keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
+        tiles = _tiles(tuple(xpad.shape[2:]), out, ksize, stride, dilation)
+        # Windows that tile the input write every element once: no zero fill, no adds.
+        gx = (m.empty if tiles else m.zeros)(xpad.shape, dtype=gy.dtype)
+        for won, key in _winners(m, xpad, y, keys):
+            if tiles:
+                m.multiply(gy, won, out=gx[key])
+            else:
+                gx[key] += gy * won
+        if xpad is x:
+            return gx
+        crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                                  zip(x.shape[2:], pad))
+        return gx[crop]
+
+    @max_pool_gather.override(name)
+    def _gather_fast(xp: Any, x: Any, y: Any, g: Any, ksize: tuple, stride: tuple,
+                     pad: tuple, dilation: tuple) -> Any:
+        m = _module(name)
+        xpad = _padded(m, x, pad, -m.inf)
+        gpad = _padded(m, g, pad, 0.0)
+        keys, _ = _keys(tuple(x.shape), ksize, stride, pad, dilation)
+        z = m.zeros(y.shape, dtype=g.dtype)
+        for won, key in _winners(m, xpad, y, keys):
+            z += gpad[key] * won
+        return z
+
+
+def _winners(m: Any, xpad: Any, y: Any, keys: list) -> Any:
+    """Yield ``(won, key)`` per kernel offset: ``won`` marks the windows whose first maximum
+    sits at that offset (``key`` slices it out of the padded input).
+
+    The masks multiply rather than select (``where`` on a random mask is several times
+    slower), so an infinite gradient gives NaN outside its winner, as ReLU's gradient does.
+    """
+    found = None
+    last = len(keys) - 1
+    for i, key in enumerate(keys):
+        won = xpad[key] == y
+        if found is None:
+            found = won.copy() if last else won
+        else:
+            m.greater(won, found, out=won)  # won and not found earlier
+            if i < last:
+                found |= won
+        yield won, key
+
+
+_register("numpy")
+_register("cupy")
+
+# Kernels are objects, not functions: point doctest at their defaults' examples.
+__test__ = {k.name: k.default for k in (max_pool_forward, max_pool_grad, max_pool_gather)}
