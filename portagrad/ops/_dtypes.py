@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import builtins
 import importlib.util
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._errors import DTypeError, describe
 from ..tape._variable import Variable
@@ -299,7 +299,34 @@ def can_cast(from_: Any, to: Any, /) -> builtins_bool:
     if len(dtypes) != 2:
         raise DTypeError(f"can_cast: expected a dtype or array and a dtype, got "
                          f"{describe(from_)} and {describe(to)}")
+    a, b = dtype_name(dtypes[0]), dtype_name(dtypes[1])
+    if a in _STANDARD and b in _STANDARD:
+        # The standard's table, not the library's: NumPy and torch also allow casts across
+        # kinds (bool to int8, int64 to float64) that the standard does not.
+        return _standard_can_cast(a, b)
     return builtins_bool(xp.can_cast(dtypes[0], dtypes[1]))
+
+
+def _bits(name: str) -> int:
+    return int("".join(c for c in name if c.isdigit()) or 8)
+
+
+def _standard_can_cast(a: str, b: str) -> builtins_bool:
+    if a == b:
+        return True
+    ka, kb = _KINDS[a][0], _KINDS[b][0]
+    wider = _bits(b) >= _bits(a)
+    if ka == "signed integer":
+        return kb == "signed integer" and wider
+    if ka == "unsigned integer":
+        return (kb == "unsigned integer" and wider) or (
+            kb == "signed integer" and _bits(b) > _bits(a))
+    if ka == "real floating":
+        return (kb == "real floating" and wider) or (
+            kb == "complex floating" and _bits(b) >= 2 * _bits(a))
+    if ka == "complex floating":
+        return kb == "complex floating" and wider
+    return False  # bool casts only to bool
 
 
 def _info(fn: str, type: Any) -> Any:
@@ -311,11 +338,38 @@ def _info(fn: str, type: Any) -> Any:
         "signed integer", "unsigned integer")
     if not any(k in kinds for k in want):
         raise DTypeError(f"{fn}(type): expected a {' or '.join(want)} dtype, got {dtypes[0]}")
-    return getattr(xp, fn)(dtypes[0])
+    info = getattr(xp, fn)(dtypes[0])
+    if fn == "iinfo":
+        return IInfo(int(info.bits), int(info.max), int(info.min), info.dtype)
+    # The standard's fields are Python floats; NumPy's are NumPy scalars of the dtype.
+    return FInfo(int(info.bits), float(info.eps), float(info.max), float(info.min),
+                 float(info.smallest_normal), info.dtype)
 
 
-def finfo(type: Any, /) -> Any:
-    """Machine limits of a floating dtype (the library's ``finfo`` object).
+class FInfo(NamedTuple):
+    """Limits of a floating dtype, as the standard's ``finfo`` object: Python numbers,
+    and ``dtype`` the real dtype (float32 for complex64)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: Any
+
+
+class IInfo(NamedTuple):
+    """Limits of an integer dtype, as the standard's ``iinfo`` object."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: Any
+
+
+def finfo(type: Any, /) -> FInfo:
+    """Machine limits of a floating dtype: ``bits``, ``eps``, ``max``, ``min``,
+    ``smallest_normal`` (Python numbers) and ``dtype``.
 
     Examples
     --------
@@ -326,8 +380,9 @@ def finfo(type: Any, /) -> Any:
     return _info("finfo", type)
 
 
-def iinfo(type: Any, /) -> Any:
-    """Machine limits of an integer dtype (the library's ``iinfo`` object).
+def iinfo(type: Any, /) -> IInfo:
+    """Machine limits of an integer dtype: ``bits``, ``max``, ``min`` (Python ints) and
+    ``dtype``.
 
     Examples
     --------

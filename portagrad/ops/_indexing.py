@@ -266,8 +266,15 @@ def _getitem_advanced(x: Variable, entries: list) -> Variable:
     xp = x.xp
     # Boolean masks become the integer arrays of their nonzero positions.
     flat_entries: list = []
+    new_axes = set()  # entries that index an axis the key itself adds
     for k in entries:
-        if is_array(k) and _is_bool(k):
+        if is_array(k) and _is_bool(k) and k.ndim == 0:
+            # A 0-d mask adds an axis of length 1 (True) or 0 (False): a new axis taken at
+            # the positions of the mask's nonzero elements.
+            new_axes.add(len(flat_entries))
+            flat_entries.append(xp.zeros((1 if bool(k) else 0,), dtype=xp.int64,
+                                         device=x.array.device))
+        elif is_array(k) and _is_bool(k):
             flat_entries.extend(xp.nonzero(k))
         else:
             flat_entries.append(k)
@@ -275,9 +282,10 @@ def _getitem_advanced(x: Variable, entries: list) -> Variable:
     # Integers combined with arrays count as (0-d) array indices, as in NumPy.
     adv_pos = [i for i, k in enumerate(entries) if is_array(k) or (
         k is not None and not isinstance(k, slice))]
-    basic_key = tuple(slice(None) if i in adv_pos else k for i, k in enumerate(entries))
+    basic_key = tuple(None if i in new_axes else slice(None) if i in adv_pos else k
+                      for i, k in enumerate(entries))
     y = _getitem_basic(x, key=basic_key) if any(
-        k != slice(None) for k in basic_key) else x
+        k is None or k != slice(None) for k in basic_key) else x
     # Axis of y holding each advanced entry.
     axes = []
     out_axis = 0

@@ -116,8 +116,14 @@ def tensordot(x1: Any, x2: Any, /, *,
     for i in ax_a:
         k *= a.array.shape[i]
     out_shape = tuple(a.array.shape[i] for i in free_a) + tuple(b.array.shape[i] for i in free_b)
-    am = reshape(permute_dims(a, free_a + ax_a), (-1, k))
-    bm = reshape(permute_dims(b, ax_b + free_b), (k, -1))
+    # Sizes spelled out, not -1: with a zero-length axis, -1 would be ambiguous.
+    m = n = 1
+    for i in free_a:
+        m *= a.array.shape[i]
+    for i in free_b:
+        n *= b.array.shape[i]
+    am = reshape(permute_dims(a, free_a + ax_a), (m, k))
+    bm = reshape(permute_dims(b, ax_b + free_b), (k, n))
     return reshape(_matmul(am, bm), out_shape)
 
 

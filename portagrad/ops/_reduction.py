@@ -323,7 +323,8 @@ def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
 
         x = astype(x, dtype)
     if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
-        return wrap(x.xp.cumulative_sum(x.array, axis=axis, include_initial=include_initial),
-                    x.xp)
+        # An explicit dtype is kept: without one, libraries widen small integers.
+        return wrap(x.xp.cumulative_sum(x.array, axis=axis, include_initial=include_initial,
+                                        dtype=None if dtype is None else x.array.dtype), x.xp)
     return _cumsum(x, axis=axis, include_initial=include_initial)
 

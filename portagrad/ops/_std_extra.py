@@ -145,8 +145,9 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
         v = astype(v, dtype)
     xp = v.xp
     if not _floating(v):
-        return wrap(xp.cumulative_prod(v.array, axis=axis, include_initial=include_initial),
-                    xp)
+        # An explicit dtype is kept: without one, libraries widen small integers.
+        return wrap(xp.cumulative_prod(v.array, axis=axis, include_initial=include_initial,
+                                       dtype=None if dtype is None else v.array.dtype), xp)
     y = _cumprod(v, axis=axis)
     if include_initial:
         shape = list(v.array.shape)

@@ -1,0 +1,131 @@
+"""Rules of the 2024.12 standard where NumPy, torch or a naive composition would differ:
+explicit dtypes of cumulative ops, the casting table, ``finfo``/``iinfo`` field types,
+zero-length contractions and 0-d boolean masks. References are NumPy and
+array-api-strict (the standard's reference implementation)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import portagrad as pg
+
+o = pg.ops
+NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+         "float32", "float64", "complex64", "complex128")
+
+
+@pytest.mark.parametrize("fn,np_fn", [(o.cumulative_sum, np.cumsum),
+                                      (o.cumulative_prod, np.cumprod)])
+@pytest.mark.parametrize("src,dst", [("int8", "int8"), ("int8", "int16"),
+                                     ("uint8", "uint8"), ("int16", "int32")])
+def test_cumulative_ops_keep_an_explicit_integer_dtype(backend, fn, np_fn, src, dst):
+    host = np.array([[1, 2, 3], [4, 5, 6]], dtype=src)
+    y = fn(backend.asarray(host), axis=1, dtype=getattr(o, dst))
+    assert y.dtype == getattr(o, dst)
+    np.testing.assert_array_equal(np.asarray(pg.xp.to_numpy(y.array)),
+                                  np_fn(host, axis=1, dtype=dst))
+
+
+@pytest.mark.parametrize("fn", [o.cumulative_sum, o.cumulative_prod])
+def test_cumulative_ops_widen_small_integers_without_a_dtype(backend, fn):
+    # The standard: the default integer dtype (of the same signedness) when none is given.
+    assert fn(backend.asarray(np.array([1, 2], dtype=np.int8))).dtype == o.int64
+    if backend.name != "torch":  # torch widens uint8 to int64: it has few uint64 kernels
+        assert fn(backend.asarray(np.array([1, 2], dtype=np.uint8))).dtype == o.uint64
+
+
+def test_cumulative_sum_explicit_dtype_with_include_initial(backend):
+    y = o.cumulative_sum(backend.asarray(np.array([100, 100], dtype=np.int8)),
+                         dtype=o.int16, include_initial=True)
+    assert y.dtype == o.int16
+    np.testing.assert_array_equal(pg.xp.to_numpy(y.array), [0, 100, 200])
+
+
+def test_can_cast_follows_the_standards_table():
+    import array_api_strict as strict
+
+    for a, b in itertools.product(NAMES, NAMES):
+        expected = strict.can_cast(getattr(strict, a), getattr(strict, b))
+        assert o.can_cast(getattr(o, a), getattr(o, b)) == expected, (a, b)
+
+
+def test_can_cast_refuses_casts_across_kinds_that_numpy_allows(backend):
+    assert np.can_cast(np.bool_, np.int8)  # NumPy's safe casting allows it
+    assert not o.can_cast(o.bool, o.int8)
+    assert not o.can_cast(backend.asarray(np.array([True])), o.int8)
+    assert not o.can_cast(o.int64, o.float64)
+    assert o.can_cast(o.uint8, o.int16) and not o.can_cast(o.uint8, o.int8)
+    assert o.can_cast(o.float32, o.complex64) and not o.can_cast(o.float64, o.complex64)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "complex64", "complex128"])
+def test_finfo_fields_are_python_numbers(backend, name):
+    info = o.finfo(getattr(o, name))
+    ref = np.finfo(name)
+    for field in ("eps", "max", "min", "smallest_normal"):
+        value = getattr(info, field)
+        assert type(value) is float, field
+        assert value == float(getattr(ref, field)), field
+    assert type(info.bits) is int and info.bits == ref.bits
+    assert info.dtype == getattr(o, ref.dtype.name)  # float32 for complex64
+    from_array = o.finfo(backend.asarray(np.zeros(1, dtype=name)))
+    assert type(from_array.eps) is float and from_array.eps == float(ref.eps)
+
+
+@pytest.mark.parametrize("name", ["int8", "int64", "uint8", "uint64"])
+def test_iinfo_fields_are_python_ints(name):
+    info = o.iinfo(getattr(o, name))
+    ref = np.iinfo(name)
+    assert (type(info.bits), type(info.max), type(info.min)) == (int, int, int)
+    assert (info.bits, info.max, info.min) == (ref.bits, ref.max, ref.min)
+    assert info.dtype == getattr(o, name)
+
+
+@pytest.mark.parametrize("sa,sb,axes", [((0, 0), (0, 2), 1), ((2, 0), (0, 3), 1),
+                                        ((2, 3), (3, 0), 1), ((0, 3), (3, 4), 1),
+                                        ((2, 0, 3), (0, 3), 2), ((0,), (0,), 0)])
+def test_tensordot_with_zero_length_axes(backend, sa, sb, axes):
+    a = np.arange(int(np.prod(sa)), dtype=np.float64).reshape(sa)
+    b = np.arange(int(np.prod(sb)), dtype=np.float64).reshape(sb)
+    y = o.tensordot(backend.asarray(a), backend.asarray(b), axes=axes)
+    expected = np.tensordot(a, b, axes=axes)
+    assert y.shape == expected.shape
+    np.testing.assert_array_equal(pg.xp.to_numpy(y.array), expected)
+
+
+@pytest.mark.parametrize("key", [
+    (True,), (False,), (True, 0), (slice(None), False), ([True, False], True),
+    (Ellipsis, True), (None, False, slice(1, None)),
+])
+def test_zero_dimensional_boolean_mask_adds_an_axis(backend, key):
+    host = np.arange(6.0).reshape(2, 3)
+    np_key = tuple(np.asarray(k) if isinstance(k, (bool, list)) else k for k in key)
+    our_key = tuple(backend.asarray(k) if isinstance(k, np.ndarray) else k for k in np_key)
+    y = backend_var(backend, host)[our_key]
+    expected = host[np_key]
+    assert y.shape == expected.shape
+    np.testing.assert_array_equal(pg.xp.to_numpy(y.array), expected)
+
+
+def test_zero_dimensional_boolean_mask_on_a_zero_dimensional_array(backend):
+    x = backend_var(backend, np.asarray(5.0))
+    assert x[backend.asarray(np.asarray(True))].shape == (1,)
+    assert x[backend.asarray(np.asarray(False))].shape == (0,)
+
+
+def test_zero_dimensional_boolean_mask_gradient(backend):
+    x = pg.Variable(backend.asarray(np.arange(6.0).reshape(2, 3)))
+    y = x[backend.asarray(np.asarray(True)), 1]  # shape (1, 3): row 1 of x
+    (g,) = pg.grad(o.sum(y * y), [x])
+    expected = np.zeros((2, 3))
+    expected[1] = 2 * np.arange(3.0, 6.0)
+    np.testing.assert_array_equal(pg.xp.to_numpy(g.array), expected)
+    (g,) = pg.grad(o.sum(x[backend.asarray(np.asarray(False))]), [x])
+    np.testing.assert_array_equal(pg.xp.to_numpy(g.array), np.zeros((2, 3)))
+
+
+def backend_var(backend, host):
+    return pg.Variable(backend.asarray(host), requires_grad=False)
