@@ -7,12 +7,14 @@ from typing import Any
 from .._errors import DTypeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._variable import Variable
+from ..xp import check_same_device, check_same_namespace
 from ._core import binary, float_only, var
 from ._elementwise import where
 from ._indexing import take
-from ._linalg import matmul, tensordot
-from ._reduction import sum as _sum
-from ._shape import expand_dims, matrix_transpose, reshape
+from ._linalg import _matmul, tensordot
+from ._reduction import _sum
+from ._reduction import sum as _sum_public
+from ._shape import _permute_dims, _reshape, expand_dims
 
 __all__ = ["linear", "bilinear", "embedding"]
 
@@ -24,28 +26,38 @@ def _float(x: Any, op: str, arg: str) -> Variable:
 
 
 @primitive()
-def _linear(xp: Any, x: Any, w: Any) -> Any:
-    """``x @ w.T``: a primitive so that the weight's gradient comes out as ``gy.T @ x`` in
-    ``w``'s own (contiguous) layout, rather than as the transpose of ``x.T @ gy``; the
-    optimizer's update then runs over memory in order."""
-    return x @ w.mT
+def _linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
+    """``x @ w.T (+ b)``: a primitive so that the weight's gradient comes out as
+    ``gy.T @ x`` in ``w``'s own (contiguous) layout, rather than as the transpose of
+    ``x.T @ gy`` (the optimizer's update then runs over memory in order), and so that the
+    bias is added in place into the fresh product instead of into another array of the
+    output's size. ``b``, when given, has the dtype of the product."""
+    y = x @ w.mT
+    if b is not None:
+        y += b  # rebinds on immutable libraries (JAX)
+    return y
 
 
 @_linear.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
-    x, w = ctx.inputs
+    x, w = ctx.inputs[0], ctx.inputs[1]
     e = ctx.edges
-    gx = matmul(gy, w) if e[0] is not None else None
-    gw = None
+    gx = _matmul(gy, w) if e[0] is not None else None
+    gw = gb = None
+    nd = len(ctx.in_shapes[0] or x.shape)
     if e[1] is not None:
-        if gy.array.ndim > 2:
-            gy2 = reshape(gy, (-1, gy.array.shape[-1]))
-            x2 = reshape(x, (-1, x.array.shape[-1]))
+        if nd == 1:
+            gw = expand_dims(gy, axis=1) * expand_dims(x, axis=0)
         else:
-            gy2, x2 = gy, x
-        gw = matmul(matrix_transpose(gy2), x2) if gy.array.ndim > 1 else (
-            expand_dims(gy2, axis=1) * expand_dims(x2, axis=0))
-    return gx, gw
+            if nd > 2:
+                gy2 = _reshape(gy, shape=(-1, gy.shape[-1]))
+                x2 = _reshape(x, shape=(-1, x.shape[-1]))
+            else:
+                gy2, x2 = gy, x
+            gw = _matmul(_permute_dims(gy2, axes=(1, 0)), x2)
+    if len(e) > 2 and e[2] is not None:
+        gb = _sum(gy, axis=tuple(range(nd - 1)), keepdims=False) if nd > 1 else gy
+    return gx, gw, gb
 
 
 def linear(x: Any, weight: Any, bias: Any = None) -> Variable:
@@ -72,14 +84,20 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Variable:
         raise ShapeError(f"linear(x): expected a last axis of {wv.array.shape[1]} "
                          f"(in_features of weight {tuple(wv.array.shape)}), got shape "
                          f"{tuple(xv.array.shape)}")
-    y = _linear(xv, wv)
-    if bias is not None:
-        bv = _float(bias, "linear", "bias")
-        if tuple(bv.array.shape) != (wv.array.shape[0],):
-            raise ShapeError(f"linear(bias): expected shape ({wv.array.shape[0]},), got "
-                             f"{tuple(bv.array.shape)}")
-        y = y + bv
-    return y
+    if bias is None:
+        return _linear(xv, wv)
+    bv = _float(bias, "linear", "bias")
+    if tuple(bv.array.shape) != (wv.array.shape[0],):
+        raise ShapeError(f"linear(bias): expected shape ({wv.array.shape[0]},), got "
+                         f"{tuple(bv.array.shape)}")
+    xp = wv.xp
+    if bv.xp is not xp:
+        check_same_namespace("linear", ("weight", "bias"), [xp, bv.xp])
+    check_same_device("linear", ("weight", "bias"), [wv.array, bv.array], xp)
+    if bv.array.dtype != wv.array.dtype:
+        # A bias of another dtype promotes the result: added out of place.
+        return _linear(xv, wv) + bv
+    return _linear(xv, wv, bv)
 
 
 def bilinear(x1: Any, x2: Any, weight: Any, bias: Any = None) -> Variable:
@@ -111,7 +129,7 @@ def bilinear(x1: Any, x2: Any, weight: Any, bias: Any = None) -> Variable:
                          f"{tuple(w.array.shape)}, got {tuple(a.array.shape)} and "
                          f"{tuple(b.array.shape)}")
     t = tensordot(a, w, axes=([1], [1]))  # (N, K, J)
-    y = _sum(t * expand_dims(b, axis=1), axis=2)
+    y = _sum_public(t * expand_dims(b, axis=1), axis=2)
     if bias is not None:
         bv = _float(bias, "bilinear", "bias")
         if tuple(bv.array.shape) != (w.array.shape[0],):
