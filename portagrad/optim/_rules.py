@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..xp._optim import momentum_update, sgd_update
 from ._optimizer import Optimizer
 
 __all__ = ["SGD", "MomentumSGD", "Nesterov", "Adam", "AdamW", "RMSprop", "AdaGrad",
@@ -33,26 +34,9 @@ class SGD(Optimizer):
 
     def __init__(self, params: Any, lr: float = 0.01) -> None:
         super().__init__(params, lr)
-        # One scratch array per parameter, reused every step: ``lr * g`` would allocate
-        # (and page in) a fresh array of the parameter's size each time. Not state: it is
-        # neither saved nor loaded.
-        self._scratch: dict[int, Any] = {}
 
     def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
-        a = p.array
-        tmp = self._scratch.get(id(p))
-        if tmp is None or tmp.shape != g.shape or tmp.dtype != g.dtype or (
-                tmp.device != g.device):
-            tmp = self._scratch[id(p)] = p.xp.empty_like(g)
-        try:
-            tmp[...] = g
-        except (TypeError, ValueError, NotImplementedError):
-            # Immutable arrays (JAX) have no item assignment.
-            a -= self.lr * g
-        else:
-            tmp *= self.lr
-            a -= tmp
-        p.array = a
+        p.array = sgd_update(p.xp, p.array, g, self.lr)
 
 
 class MomentumSGD(Optimizer):
@@ -68,13 +52,7 @@ class MomentumSGD(Optimizer):
         return {"v": _zeros_like(p)}
 
     def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
-        v = st["v"]
-        v *= self.momentum
-        v -= self.lr * g
-        st["v"] = v
-        a = p.array
-        a += v
-        p.array = a
+        p.array, st["v"] = momentum_update(p.xp, p.array, g, st["v"], self.lr, self.momentum)
 
 
 class Nesterov(MomentumSGD):

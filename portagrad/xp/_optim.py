@@ -1,0 +1,150 @@
+"""Kernels of the optimizers' parameter updates.
+
+An update reads the gradient and never writes it (``param.grad`` stays what backward
+left). The defaults are pure standard: they update the parameter in place with the
+standard's in-place operators (which rebind on immutable libraries) and return it.
+
+The fast paths make fewer passes over memory, which is what an update costs:
+torch's ``add_`` with ``alpha`` is one pass; NumPy has no fused multiply-add, so its fast
+path calls BLAS ``axpy`` (``y += a * x``, one pass) through SciPy when SciPy is installed,
+and otherwise declines. A scratch array kept across steps for ``lr * grad`` was measured
+slower than a fresh one: the fresh one reuses memory that backward just freed and that is
+still in cache.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._kernels import kernel
+
+__all__ = ["sgd_update", "momentum_update"]
+
+
+@kernel
+def sgd_update(xp: Any, param: Any, grad: Any, lr: float) -> Any:
+    """``param -= lr * grad``; returns ``param``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._optim import sgd_update
+    >>> with pure_standard():
+    ...     sgd_update(xp, np.array([1.0, 2.0]), np.array([1.0, -1.0]), 0.5)
+    array([0.5, 2.5])
+    """
+    param -= lr * grad
+    return param
+
+
+@kernel
+def momentum_update(xp: Any, param: Any, grad: Any, v: Any, lr: float,
+                    momentum: float) -> tuple[Any, Any]:
+    """Chainer's momentum SGD: ``v = momentum * v - lr * grad; param += v``; returns
+    ``(param, v)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._optim import momentum_update
+    >>> with pure_standard():
+    ...     momentum_update(xp, np.array([1.0]), np.array([2.0]), np.array([1.0]), 0.5, 0.9)
+    (array([0.9]), array([-0.1]))
+    """
+    v *= momentum
+    v -= lr * grad
+    param += v
+    return param, v
+
+
+# -- NumPy: BLAS axpy through SciPy ---------------------------------------------------------
+_AXPY: dict[Any, Any] = {}
+_SCIPY: list[Any] = []  # [scipy.linalg.blas] once imported, [None] when SciPy is missing
+_INT32_MAX = 2**31 - 1  # SciPy's BLAS takes 32-bit lengths
+
+
+def _blas() -> Any:
+    if not _SCIPY:
+        try:
+            import scipy.linalg.blas as blas
+        except ImportError:
+            blas = None
+        _SCIPY.append(blas)
+    return _SCIPY[0]
+
+
+def _axpy_for(y: Any, x: Any) -> Any:
+    """SciPy's ``?axpy`` for updating ``y`` in place with ``x``, or None when it does not
+    apply (no SciPy, dtypes other than float32/float64 or not equal, shapes not equal,
+    layouts not C-contiguous, ``y`` read-only, or too long for 32-bit lengths)."""
+    if (type(y) is not np.ndarray or type(x) is not np.ndarray or y.dtype != x.dtype
+            or y.shape != x.shape or not y.flags.c_contiguous or not x.flags.c_contiguous
+            or not y.flags.writeable or y.size > _INT32_MAX):
+        return None
+    fn = _AXPY.get(y.dtype)
+    if fn is None:
+        blas = _blas()
+        if blas is None:
+            return None
+        if y.dtype == np.float32:
+            fn = blas.saxpy
+        elif y.dtype == np.float64:
+            fn = blas.daxpy
+        else:
+            return None
+        _AXPY[y.dtype] = fn
+    return fn
+
+
+def _axpy(fn: Any, a: float, x: Any, y: Any) -> None:
+    """``y += a * x`` in place (``y``, ``x`` as accepted by :func:`_axpy_for`)."""
+    flat = y.reshape(-1)
+    out = fn(x.reshape(-1), flat, a=a)
+    if out is not flat:  # SciPy copied instead of updating in place
+        flat[...] = out
+
+
+@sgd_update.override("numpy")
+def _sgd_numpy(xp: Any, param: Any, grad: Any, lr: float) -> Any:
+    fn = _axpy_for(param, grad)
+    if fn is None:
+        return NotImplemented
+    _axpy(fn, -lr, grad, param)
+    return param
+
+
+@momentum_update.override("numpy")
+def _momentum_numpy(xp: Any, param: Any, grad: Any, v: Any, lr: float,
+                    momentum: float) -> Any:
+    fn = _axpy_for(param, grad)
+    if fn is None or _axpy_for(v, grad) is None:
+        return NotImplemented
+    v *= momentum
+    _axpy(fn, -lr, grad, v)
+    _axpy(fn, 1.0, v, param)
+    return param, v
+
+
+# -- torch ----------------------------------------------------------------------------------
+@sgd_update.override("torch")
+def _sgd_torch(xp: Any, param: Any, grad: Any, lr: float) -> Any:
+    param.add_(grad, alpha=-lr)
+    return param
+
+
+@momentum_update.override("torch")
+def _momentum_torch(xp: Any, param: Any, grad: Any, v: Any, lr: float,
+                    momentum: float) -> Any:
+    v.mul_(momentum).add_(grad, alpha=-lr)
+    param.add_(v)
+    return param, v
+
+
+# Kernels are objects, not functions: point doctest at their defaults' examples.
+__test__ = {k.name: k.default for k in (sgd_update, momentum_update)}
