@@ -1,13 +1,13 @@
-"""Containers: Sequential (a chain of callables) and ModuleList."""
+"""Containers: Sequential (a chain of callables), ModuleList, ModuleDict, and Identity."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ._module import Module
 
-__all__ = ["Sequential", "ModuleList", "Lambda"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "Lambda", "Identity"]
 
 
 class Lambda(Module):
@@ -91,3 +91,110 @@ class Sequential(ModuleList):
         for m in self._items:
             x = m(x)
         return x
+
+
+class ModuleDict(Module):
+    """Modules by name, registered under those names (PyTorch's ``ModuleDict``).
+
+    Keys are kept in insertion order; a key may not contain ``"."`` (it separates the
+    parts of a parameter's name) nor shadow an attribute of the class (``"keys"``...).
+
+    Examples
+    --------
+    >>> import portagrad as pg
+    >>> heads = pg.nn.ModuleDict({"cls": pg.nn.Linear(4, 3), "box": pg.nn.Linear(4, 2)})
+    >>> list(heads), [n for n, _ in heads.named_parameters()]
+    (['cls', 'box'], ['cls.W', 'cls.b', 'box.W', 'box.b'])
+    """
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]
+                 | None = None) -> None:
+        self._keys: list[str] = []
+        if modules is not None:
+            self.update(modules)
+
+    def _check_key(self, key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError(f"ModuleDict(key): expected a str, got {type(key).__name__}")
+        if "." in key or not key:
+            raise KeyError(f"ModuleDict(key): expected a non-empty name without '.', got "
+                           f"{key!r}")
+        if key not in self._keys and (hasattr(type(self), key) or key in self.__dict__):
+            raise KeyError(f"ModuleDict(key): expected a name that is not an attribute of "
+                           f"ModuleDict, got {key!r}")
+        return key
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        key = self._check_key(key)
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleDict[{key!r}]: expected a Module, got "
+                            f"{type(module).__name__}")
+        setattr(self, key, module)
+        if key not in self._keys:
+            self._keys.append(key)
+
+    def __getitem__(self, key: str) -> Module:
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._keys:
+            raise KeyError(key)
+        self._keys.remove(key)
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._keys))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def keys(self) -> list[str]:
+        return list(self._keys)
+
+    def values(self) -> list[Module]:
+        return [getattr(self, k) for k in self._keys]
+
+    def items(self) -> list[tuple[str, Module]]:
+        return [(k, getattr(self, k)) for k in self._keys]
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add or replace modules from a mapping or from ``(key, module)`` pairs."""
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for key, module in pairs:
+            self[key] = module
+
+    def pop(self, key: str) -> Module:
+        """Remove ``key`` and return its module."""
+        module = self[key]
+        del self[key]
+        return module
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+
+class Identity(Module):
+    """Return the input unchanged (as a Variable); arguments are accepted and ignored, as
+    in PyTorch, so it can stand in for any layer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.nn.Identity(54, unused="x")(np.array([1.0, 2.0])).array
+    array([1., 2.])
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def forward(self, x: Any) -> Any:
+        from ..ops._core import var
+
+        return var(x, "Identity")

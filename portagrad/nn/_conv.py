@@ -7,7 +7,7 @@ from typing import Any
 from .. import ops
 from ..ops._core import var
 from . import init as _init
-from ._layers import _default_dtype, make_param
+from ._layers import _default_dtype, as_initializer, make_param
 from ._module import Module, check_input
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
@@ -47,8 +47,8 @@ class _ConvNd(Module):
         self.output_padding = output_padding
         dtype = _default_dtype(xp, dtype)
         shape = self._wshape() if self.in_channels is not None else None
-        self.W = make_param(initialW or _init.LeCunNormal(), shape, xp, device, dtype)
-        self.b = (make_param(initial_bias or _init.Zeros(),
+        self.W = make_param(as_initializer(initialW, _init.LeCunNormal()), shape, xp, device, dtype)
+        self.b = (make_param(as_initializer(initial_bias, _init.Zeros()),
                              (self.out_channels,) if shape is not None else None, xp, device,
                              dtype) if bias else None)
 

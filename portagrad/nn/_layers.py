@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import ops
 from ..ops._core import var
+from ..tape._variable import Variable
 from . import init as _init
 from ._module import Module, check_input
 from ._parameter import Parameter
@@ -13,14 +14,52 @@ from ._parameter import Parameter
 __all__ = ["Linear", "Embedding", "Dropout", "Flatten", "Activation", "ReLU", "ReLU6",
            "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
            "Softplus", "Softsign", "HardTanh", "HardSigmoid", "LogSigmoid", "Softmax",
-           "LogSoftmax", "make_param"]
+           "LogSoftmax", "make_param", "as_initializer"]
+
+
+class _FromArray(_init.Initializer):
+    """A given array (any library, e.g. a NumPy array as Chainer's ``initialW``) copied
+    into the parameter's library, device and dtype; its shape must be the parameter's."""
+
+    def __init__(self, array: Any) -> None:
+        super().__init__()
+        self.array = array
+
+    def __call__(self, shape: tuple[int, ...], *, xp: Any, device: Any = None,
+                 dtype: Any = None) -> Any:
+        from .._errors import ShapeError
+        from ..xp import from_numpy, to_numpy
+
+        host = to_numpy(getattr(self.array, "array", self.array))
+        if tuple(host.shape) != tuple(shape):
+            raise ShapeError(f"initializer: expected an array of shape {tuple(shape)}, got "
+                             f"{tuple(host.shape)}")
+        out = from_numpy(host, xp=xp, device=device)
+        return out if dtype is None else xp.astype(out, dtype)
+
+    def __repr__(self) -> str:
+        return f"_FromArray(shape={tuple(self.array.shape)})"
+
+
+def as_initializer(value: Any, default: Any) -> Any:
+    """``value`` as an initializer: ``None`` gives ``default``, a number a constant, an
+    array (or Variable) that array, and a callable is used as it is."""
+    if value is None:
+        return default
+    if isinstance(value, _init.Initializer):
+        return value
+    if isinstance(value, Variable) or (hasattr(value, "shape") and hasattr(value, "dtype")):
+        return _FromArray(value)
+    if callable(value):
+        return value
+    return _init.Constant(float(value))
 
 
 def make_param(initializer: Any, shape: tuple[int, ...] | None, xp: Any, device: Any,
                dtype: Any) -> Parameter:
     """A Parameter, created now if ``shape`` is known, else at the module's first call."""
-    if initializer is not None and not callable(initializer):
-        initializer = _init.Constant(float(initializer))
+    if initializer is not None:
+        initializer = as_initializer(initializer, None)
     p = Parameter(initializer=initializer)
     if shape is not None:
         p.initialize(shape, xp=xp, device=device, dtype=dtype)
@@ -39,8 +78,11 @@ class Linear(Module):
         Sizes; with one argument it is ``out_features``.
     bias
         Whether to add a bias (initialized by ``initial_bias``, zeros by default).
-    initialW
-        Initializer of ``W`` (default :class:`~portagrad.nn.init.LeCunNormal`).
+    initialW, initial_bias
+        Initializers of ``W`` (default :class:`~portagrad.nn.init.LeCunNormal`) and ``b``:
+        an initializer, a number or an array of the parameter's shape.
+    nobias
+        Chainer's spelling of ``bias=False`` (keyword only).
     xp, device, dtype
         Where parameters of known shape are created (default: NumPy, float32).
 
@@ -55,7 +97,10 @@ class Linear(Module):
 
     def __init__(self, in_features: int | None, out_features: int | None = None,
                  bias: bool = True, initialW: Any = None, initial_bias: Any = None, *,
-                 xp: Any = None, device: Any = None, dtype: Any = None) -> None:
+                 nobias: bool = False, xp: Any = None, device: Any = None,
+                 dtype: Any = None) -> None:
+        if nobias:
+            bias = False
         if out_features is None:
             in_features, out_features = None, in_features
         if out_features is None or int(out_features) <= 0:
@@ -65,10 +110,10 @@ class Linear(Module):
         self.out_features = int(out_features)
         dtype = _default_dtype(xp, dtype)
         known = self.in_features is not None
-        self.W = make_param(initialW or _init.LeCunNormal(),
+        self.W = make_param(as_initializer(initialW, _init.LeCunNormal()),
                             (self.out_features, self.in_features) if known else None,
                             xp, device, dtype)
-        self.b = (make_param(initial_bias or _init.Zeros(),
+        self.b = (make_param(as_initializer(initial_bias, _init.Zeros()),
                              (self.out_features,) if known else None, xp, device, dtype)
                   if bias else None)
 
@@ -115,7 +160,7 @@ class Embedding(Module):
         self.num_embeddings = int(num_embeddings)
         self.embedding_dim = int(embedding_dim)
         self.padding_idx = padding_idx
-        self.W = make_param(initialW or _init.Normal(1.0),
+        self.W = make_param(as_initializer(initialW, _init.Normal(1.0)),
                             (self.num_embeddings, self.embedding_dim), xp, device,
                             _default_dtype(xp, dtype))
 
