@@ -137,7 +137,7 @@ def _python_scalar(s: Any) -> Any:
 def _cast(x: Variable, dtype: Any) -> Variable:
     from ._shape import astype
 
-    return astype(x, dtype)
+    return astype(x, dtype, copy=False)
 
 
 def _scalar_for(x: Variable, s: Any, op: str) -> tuple[Variable, Any]:

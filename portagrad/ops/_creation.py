@@ -114,7 +114,7 @@ def _stack_nested(obj: Any) -> Variable:
             from ..xp import binary_result_dtype
 
             dtype = binary_result_dtype(ref.xp, dtype, it.array.dtype)
-    return stack([astype(it, dtype) for it in items])
+    return stack([astype(it, dtype, copy=False) for it in items])
 
 
 def _factory(name: str) -> Any:
@@ -260,8 +260,9 @@ def to_device(x: Any, device: Any, /) -> Variable:
     return _to_device(v, device=device, from_device=v.array.device)
 
 
-def meshgrid(*arrays: Any, indexing: str = "xy") -> tuple[Variable, ...]:
-    """Coordinate grids from 1-d arrays; differentiable (each grid is a broadcast).
+def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Variable]:
+    """Coordinate grids from 1-d arrays, as a list (the 2024.12 standard's return type);
+    differentiable (each grid is a broadcast).
 
     Examples
     --------
@@ -297,7 +298,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> tuple[Variable, ...]:
         view = [1] * len(vs)
         view[axis] = v.shape[0]
         out.append(broadcast_to(reshape(v, tuple(view)), tuple(shape)))
-    return tuple(out)
+    return out
 
 
 def _triangle(name: str, x: Any, k: int, lower: bool) -> Variable:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._errors import ShapeError
+from .._errors import DTypeError, ShapeError
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp import ensure_array
-from ._core import binary, float_only
+from ._core import binary
 from ._shape import _norm_axis, _reshape, matrix_transpose, permute_dims, reshape, sum_to
 
 __all__ = ["matmul", "tensordot", "vecdot"]
@@ -140,7 +140,8 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
     from ._reduction import sum as _sum
 
     a, b = binary("vecdot", x1, x2)
-    float_only(a, "vecdot", "x1")
+    if not a.xp.isdtype(a.array.dtype, "numeric"):
+        raise DTypeError(f"vecdot(x1): expected a numeric array, got dtype {a.array.dtype}")
     if a.array.shape[axis] != b.array.shape[axis]:
         raise ShapeError(f"vecdot(x1, x2): expected equal lengths along axis {axis}, got "
                          f"shapes {a.shape} and {b.shape}")
@@ -148,4 +149,9 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
         from . import conj
 
         a = conj(a)
-    return _sum(a * b, axis=axis)
+    products = a * b
+    if a.xp.isdtype(products.array.dtype, "integral"):
+        # Integer dot products keep the operands' dtype, as matmul's do; a plain sum would
+        # widen small integers to the default integer dtype.
+        return _sum(products, axis=axis, dtype=products.array.dtype)
+    return _sum(products, axis=axis)

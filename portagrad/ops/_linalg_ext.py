@@ -61,9 +61,11 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Variable:
     from ._reduction import sum as _sum
 
     d = diagonal(x, offset=offset)
-    if dtype is not None:
-        d = astype(d, dtype)
-    return _sum(d, axis=-1)
+    if dtype is None:
+        return _sum(d, axis=-1)
+    d = astype(d, dtype, copy=False)
+    # The dtype is passed on too: without it, libraries widen small integer sums.
+    return _sum(d, axis=-1, dtype=d.array.dtype)
 
 
 def outer(x1: Any, x2: Any, /) -> Variable:

@@ -331,7 +331,7 @@ def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Variable:
         target = vs[0].array.dtype
         for v in vs[1:]:
             target = binary_result_dtype(vs[0].xp, target, v.array.dtype)
-        vs = [astype(v, target) for v in vs]
+        vs = [astype(v, target, copy=False) for v in vs]
     for i, v in enumerate(vs):
         s = v.shape
         if len(s) != nd or any(a != b for j, (a, b) in enumerate(zip(s, base)) if j != axis):
@@ -560,7 +560,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> V
         from ._creation import to_device
 
         x = to_device(x, device)
-    if x.array.dtype == dtype:
+    if x.array.dtype == dtype and not copy:
         return x
     try:
         floating = xp.isdtype(dtype, ("real floating", "complex floating"))
@@ -568,5 +568,6 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> V
         raise DTypeError(f"astype(dtype): expected a dtype of {xp.__name__}, got "
                          f"{describe(dtype)}") from None
     if floating and xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        # Also the copy the standard asks for when ``copy=True`` and the dtype is the same.
         return _astype(x, dtype=dtype, from_dtype=x.array.dtype)
-    return wrap(xp.astype(x.array, dtype), xp)
+    return wrap(xp.astype(x.array, dtype, copy=True), xp)

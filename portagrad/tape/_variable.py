@@ -15,6 +15,11 @@ if TYPE_CHECKING:
 __all__ = ["Variable", "as_variable"]
 
 
+# Versions of the Array API standard that portagrad.ops serves (it implements 2024.12,
+# a superset of the earlier ones).
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
 class Variable:
     """An array that records the operations applied to it, for differentiation.
 
@@ -286,6 +291,9 @@ class Variable:
     def __array_namespace__(self, api_version: str | None = None) -> Any:
         from .. import ops
 
+        if api_version is not None and api_version not in _API_VERSIONS:
+            raise ValueError(f"Variable.__array_namespace__(api_version): expected one of "
+                             f"{', '.join(_API_VERSIONS)} or None, got {api_version!r}")
         return ops
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:

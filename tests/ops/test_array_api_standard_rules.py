@@ -129,3 +129,59 @@ def test_zero_dimensional_boolean_mask_gradient(backend):
 
 def backend_var(backend, host):
     return pg.Variable(backend.asarray(host), requires_grad=False)
+
+
+def test_astype_copy_true_gives_a_new_array_even_for_the_same_dtype(backend):
+    for host in (np.array([1.0, 2.0]), np.array([1, 2], dtype=np.int8),
+                 np.array([True, False])):
+        x = backend_var(backend, host)
+        same = getattr(o, host.dtype.name)
+        copied = o.astype(x, same)  # copy=True is the default
+        assert copied.dtype == same
+        np.testing.assert_array_equal(pg.xp.to_numpy(copied.array), host)
+        if backend.name == "numpy":
+            assert not np.shares_memory(copied.array, x.array)
+            assert np.shares_memory(o.astype(x, same, copy=False).array, x.array)
+        assert o.astype(x, same, copy=False) is x
+
+
+def test_astype_copy_of_a_floating_variable_keeps_the_gradient(backend):
+    x = pg.Variable(backend.asarray(np.array([1.0, -2.0])))
+    (g,) = pg.grad(o.sum(o.astype(x, o.float64) ** 2), [x])
+    np.testing.assert_array_equal(pg.xp.to_numpy(g.array), [2.0, -4.0])
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "uint8"])
+def test_trace_keeps_an_explicit_integer_dtype(backend, name):
+    host = np.full((3, 3), 100, dtype=name)
+    y = o.linalg.trace(backend.asarray(host), dtype=getattr(o, name))
+    assert y.dtype == getattr(o, name)
+    assert int(pg.xp.to_numpy(y.array)) == int(np.trace(host, dtype=name))
+
+
+@pytest.mark.parametrize("name", ["int8", "int64", "uint8"])
+def test_vecdot_of_integers(backend, name):
+    a = np.array([[100, 2, 3], [4, 5, 6]], dtype=name)
+    b = np.array([[1, 2, 3], [7, 8, 9]], dtype=name)
+    y = o.vecdot(backend.asarray(a), backend.asarray(b))
+    assert y.dtype == getattr(o, name)
+    np.testing.assert_array_equal(pg.xp.to_numpy(y.array), np.vecdot(a, b))
+    with pytest.raises(pg.DTypeError):
+        o.vecdot(backend.asarray(np.array([True])), backend.asarray(np.array([True])))
+
+
+def test_array_namespace_versions(backend):
+    x = backend_var(backend, np.ones(2))
+    for version in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+        assert x.__array_namespace__(api_version=version) is o
+    with pytest.raises(ValueError, match="api_version"):
+        x.__array_namespace__(api_version="2019.01")
+
+
+def test_meshgrid_returns_a_list(backend):
+    a = backend.asarray(np.arange(3.0))
+    b = backend.asarray(np.arange(2.0))
+    grids = o.meshgrid(a, b)
+    assert isinstance(grids, list) and len(grids) == 2
+    for got, want in zip(grids, np.meshgrid(np.arange(3.0), np.arange(2.0))):
+        np.testing.assert_array_equal(pg.xp.to_numpy(got.array), want)
