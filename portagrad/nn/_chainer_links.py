@@ -128,7 +128,9 @@ class DepthwiseConvolution2D(Module):
                 self.b.initialize((self.in_channels * self.channel_multiplier,), like=x)
         else:
             check_input(self, x, "DepthwiseConvolution2D", self.W)
-        m, c = self.channel_multiplier, self.in_channels
+        # A loaded state can initialize W before any call: its shape tells the sizes.
+        m, c = (int(s) for s in self.W.shape[:2])
+        self.in_channels = c
         # A grouped convolution, one group per input channel, with the filters reordered
         # so that output channel c * m + j uses W[j, c].
         w = ops.reshape(ops.permute_dims(self.W, (1, 0, 2, 3)), (c * m, 1, *self.ksize))
