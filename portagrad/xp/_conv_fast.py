@@ -63,32 +63,42 @@ def _window_view(m: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple, dilati
 
 
 class _Columns:
-    """im2col by chunks of samples: columns ``(G, C/G * prod(K), S * prod(out))``.
+    """im2col by chunks of samples.
 
-    Rows are (channel, kernel offset), as the weights ``(O, C/G, *K)`` flatten; columns
-    are (sample, output position), so one GEMM per group covers the whole chunk.
+    Rows are (channel, kernel offset), as the weights ``(O, C/G, *K)`` flatten. With
+    ``per_sample`` the chunk's columns are ``(S, G, C/G * prod(K), prod(out))`` (one GEMM
+    per sample, written straight into an ``(N, O, *out)`` output); otherwise
+    ``(G, C/G * prod(K), S * prod(out))`` (one GEMM per group for the whole chunk).
     """
 
     def __init__(self, m: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
-                 dilation: tuple, groups: int) -> None:
+                 dilation: tuple, groups: int, out_channels: int, per_sample: bool) -> None:
         self.view, self.out = _window_view(m, x, ksize, stride, pad, dilation)
         self.ksize = ksize
         self.groups = groups
+        self.per_sample = per_sample
         n, c = x.shape[0], x.shape[1]
         self.p = _prod(self.out)
         self.rows = c * _prod(ksize)
-        self.size = _chunk(m, n, self.rows * self.p * x.itemsize)
+        # The chunk's share of the GEMM's other operand or output counts too.
+        self.size = _chunk(m, n, (self.rows + out_channels) * self.p * x.itemsize)
         self.buffer = m.empty(self.rows * self.size * self.p, dtype=x.dtype)
         nd = len(ksize)
-        self.perm = ((1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,)
-                     + tuple(range(2, 2 + nd)))
+        spatial, kernel = tuple(range(2, 2 + nd)), tuple(range(2 + nd, 2 + 2 * nd))
+        self.perm = ((0, 1) + kernel + spatial if per_sample else
+                     (1,) + kernel + (0,) + spatial)
 
     def __call__(self, n0: int, sn: int) -> Any:
         c = self.view.shape[1]
-        cols = self.buffer[:self.rows * sn * self.p].reshape(
-            (c,) + self.ksize + (sn,) + self.out)
+        flat = self.buffer[:self.rows * sn * self.p]
+        g, rg = self.groups, self.rows // self.groups
+        if self.per_sample:
+            cols = flat.reshape((sn, c) + self.ksize + self.out)
+            cols[...] = self.view[n0:n0 + sn].transpose(self.perm)
+            return cols.reshape(sn, g, rg, self.p)
+        cols = flat.reshape((c,) + self.ksize + (sn,) + self.out)
         cols[...] = self.view[n0:n0 + sn].transpose(self.perm)
-        return cols.reshape(self.groups, self.rows // self.groups, sn * self.p)
+        return cols.reshape(g, rg, sn * self.p)
 
 
 def _register(name: str) -> None:
@@ -97,23 +107,21 @@ def _register(name: str) -> None:
                            dilation: tuple, groups: int, bias: Any = None) -> Any:
         m = _module(name)
         n, o = x.shape[0], w.shape[0]
-        cols = _Columns(m, x, tuple(w.shape[2:]), stride, pad, dilation, groups)
-        p = cols.p
+        cols = _Columns(m, x, tuple(w.shape[2:]), stride, pad, dilation, groups, o, True)
         wm = w.reshape(groups, o // groups, -1)
-        dtype = m.result_type(x.dtype, w.dtype)
-        if bias is not None:
-            dtype = m.result_type(dtype, bias.dtype)
-            bias = bias.reshape(o, 1, 1)
-        y = m.empty((n, o, p), dtype=dtype)
+        y = m.empty((n, groups, o // groups, cols.p), dtype=m.result_type(x.dtype, w.dtype))
+        b = None if bias is None else bias.reshape(groups, o // groups, 1)
+        if b is not None and m.result_type(y.dtype, b.dtype) != y.dtype:
+            b = None  # a wider bias: added after, with NumPy's promotion
         for n0 in range(0, n, cols.size):
             sn = min(cols.size, n - n0)
-            yc = m.matmul(wm, cols(n0, sn)).reshape(o, sn, p)
-            dst = y[n0:n0 + sn].transpose(1, 0, 2)
-            if bias is None:
-                dst[...] = yc
-            else:
-                m.add(yc, bias, out=dst)
-        return y.reshape((n, o) + cols.out)
+            yc = m.matmul(wm, cols(n0, sn), out=y[n0:n0 + sn])
+            if b is not None:
+                yc += b  # while the chunk is in cache
+        y = y.reshape((n, o) + cols.out)
+        if bias is not None and b is None:
+            y = y + bias.reshape((o,) + (1,) * len(cols.out))
+        return y
 
     @conv_input_grad.override(name)
     def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
@@ -133,7 +141,7 @@ def _register(name: str) -> None:
         dtype = m.result_type(gy.dtype, w.dtype)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_size, pad))
         acc = m.zeros((n, groups, cg) + padded, dtype=dtype)
-        size = _chunk(m, n, groups * kk * cg * p * dtype.itemsize)
+        size = _chunk(m, n, (groups * kk * cg + o) * p * dtype.itemsize)
         buf = m.empty((size, groups, kk * cg, p), dtype=dtype)
         keys = [(slice(None),) * 3 + _offset_key(k, out, stride, dilation)[2:]
                 for k in itertools.product(*(range(kk) for kk in ksize))]
@@ -156,17 +164,15 @@ def _register(name: str) -> None:
                                dilation: tuple, groups: int, ksize: tuple) -> Any:
         m = _module(name)
         n, o = gy.shape[0], gy.shape[1]
-        cols = _Columns(m, x, ksize, stride, pad, dilation, groups)
-        p = cols.p
-        g = gy.reshape(n, o, p)
+        cols = _Columns(m, x, ksize, stride, pad, dilation, groups, o, True)
+        g = m.swapaxes(gy.reshape(n, groups, o // groups, cols.p), -1, -2)
         dtype = m.result_type(x.dtype, gy.dtype)
         # Accumulated transposed, (G, C/G * K, O/G): that GEMM order is the faster one.
         gwt = m.zeros((groups, cols.rows // groups, o // groups), dtype=dtype)
         for n0 in range(0, n, cols.size):
             sn = min(cols.size, n - n0)
-            gc = m.ascontiguousarray(g[n0:n0 + sn].transpose(1, 0, 2)).reshape(
-                groups, o // groups, sn * p)
-            gwt += m.matmul(cols(n0, sn), m.swapaxes(gc, -1, -2))
+            part = m.matmul(cols(n0, sn), g[n0:n0 + sn])  # (S, G, C/G * K, O/G)
+            gwt += part[0] if sn == 1 else part.sum(axis=0)
         gw = m.ascontiguousarray(m.swapaxes(gwt, -1, -2))
         return gw.reshape((o, x.shape[1] // groups) + ksize)
 

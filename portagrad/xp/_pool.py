@@ -20,7 +20,7 @@ import itertools
 from typing import Any
 
 from ._conv import _col2im, _im2col, _offset_key, _out_shape
-from ._conv_fast import _module
+from ._conv_fast import _chunk, _module
 from ._kernels import kernel
 
 __all__ = ["max_pool_forward", "max_pool_grad", "max_pool_gather"]
@@ -132,10 +132,13 @@ def _register(name: str) -> None:
                       dilation: tuple) -> Any:
         m = _module(name)
         xpad = _padded(m, x, pad, -m.inf)
-        keys, _ = _keys(tuple(x.shape), ksize, stride, pad, dilation)
-        y = xpad[keys[0]].copy()
-        for key in keys[1:]:
-            m.maximum(y, xpad[key], out=y)
+        keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
+        y = m.empty(tuple(x.shape[:2]) + out, dtype=x.dtype)
+        for n0, n1 in _samples(m, xpad):
+            yc, xc = y[n0:n1], xpad[n0:n1]
+            yc[...] = xc[keys[0]]
+            for key in keys[1:]:
+                m.maximum(yc, xc[key], out=yc)
         return y
 
     @max_pool_grad.override(name)
@@ -147,11 +150,13 @@ def _register(name: str) -> None:
         tiles = _tiles(tuple(xpad.shape[2:]), out, ksize, stride, dilation)
         # Windows that tile the input write every element once: no zero fill, no adds.
         gx = (m.empty if tiles else m.zeros)(xpad.shape, dtype=gy.dtype)
-        for won, key in _winners(m, xpad, y, keys):
-            if tiles:
-                m.multiply(gy, won, out=gx[key])
-            else:
-                gx[key] += gy * won
+        for n0, n1 in _samples(m, xpad):
+            gxc, gyc = gx[n0:n1], gy[n0:n1]
+            for won, key in _winners(m, xpad[n0:n1], y[n0:n1], keys):
+                if tiles:
+                    m.multiply(gyc, won, out=gxc[key])
+                else:
+                    gxc[key] += gyc * won
         if xpad is x:
             return gx
         crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
@@ -169,6 +174,14 @@ def _register(name: str) -> None:
         for won, key in _winners(m, xpad, y, keys):
             z += gpad[key] * won
         return z
+
+
+def _samples(m: Any, xpad: Any) -> Any:
+    """Chunks ``(n0, n1)`` of samples whose input and gradient stay in cache while every
+    kernel offset passes over them."""
+    n = xpad.shape[0]
+    size = _chunk(m, n, 2 * xpad[:1].nbytes)
+    return ((n0, min(n, n0 + size)) for n0 in range(0, n, size))
 
 
 def _winners(m: Any, xpad: Any, y: Any, keys: list) -> Any:

@@ -83,12 +83,19 @@ def test_max_pool_gradient_goes_to_the_maximum(backend):
     ((3, 2), (2, 1), ((1, 1), (0, 1)), (1, 2)),  # overlapping, dilated
     ((2, 3), (3, 3), ((0, 1), (1, 1)), (1, 1)),  # gaps between windows
 ])
-def test_max_pool_kernels_fast_paths_equal_the_pure_standard_path(k, s, pad, d):
+@pytest.mark.parametrize("chunk", [None, 2])
+def test_max_pool_kernels_fast_paths_equal_the_pure_standard_path(k, s, pad, d, chunk,
+                                                                   monkeypatch):
     import array_api_compat.numpy as xp
 
+    from portagrad.xp import _pool
+
+    if chunk is not None:
+        # Chunks of two samples over a batch of three (the last chunk is short).
+        monkeypatch.setattr(_pool, "_chunk", lambda m, n, per_sample: min(n, chunk))
     rng = np.random.default_rng(len(k) + sum(s))
     # Small integers: many ties, which go to the first offset of the window.
-    x = rng.integers(-2, 3, size=(2, 3, 7, 8)).astype(np.float64)
+    x = rng.integers(-2, 3, size=(3, 3, 7, 8)).astype(np.float64)
     g = rng.standard_normal(x.shape)
     y = max_pool_forward(xp, x, k, s, pad, d)
     gy = rng.standard_normal(y.shape)
