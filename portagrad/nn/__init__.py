@@ -16,16 +16,19 @@ Examples
 """
 
 from . import init as init
+from ._chainer_conv import Convolution2D as Convolution2D
+from ._chainer_conv import ConvolutionND as ConvolutionND
+from ._chainer_conv import Deconvolution2D as Deconvolution2D
+from ._chainer_conv import DeconvolutionND as DeconvolutionND
+from ._chainer_conv import DepthwiseConvolution2D as DepthwiseConvolution2D
+from ._chainer_conv import DilatedConvolution2D as DilatedConvolution2D
 from ._chainer_links import BatchNormalization as BatchNormalization
-from ._chainer_links import Convolution2D as Convolution2D
-from ._chainer_links import ConvolutionND as ConvolutionND
-from ._chainer_links import Deconvolution2D as Deconvolution2D
-from ._chainer_links import DeconvolutionND as DeconvolutionND
-from ._chainer_links import DepthwiseConvolution2D as DepthwiseConvolution2D
-from ._chainer_links import DilatedConvolution2D as DilatedConvolution2D
+from ._chainer_links import Bias as Bias
 from ._chainer_links import EmbedID as EmbedID
+from ._chainer_links import Highway as Highway
 from ._chainer_links import LayerNormalization as LayerNormalization
 from ._chainer_links import Maxout as Maxout
+from ._chainer_links import Scale as Scale
 from ._classifier import Classifier as Classifier
 from ._containers import Identity as Identity
 from ._containers import Lambda as Lambda

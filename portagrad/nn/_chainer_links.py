@@ -2,7 +2,8 @@
 Chainer models port by changing the import: ``import portagrad.nn as L``.
 
 Parameters keep Chainer's names (``W``, ``b``, ``gamma``, ``beta``) and layouts, and
-``initialW``/``initial_bias`` take an initializer, a number or an array.
+``initialW``/``initial_bias`` take an initializer, a number or an array. The convolution
+links are in :mod:`portagrad.nn._chainer_conv`.
 """
 
 from __future__ import annotations
@@ -13,255 +14,12 @@ from .. import ops
 from .._errors import ShapeError
 from ..ops._core import var
 from . import init as _init
-from ._conv import Conv2d, ConvTranspose2d, _ConvNd, _ntuple
 from ._layers import Embedding, Linear, _default_dtype, as_initializer, make_param
 from ._module import Module, check_input
 from ._norm_rnn import LayerNorm
 
-__all__ = ["Convolution2D", "DilatedConvolution2D", "DepthwiseConvolution2D",
-           "Deconvolution2D", "ConvolutionND", "DeconvolutionND", "BatchNormalization",
-           "LayerNormalization", "EmbedID", "Maxout"]
-
-
-def _no_cover_all(name: str, cover_all: bool) -> None:
-    if cover_all:
-        raise ValueError(f"{name}(cover_all): expected False, got True; pad the input "
-                         f"instead so that the last window is covered")
-
-
-class Convolution2D(Conv2d):
-    """Chainer's ``Convolution2D(in_channels, out_channels, ksize=None, stride=1, pad=0,
-    nobias=False, initialW=None, initial_bias=None, *, dilate=1, groups=1)``.
-
-    ``Convolution2D(out_channels, ksize)`` (or ``in_channels=None``) infers the input
-    channels at the first call. Filters ``W`` are ``(out, in // groups, kh, kw)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> conv = pg.nn.Convolution2D(4, 3, pad=1, nobias=True)
-    >>> conv(np.zeros((2, 3, 5, 5), np.float32)).shape, conv.W.shape, conv.b
-    ((2, 4, 5, 5), (4, 3, 3, 3), None)
-    """
-
-    def __init__(self, in_channels: int | None, out_channels: int | None = None,
-                 ksize: Any = None, stride: Any = 1, pad: Any = 0, nobias: bool = False,
-                 initialW: Any = None, initial_bias: Any = None, *, dilate: Any = 1,
-                 groups: int = 1, cover_all: bool = False, xp: Any = None, device: Any = None,
-                 dtype: Any = None) -> None:
-        _no_cover_all(type(self).__name__, cover_all)
-        super().__init__(in_channels, out_channels, ksize, stride=stride, padding=pad,
-                         dilation=dilate, groups=groups, bias=not nobias,
-                         initialW=as_initializer(initialW, _init.LeCunNormal()),
-                         initial_bias=as_initializer(initial_bias, _init.Zeros()),
-                         xp=xp, device=device, dtype=dtype)
-
-
-class DilatedConvolution2D(Convolution2D):
-    """Chainer's ``DilatedConvolution2D(in_channels, out_channels, ksize=None, stride=1,
-    pad=0, dilate=1, nobias=False, initialW=None, initial_bias=None)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.nn.DilatedConvolution2D(1, 2, 3, dilate=2)(np.zeros((1, 1, 7, 7))).shape
-    (1, 2, 3, 3)
-    """
-
-    def __init__(self, in_channels: int | None, out_channels: int | None = None,
-                 ksize: Any = None, stride: Any = 1, pad: Any = 0, dilate: Any = 1,
-                 nobias: bool = False, initialW: Any = None, initial_bias: Any = None, *,
-                 xp: Any = None, device: Any = None, dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, ksize, stride, pad, nobias, initialW,
-                         initial_bias, dilate=dilate, xp=xp, device=device, dtype=dtype)
-
-
-class DepthwiseConvolution2D(Module):
-    """Chainer's ``DepthwiseConvolution2D(in_channels, channel_multiplier, ksize, stride=1,
-    pad=0, nobias=False, initialW=None, initial_bias=None)``.
-
-    Each input channel ``c`` has ``channel_multiplier`` filters of its own; ``W`` is
-    ``(channel_multiplier, in_channels, kh, kw)`` and output channel ``c * m + j`` is
-    channel ``c`` filtered by ``W[j, c]`` (Chainer's layout and order).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> dw = pg.nn.DepthwiseConvolution2D(3, 2, 3, pad=1)
-    >>> dw(np.zeros((1, 3, 4, 4), np.float32)).shape, dw.W.shape
-    ((1, 6, 4, 4), (2, 3, 3, 3))
-    """
-
-    def __init__(self, in_channels: int | None, channel_multiplier: int, ksize: Any,
-                 stride: Any = 1, pad: Any = 0, nobias: bool = False, initialW: Any = None,
-                 initial_bias: Any = None, *, xp: Any = None, device: Any = None,
-                 dtype: Any = None) -> None:
-        self.in_channels = None if in_channels is None else int(in_channels)
-        self.channel_multiplier = int(channel_multiplier)
-        self.ksize = _ntuple(ksize, 2)
-        self.stride = stride
-        self.pad = pad
-        dtype = _default_dtype(xp, dtype)
-        known = self.in_channels is not None
-        self.W = make_param(as_initializer(initialW, _init.LeCunNormal()),
-                            self._wshape() if known else None, xp, device, dtype)
-        self.b = None if nobias else make_param(
-            as_initializer(initial_bias, _init.Zeros()),
-            (self.in_channels * self.channel_multiplier,) if known else None, xp, device,
-            dtype)
-
-    def _wshape(self) -> tuple[int, ...]:
-        return (self.channel_multiplier, self.in_channels, *self.ksize)
-
-    def forward(self, x: Any) -> Any:
-        x = var(x, "DepthwiseConvolution2D")
-        if x.ndim != 4:
-            raise ShapeError(f"DepthwiseConvolution2D(x): expected (N, C, H, W), got shape "
-                             f"{tuple(x.shape)}")
-        if self.W.array is None:
-            self.in_channels = int(x.shape[1])
-            self.W.initialize(self._wshape(), like=x)
-            if self.b is not None:
-                self.b.initialize((self.in_channels * self.channel_multiplier,), like=x)
-        else:
-            check_input(self, x, "DepthwiseConvolution2D", self.W)
-        # A loaded state can initialize W before any call: its shape tells the sizes.
-        m, c = (int(s) for s in self.W.shape[:2])
-        self.in_channels = c
-        # A grouped convolution, one group per input channel, with the filters reordered
-        # so that output channel c * m + j uses W[j, c].
-        w = ops.reshape(ops.permute_dims(self.W, (1, 0, 2, 3)), (c * m, 1, *self.ksize))
-        return ops.conv2d(x, w, self.b, stride=self.stride, padding=self.pad, groups=c)
-
-    def extra_repr(self) -> str:
-        return (f"{self.in_channels}, channel_multiplier={self.channel_multiplier}, "
-                f"ksize={self.ksize}, stride={self.stride}, pad={self.pad}")
-
-
-def _outsize_padding(name: str, x: Any, nd: int, outsize: Any, k: tuple, stride: Any,
-                     pad: Any, dilate: Any) -> tuple[int, ...]:
-    """The ``output_padding`` that makes a transposed convolution's output ``outsize``."""
-    size = _ntuple(outsize, nd)
-    s, p, d = _ntuple(stride, nd), _ntuple(pad, nd), _ntuple(dilate, nd)
-    spatial = tuple(int(v) for v in x.shape[2:])
-    base = tuple((n - 1) * st - 2 * pp + dd * (kk - 1) + 1
-                 for n, st, pp, dd, kk in zip(spatial, s, p, d, k))
-    extra = tuple(o - b for o, b in zip(size, base))
-    if any(not 0 <= e < st for e, st in zip(extra, s)):
-        raise ShapeError(f"{name}(outsize): expected sizes from {base} to "
-                         f"{tuple(b + st - 1 for b, st in zip(base, s))} for an input of "
-                         f"shape {tuple(x.shape)}, got {size}")
-    return extra
-
-
-def _deconv_forward(module: Any, x: Any) -> Any:
-    if module.outsize is not None:
-        name = type(module).__name__
-        x = var(x, name)
-        module.output_padding = _outsize_padding(name, x, module.nd, module.outsize,
-                                                 module.kernel_size, module.stride,
-                                                 module.padding, module.dilation)
-    return _ConvNd.forward(module, x)
-
-
-class Deconvolution2D(ConvTranspose2d):
-    """Chainer's ``Deconvolution2D(in_channels, out_channels, ksize=None, stride=1, pad=0,
-    nobias=False, outsize=None, initialW=None, initial_bias=None, *, dilate=1, groups=1)``.
-
-    Filters ``W`` are ``(in, out // groups, kh, kw)``. ``outsize`` picks among the output
-    sizes a strided deconvolution can give (the smallest by default).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> up = pg.nn.Deconvolution2D(2, 2, stride=2, outsize=(7, 8))
-    >>> up(np.zeros((1, 3, 3, 4), np.float32)).shape
-    (1, 2, 7, 8)
-    """
-
-    def __init__(self, in_channels: int | None, out_channels: int | None = None,
-                 ksize: Any = None, stride: Any = 1, pad: Any = 0, nobias: bool = False,
-                 outsize: Any = None, initialW: Any = None, initial_bias: Any = None, *,
-                 dilate: Any = 1, groups: int = 1, xp: Any = None, device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__(in_channels, out_channels, ksize, stride=stride, padding=pad,
-                         dilation=dilate, groups=groups, bias=not nobias,
-                         initialW=as_initializer(initialW, _init.LeCunNormal()),
-                         initial_bias=as_initializer(initial_bias, _init.Zeros()),
-                         xp=xp, device=device, dtype=dtype)
-        self.outsize = outsize
-
-    def forward(self, x: Any) -> Any:
-        return _deconv_forward(self, x)
-
-
-def _check_ndim(name: str, ndim: int) -> int:
-    if int(ndim) not in (1, 2, 3):
-        raise ValueError(f"{name}(ndim): expected 1, 2 or 3 spatial dimensions, got {ndim}")
-    return int(ndim)
-
-
-class ConvolutionND(_ConvNd):
-    """Chainer's ``ConvolutionND(ndim, in_channels, out_channels, ksize=None, stride=1,
-    pad=0, nobias=False, initialW=None, initial_bias=None, cover_all=False, dilate=1,
-    groups=1)`` for ``ndim`` of 1, 2 or 3.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.nn.ConvolutionND(3, 1, 2, 3)(np.zeros((1, 1, 4, 4, 4), np.float32)).shape
-    (1, 2, 2, 2, 2)
-    """
-
-    def __init__(self, ndim: int, in_channels: int | None, out_channels: int | None = None,
-                 ksize: Any = None, stride: Any = 1, pad: Any = 0, nobias: bool = False,
-                 initialW: Any = None, initial_bias: Any = None, cover_all: bool = False,
-                 dilate: Any = 1, groups: int = 1, *, xp: Any = None, device: Any = None,
-                 dtype: Any = None) -> None:
-        self.nd = _check_ndim("ConvolutionND", ndim)
-        _no_cover_all("ConvolutionND", cover_all)
-        super().__init__(in_channels, out_channels, ksize, stride=stride, padding=pad,
-                         dilation=dilate, groups=groups, bias=not nobias,
-                         initialW=as_initializer(initialW, _init.LeCunNormal()),
-                         initial_bias=as_initializer(initial_bias, _init.Zeros()),
-                         xp=xp, device=device, dtype=dtype)
-
-
-class DeconvolutionND(_ConvNd):
-    """Chainer's ``DeconvolutionND(ndim, in_channels, out_channels, ksize=None, stride=1,
-    pad=0, nobias=False, outsize=None, initialW=None, initial_bias=None, dilate=1,
-    groups=1)`` for ``ndim`` of 1, 2 or 3; see :class:`Deconvolution2D`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.nn.DeconvolutionND(1, 2, 3, 2, stride=2)(np.zeros((1, 2, 5), np.float32)).shape
-    (1, 3, 10)
-    """
-
-    transposed = True
-
-    def __init__(self, ndim: int, in_channels: int | None, out_channels: int | None = None,
-                 ksize: Any = None, stride: Any = 1, pad: Any = 0, nobias: bool = False,
-                 outsize: Any = None, initialW: Any = None, initial_bias: Any = None,
-                 dilate: Any = 1, groups: int = 1, *, xp: Any = None, device: Any = None,
-                 dtype: Any = None) -> None:
-        self.nd = _check_ndim("DeconvolutionND", ndim)
-        super().__init__(in_channels, out_channels, ksize, stride=stride, padding=pad,
-                         dilation=dilate, groups=groups, bias=not nobias,
-                         initialW=as_initializer(initialW, _init.LeCunNormal()),
-                         initial_bias=as_initializer(initial_bias, _init.Zeros()),
-                         xp=xp, device=device, dtype=dtype)
-        self.outsize = outsize
-
-    def forward(self, x: Any) -> Any:
-        return _deconv_forward(self, x)
+__all__ = ["BatchNormalization", "LayerNormalization", "EmbedID", "Maxout", "Bias", "Scale",
+           "Highway"]
 
 
 class BatchNormalization(Module):
@@ -456,3 +214,108 @@ class Maxout(Module):
 
     def extra_repr(self) -> str:
         return f"out_size={self.out_size}, pool_size={self.pool_size}"
+
+
+def _along(name: str, p: Any, x: Any, axis: int) -> Any:
+    """``p`` reshaped to broadcast against ``x`` with its first axis at ``x``'s ``axis``."""
+    shape = tuple(p.shape)
+    if x.ndim < axis + len(shape) or tuple(x.shape[axis:axis + len(shape)]) != shape:
+        raise ShapeError(f"{name}(x): expected axes {axis}.. of size {shape}, got an input of "
+                         f"shape {tuple(x.shape)}")
+    return ops.reshape(p, (1,) * axis + shape + (1,) * (x.ndim - axis - len(shape)))
+
+
+class Bias(Module):
+    """Chainer's ``Bias(axis=1, shape=None)``: add a learned ``b`` of ``shape`` along the
+    input's axes from ``axis`` on; without ``shape``, ``link(x, b)`` adds a given ``b``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.nn.Bias(shape=(2,))(np.ones((3, 2, 4))).shape
+    (3, 2, 4)
+    """
+
+    def __init__(self, axis: int = 1, shape: Any = None, *, xp: Any = None,
+                 device: Any = None, dtype: Any = None) -> None:
+        self.axis = int(axis)
+        self.b = None if shape is None else make_param(
+            _init.Zeros(), tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),),
+            xp, device, _default_dtype(xp, dtype))
+
+    def forward(self, x: Any, b: Any = None) -> Any:
+        x = var(x, "Bias")
+        b = self.b if b is None else var(b, "Bias", "b")
+        if b is None:
+            raise TypeError("Bias(b): expected a bias argument when the link has no shape")
+        return x + _along("Bias", b, x, self.axis)
+
+
+class Scale(Module):
+    """Chainer's ``Scale(axis=1, W_shape=None, bias_term=False, bias_shape=None)``:
+    multiply by a learned ``W`` (ones at first) along the input's axes from ``axis`` on,
+    then add a learned bias (the child ``bias``) if ``bias_term``; without ``W_shape``,
+    ``link(x, W)`` multiplies by a given ``W``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> s = pg.nn.Scale(W_shape=(2,), bias_term=True)
+    >>> s(np.ones((1, 2), np.float32)).array, [n for n, _ in s.namedparams()]
+    (array([[1., 1.]], dtype=float32), ['/W', '/bias/b'])
+    """
+
+    def __init__(self, axis: int = 1, W_shape: Any = None, bias_term: bool = False,
+                 bias_shape: Any = None, *, xp: Any = None, device: Any = None,
+                 dtype: Any = None) -> None:
+        self.axis = int(axis)
+        dtype = _default_dtype(xp, dtype)
+        shape = None if W_shape is None else (
+            tuple(W_shape) if isinstance(W_shape, (tuple, list)) else (int(W_shape),))
+        self.W = None if shape is None else make_param(_init.Ones(), shape, xp, device, dtype)
+        if bias_term and shape is None and bias_shape is None:
+            raise ValueError("Scale(bias_shape): expected a shape for the bias when W_shape "
+                             "is not given")
+        self.bias = Bias(self.axis, bias_shape if bias_shape is not None else shape, xp=xp,
+                         device=device, dtype=dtype) if bias_term else None
+
+    def forward(self, x: Any, W: Any = None) -> Any:
+        x = var(x, "Scale")
+        w = self.W if W is None else var(W, "Scale", "W")
+        if w is None:
+            raise TypeError("Scale(W): expected a scale argument when the link has no W_shape")
+        y = x * _along("Scale", w, x, self.axis)
+        return self.bias(y) if self.bias is not None else y
+
+
+class Highway(Module):
+    """Chainer's ``Highway(in_out_size, nobias=False, activate=relu, init_Wh=None,
+    init_Wt=None, init_bh=None, init_bt=-1)``:
+    ``y = activate(plain(x)) * T + x * (1 - T)`` with ``T = sigmoid(transform(x))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> hw = pg.nn.Highway(3, init_Wt=0, init_bt=-1e4)  # the transform gate is shut
+    >>> hw(np.array([[1.0, -2.0, 3.0]], np.float32)).array
+    array([[ 1., -2.,  3.]], dtype=float32)
+    """
+
+    def __init__(self, in_out_size: int, nobias: bool = False, activate: Any = ops.relu,
+                 init_Wh: Any = None, init_Wt: Any = None, init_bh: Any = None,
+                 init_bt: Any = -1, *, xp: Any = None, device: Any = None,
+                 dtype: Any = None) -> None:
+        kw = {"nobias": nobias, "xp": xp, "device": device, "dtype": dtype}
+        self.activate = activate
+        self.plain = Linear(in_out_size, in_out_size, initialW=init_Wh, initial_bias=init_bh,
+                            **kw)
+        self.transform = Linear(in_out_size, in_out_size, initialW=init_Wt,
+                                initial_bias=init_bt, **kw)
+
+    def forward(self, x: Any) -> Any:
+        x = var(x, "Highway")
+        gate = ops.sigmoid(self.transform(x))
+        return self.activate(self.plain(x)) * gate + x * (1.0 - gate)

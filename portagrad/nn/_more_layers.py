@@ -96,7 +96,11 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, *, xp: Any = None,
                  device: Any = None, dtype: Any = None) -> None:
-        self.num_parameters = int(num_parameters)
+        if isinstance(num_parameters, bool) or not isinstance(num_parameters, int) or (
+                num_parameters < 1):
+            raise ValueError(f"PReLU(num_parameters): expected a positive int, got "
+                             f"{num_parameters!r}; the initial slope is PReLU(init=...)")
+        self.num_parameters = num_parameters
         self.W = make_param(_init.Constant(float(init)), (self.num_parameters,), xp, device,
                             _default_dtype(xp, dtype))
 
