@@ -314,3 +314,11 @@ def test_bias_scale_highway():
     np.testing.assert_allclose(hw(v).array, [[1.0, -1.5]])
     assert [n for n, _ in hw.namedparams()] == ["/plain/W", "/plain/b", "/transform/W",
                                                  "/transform/b"]
+
+
+def test_batch_normalization_initial_statistics():
+    bn = nn.BatchNormalization(2, initial_avg_mean=np.array([1.0, 2.0]), initial_avg_var=4.0,
+                               use_gamma=False, initial_beta=0.5, eps=0.0).eval()
+    assert bn.gamma is None and set(bn.state_dict()) == {"beta", "avg_mean", "avg_var", "N"}
+    x = np.array([[3.0, 6.0]], np.float32)
+    np.testing.assert_allclose(bn(x).array, [[1.0 + 0.5, 2.0 + 0.5]])
