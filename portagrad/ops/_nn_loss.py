@@ -57,10 +57,21 @@ def _pair(op: str, x0: Any, x1: Any, names: tuple[str, str]) -> tuple[Variable, 
 
 
 # -- classification -----------------------------------------------------------------------
+_INTEGRAL: dict[Any, bool] = {}
+
+
+def _is_integral(xp: Any, dtype: Any) -> bool:
+    key = (dtype.__class__, dtype)
+    r = _INTEGRAL.get(key)
+    if r is None:
+        r = _INTEGRAL[key] = xp.isdtype(dtype, "integral")
+    return r
+
+
 def _labels(op: str, x: Variable, t: Any, axis: int) -> tuple[Any, tuple]:
     xp = x.xp
     t = t.array if isinstance(t, Variable) else t
-    if not hasattr(t, "dtype") or not xp.isdtype(t.dtype, "integral"):
+    if not hasattr(t, "dtype") or not _is_integral(xp, t.dtype):
         raise DTypeError(f"{op}(t): expected an integer array of class labels, got "
                          f"{describe(t)}")
     shape = tuple(x.array.shape)
@@ -80,15 +91,24 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
     a = scores.array
     n_class = a.shape[axis]
     t, tshape = _labels(op, scores, t, axis)
-    valid = (t != ignore_label) if ignore_label is not None else xp.ones_like(t, dtype=xp.bool)
-    safe = xp.where(valid, t, xp.zeros_like(t))
-    if size_of(safe):
-        lo, hi = int(xp.min(safe)), int(xp.max(safe))
-        if lo < 0 or hi >= n_class:
-            raise IndexOutOfRangeError(f"{op}(t): expected labels in [0, {n_class}) or "
-                                       f"ignore_label {ignore_label}, got values from {lo} "
-                                       f"to {hi}")
-    mask = xp.astype(valid, a.dtype)
+    n = size_of(t)
+    lo, hi = (int(xp.min(t)), int(xp.max(t))) if n else (0, -1)
+    if class_weight is None and 0 <= lo and hi < n_class and (
+            ignore_label is None or not lo <= ignore_label <= hi):
+        # Every label counts with weight 1 (the common case): no mask to build.
+        safe = t
+        mask = None
+    else:
+        valid = (t != ignore_label) if ignore_label is not None else (
+            xp.ones_like(t, dtype=xp.bool))
+        safe = xp.where(valid, t, xp.zeros_like(t))
+        if n:
+            lo, hi = int(xp.min(safe)), int(xp.max(safe))
+            if lo < 0 or hi >= n_class:
+                raise IndexOutOfRangeError(f"{op}(t): expected labels in [0, {n_class}) or "
+                                           f"ignore_label {ignore_label}, got values from "
+                                           f"{lo} to {hi}")
+        mask = xp.astype(valid, a.dtype)
     weight = None
     if class_weight is not None:
         cw = class_weight.array if isinstance(class_weight, Variable) else class_weight
@@ -101,12 +121,25 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
         weight = xp.reshape(xp.take(cw, xp.reshape(safe, (-1,))), tshape) * mask
     w = weight if weight is not None else mask
     if logits and not label_smoothing:
-        loss = _sce(scores, axis=axis, t=xp.expand_dims(safe, axis=axis), w=w)
-    else:
-        logp = _log_softmax(scores, axis=axis) if logits else scores
-        picked = squeeze(take_along_axis(logp, xp.expand_dims(safe, axis=axis), axis=axis),
-                         axis=axis)
-        loss = -(picked * wrap(w, xp))
+        # The fused primitive sums, and takes the mean's division into the weights.
+        if reduction == "mean":
+            if w is None:
+                w = 1.0 / n if n else 1.0
+            else:
+                denom = xp.sum(w)
+                # All labels ignored: the mean is 0 rather than 0/0.
+                w = w / xp.where(denom == 0, xp.ones_like(denom), denom)
+        elif w is None:
+            w = 1.0
+        kept = xp.reshape(safe, tshape[:axis] + (1,) + tshape[axis:])
+        return _sce(scores, axis=axis, t=kept, w=w, total=reduction != "none")
+    if w is None:
+        w = xp.ones(tshape, dtype=a.dtype, device=a.device)
+        mask = w
+    logp = _log_softmax(scores, axis=axis) if logits else scores
+    picked = squeeze(take_along_axis(logp, xp.expand_dims(safe, axis=axis), axis=axis),
+                     axis=axis)
+    loss = -(picked * wrap(w, xp))
     if label_smoothing:
         eps = float(label_smoothing)
         if class_weight is not None:
@@ -130,12 +163,18 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
 # -- fused softmax cross entropy ------------------------------------------------------------
 # The composite (log_softmax, gather, scatter-add back, log_softmax's vjp) makes a dense
 # one-hot gradient and several passes over the logits; the fused pair below makes one pass
-# forward and one backward. ``t`` (labels, class axis kept with length 1) and ``w`` (the
-# per-sample weights, 0 where ignored) are constants.
+# forward and one backward, and sums the per-sample losses itself (``total``), so a mean
+# loss is one node. ``t`` (labels, class axis kept with length 1) and ``w`` (the
+# per-sample weights, 0 where ignored, or one Python float for all) are constants.
+def _weighted(v: Variable, w: Any, xp: Any) -> Variable:
+    return v * w if isinstance(w, float) else v * wrap(w, xp)
+
+
 @primitive(saves="inputs")
-def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any) -> Any:
-    """Per-sample ``-w * log_softmax(x)[t]``, fused for speed."""
-    return softmax_xent(xp, x, axis, t, w)
+def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool) -> Any:
+    """``-w * log_softmax(x)[t]`` per sample (summed when ``total``), fused for speed."""
+    loss = softmax_xent(xp, x, axis, t, w)
+    return xp.sum(loss) if total else loss
 
 
 @_sce.defvjp
@@ -147,7 +186,8 @@ def _(ctx: Any, gl: Variable) -> tuple:
 
 @primitive(saves="inputs")
 def _sce_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> Any:
-    """Gradient of :func:`_sce` in ``x``: ``(softmax(x) - onehot(t)) * gl * w``."""
+    """Gradient of :func:`_sce` in ``x``: ``(softmax(x) - onehot(t)) * gl * w``; ``gl`` is
+    per sample, or 0-d for a summed loss."""
     return softmax_xent_grad(xp, x, gl, axis, t, w)
 
 
@@ -159,13 +199,17 @@ def _(ctx: Any, h: Variable) -> tuple:
     xp = h.xp
     prob = _softmax(x, axis=axis)
     ph = _sum(prob * h, axis=axis, keepdims=True)
-    wv = wrap(w, xp)
     g_gl = g_x = None
     if ctx.edges[1] is not None:
         ht = take_along_axis(h, t, axis=axis)
-        g_gl = squeeze(ph - ht, axis=axis) * wv
+        g_gl = _weighted(squeeze(ph - ht, axis=axis), w, xp)
+        if gl.array.ndim == 0:
+            g_gl = _sum(g_gl)
     if ctx.edges[0] is not None:
-        g_x = expand_dims(gl * wv, axis=axis) * prob * (h - ph)
+        c = _weighted(gl, w, xp)
+        if c.array.ndim:
+            c = expand_dims(c, axis=axis)
+        g_x = c * prob * (h - ph)
     return g_x, g_gl
 
 

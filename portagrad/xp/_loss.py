@@ -16,7 +16,8 @@ __all__ = ["softmax_xent", "softmax_xent_grad"]
 
 @kernel
 def softmax_xent(xp: Any, x: Any, axis: int, t: Any, w: Any) -> Any:
-    """Per-sample ``-w * log_softmax(x, axis)[t]``; ``t`` keeps ``axis`` with length 1.
+    """Per-sample ``-w * log_softmax(x, axis)[t]``; ``t`` keeps ``axis`` with length 1;
+    ``w`` is per sample or one Python float.
 
     Examples
     --------
@@ -37,7 +38,8 @@ def softmax_xent(xp: Any, x: Any, axis: int, t: Any, w: Any) -> Any:
 
 @kernel
 def softmax_xent_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> Any:
-    """``(softmax(x) - onehot(t)) * gl * w``, the gradient of :func:`softmax_xent`.
+    """``(softmax(x) - onehot(t)) * gl * w``, the gradient of :func:`softmax_xent` (or,
+    with a 0-d ``gl``, of its sum).
 
     Examples
     --------
@@ -52,7 +54,9 @@ def softmax_xent_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> An
     """
     m = xp.max(x, axis=axis, keepdims=True)
     e = xp.exp(x - m)
-    c = xp.expand_dims(gl * w, axis=axis)
+    c = gl * w
+    if c.ndim:
+        c = xp.expand_dims(c, axis=axis)
     g = e * (c / xp.sum(e, axis=axis, keepdims=True))
     shape = tuple(x.shape[axis] if i == axis else 1 for i in range(x.ndim))
     classes = xp.reshape(xp.arange(x.shape[axis], dtype=t.dtype, device=x.device), shape)
@@ -76,10 +80,11 @@ def _register(name: str) -> None:
             return NotImplemented
         m_ = _module(name)
         buf = x - x.max(axis=-1, keepdims=True)
-        zt = m_.take_along_axis(buf, t, axis=-1)
+        tt = t.reshape(-1)
+        zt = buf.reshape(-1, x.shape[-1])[m_.arange(tt.shape[0]), tt]
         m_.exp(buf, out=buf)
-        lse = m_.log(buf.sum(axis=-1, keepdims=True))
-        return (lse - zt)[..., 0] * w
+        lse = m_.log(buf.sum(axis=-1))
+        return (lse - zt.reshape(lse.shape)) * w
 
     @softmax_xent_grad.override(name)
     def _fast_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> Any:
@@ -88,12 +93,12 @@ def _register(name: str) -> None:
         m_ = _module(name)
         g = x - x.max(axis=-1, keepdims=True)
         m_.exp(g, out=g)
-        c = (gl * w)[..., None]
+        c = m_.asarray(gl * w, dtype=g.dtype)[..., None]
         g *= c / g.sum(axis=-1, keepdims=True)
         flat = g.reshape(-1, x.shape[-1])
         rows = m_.arange(flat.shape[0])
         # One label per row, so the indexed subtraction has no repeated index.
-        flat[rows, t.reshape(-1)] -= c.reshape(-1).astype(g.dtype, copy=False)
+        flat[rows, t.reshape(-1)] -= c.reshape(-1)
         return g
 
 

@@ -189,3 +189,33 @@ def test_loss_errors_name_op_and_argument():
         ops.mean_squared_error(np.ones(2), np.ones(2), reduction="avg")
     with pytest.raises(pg.ShapeError, match=r"mean_squared_error\(x0, x1\)"):
         ops.mean_squared_error(np.ones(2), np.ones(3))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("labels", [[2, 0, 1, 1], [2, -1, 1, -1], [-1, -1, -1, -1]])
+def test_softmax_cross_entropy_third_order(reduction, labels):
+    # All labels counted (no mask is built), some ignored, all ignored.
+    rng = np.random.default_rng(3)
+    t = np.array(labels)
+    x = rng.uniform(-2, 2, (4, 3))
+    pg.gradcheck.check_grads(lambda v: ops.softmax_cross_entropy(v, t, reduction=reduction),
+                             (x,), order=3)
+
+
+def test_softmax_cross_entropy_labels_out_of_range_with_and_without_ignored():
+    x = np.ones((3, 3))
+    with pytest.raises(IndexError, match=r"values from -2 to 1"):
+        ops.softmax_cross_entropy(x, np.array([0, 1, -2]))
+    with pytest.raises(IndexError, match=r"values from 0 to 3"):
+        ops.softmax_cross_entropy(x, np.array([-1, 3, 0]))
+    with pytest.raises(IndexError, match=r"values from 0 to 4"):
+        ops.softmax_cross_entropy(x, np.array([4, 1, 0]), ignore_label=None)
+    # An ignore_label inside the class range: those samples count for nothing.
+    y = ops.softmax_cross_entropy(np.array([[0.0, 1.0], [5.0, 0.0]]), np.array([1, 0]),
+                                  ignore_label=0, reduction="sum")
+    np.testing.assert_allclose(float(y.array), math.log1p(math.exp(-1.0)))
+
+
+def test_softmax_cross_entropy_empty_batch_is_zero():
+    y = ops.softmax_cross_entropy(np.zeros((0, 3)), np.zeros(0, dtype=np.int64))
+    assert float(y.array) == 0.0
