@@ -6,7 +6,8 @@ from typing import Any
 
 from .._errors import DTypeError, ShapeError, describe
 from ..tape import primitive
-from ..tape._variable import Variable
+from ..tape._mode import state
+from ..tape._variable import Variable, _leaf
 from ..xp import check_same_device, check_same_namespace
 from ._core import binary, float_only, var
 from ._elementwise import where
@@ -42,9 +43,13 @@ def _linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
 def _(ctx: Any, gy: Variable) -> tuple:
     x, w = ctx.inputs[0], ctx.inputs[1]
     e = ctx.edges
+    nd = len(ctx.in_shapes[0] or x.shape)
+    bias = len(e) > 2 and e[2] is not None
+    if not state.grad_enabled:
+        return _linear_vjp_arrays(ctx.xp, gy, x.array, w.array, nd, e[0] is not None,
+                                  e[1] is not None, bias)
     gx = _matmul(gy, w) if e[0] is not None else None
     gw = gb = None
-    nd = len(ctx.in_shapes[0] or x.shape)
     if e[1] is not None:
         if nd == 1:
             gw = expand_dims(gy, axis=1) * expand_dims(x, axis=0)
@@ -55,8 +60,30 @@ def _(ctx: Any, gy: Variable) -> tuple:
             else:
                 gy2, x2 = gy, x
             gw = _matmul(_permute_dims(gy2, axes=(1, 0)), x2)
-    if len(e) > 2 and e[2] is not None:
+    if bias:
         gb = _sum(gy, axis=tuple(range(nd - 1)), keepdims=False) if nd > 1 else gy
+    return gx, gw, gb
+
+
+def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: bool,
+                       want_w: bool, want_b: bool) -> tuple:
+    """The same vjp on raw arrays, for backward without ``create_graph``: nothing is
+    recorded then, so the products need not go through the primitives (whose per-call
+    bookkeeping is a third of a small layer's backward). Each line computes what the
+    recorded branch above computes."""
+    g = gy.array
+    gx = _leaf(g @ w, xp) if want_x else None
+    gw = gb = None
+    if want_w:
+        if nd == 1:
+            gw = xp.reshape(g, (-1, 1)) * xp.reshape(x, (1, -1))
+        elif nd > 2:
+            gw = xp.reshape(g, (-1, g.shape[-1])).mT @ xp.reshape(x, (-1, x.shape[-1]))
+        else:
+            gw = g.mT @ x
+        gw = _leaf(gw, xp)
+    if want_b:
+        gb = _leaf(xp.sum(g, axis=tuple(range(nd - 1))), xp) if nd > 1 else gy
     return gx, gw, gb
 
 
