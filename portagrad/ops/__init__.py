@@ -308,5 +308,6 @@ from ._shape import (
 )
 
 __array_api_version__ = "2024.12"
+from ._api_chainer import *  # noqa: E402,F403
 from ._api_nn import *  # noqa: E402,F403 - the list is __all__ of that module
 from ._api_std import *  # noqa: E402,F403

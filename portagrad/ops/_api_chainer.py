@@ -1,0 +1,20 @@
+"""Public re-exports of Chainer's function names and signatures (``chainer.functions``)
+that the rest of the namespace does not already provide under the same name."""
+
+from ._chainer_activation import *  # noqa: F403
+from ._chainer_activation import __all__ as _activation_all
+from ._chainer_array import *  # noqa: F403
+from ._chainer_array import __all__ as _array_all
+from ._chainer_conv import *  # noqa: F403
+from ._chainer_conv import __all__ as _conv_all
+from ._chainer_loss import *  # noqa: F403
+from ._chainer_loss import __all__ as _loss_all
+from ._chainer_math import *  # noqa: F403
+from ._chainer_math import __all__ as _math_all
+from ._chainer_norm import *  # noqa: F403
+from ._chainer_norm import __all__ as _norm_all
+from ._chainer_pool import *  # noqa: F403
+from ._chainer_pool import __all__ as _pool_all
+
+__all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_loss_all, *_math_all,
+                      *_norm_all, *_pool_all]

@@ -1,0 +1,414 @@
+"""Chainer's loss and evaluation functions (``chainer.functions.loss``/``evaluation``)
+under Chainer's names and ``reduce`` conventions.
+
+Losses are composites of elementwise ops and reductions; the evaluation functions have no
+gradient and return Variables without a graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import DTypeError, ShapeError
+from ..tape._variable import Variable
+from ._core import binary, float_only, var, wrap
+from ._elementwise import abs as _abs
+from ._elementwise import exp, maximum, sqrt
+from ._linalg import matmul
+from ._nn_activation import softplus
+from ._reduction import mean as _mean
+from ._reduction import sum as _sum
+from ._shape import matrix_transpose
+
+__all__ = ["absolute_error", "squared_error", "bernoulli_nll", "gaussian_kl_divergence",
+           "contrastive", "hinge", "triplet", "decov", "cross_covariance",
+           "binary_accuracy", "classification_summary", "precision", "recall", "f1_score",
+           "r2_score"]
+
+
+def _reduce(op: str, reduce: str, allowed: tuple[str, ...]) -> None:
+    if reduce not in allowed:
+        raise ValueError(f"{op}(reduce): expected one of {allowed}, got {reduce!r}")
+
+
+def absolute_error(x0: Any, x1: Any) -> Variable:
+    """``|x0 - x1|`` elementwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.absolute_error(np.array([1.0, 5.0]), np.array([3.0, 4.0])).array
+    array([2., 1.])
+    """
+    a, b = binary("absolute_error", x0, x1, ("x0", "x1"))
+    _same_shape("absolute_error", a, b)
+    return _abs(a - b)
+
+
+def squared_error(x0: Any, x1: Any) -> Variable:
+    """``(x0 - x1) ** 2`` elementwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.squared_error(np.array([1.0, 5.0]), np.array([3.0, 4.0])).array
+    array([4., 1.])
+    """
+    a, b = binary("squared_error", x0, x1, ("x0", "x1"))
+    _same_shape("squared_error", a, b)
+    d = a - b
+    return d * d
+
+
+def _same_shape(op: str, a: Variable, b: Variable, names: tuple = ("x0", "x1")) -> None:
+    if tuple(a.array.shape) != tuple(b.array.shape):
+        raise ShapeError(f"{op}({names[1]}): expected {names[0]}'s shape "
+                         f"{tuple(a.array.shape)}, got {tuple(b.array.shape)}")
+
+
+def bernoulli_nll(x: Any, y: Any, reduce: str = "sum") -> Variable:
+    """Negative log-likelihood of data ``x`` under Bernoulli distributions with logits
+    ``y``: ``softplus(y) - x y``, summed (``reduce='sum'``) or elementwise (``'no'``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> round(float(pg.ops.bernoulli_nll(np.array([1.0]), np.array([0.0]))), 6)
+    0.693147
+    """
+    _reduce("bernoulli_nll", reduce, ("sum", "no"))
+    float_only(var(y, "bernoulli_nll", "y"), "bernoulli_nll", "y")
+    xv, yv = binary("bernoulli_nll", x, y, ("x", "y"))
+    loss = softplus(yv) - xv * yv
+    return _sum(loss) if reduce == "sum" else loss
+
+
+def gaussian_kl_divergence(mean: Any, ln_var: Any, reduce: str = "sum") -> Variable:
+    """KL divergence of ``N(mean, exp(ln_var))`` from ``N(0, 1)``:
+    ``(mean^2 + exp(ln_var) - ln_var - 1) / 2``, summed or elementwise (``'no'``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.gaussian_kl_divergence(np.array([1.0]), np.array([0.0])))
+    0.5
+    """
+    _reduce("gaussian_kl_divergence", reduce, ("sum", "no"))
+    m, lv = binary("gaussian_kl_divergence", mean, ln_var, ("mean", "ln_var"))
+    float_only(m, "gaussian_kl_divergence", "mean")
+    _same_shape("gaussian_kl_divergence", m, lv, ("mean", "ln_var"))
+    loss = (m * m + exp(lv) - lv - 1.0) * 0.5
+    return _sum(loss) if reduce == "sum" else loss
+
+
+def _rows(op: str, *named: tuple[str, Any]) -> list[Variable]:
+    vs = [var(v, op, n) for n, v in named]
+    float_only(vs[0], op, named[0][0])
+    if vs[0].array.ndim != 2:
+        raise ShapeError(f"{op}({named[0][0]}): expected a 2-d batch (N, D), got shape "
+                         f"{tuple(vs[0].array.shape)}")
+    for (n, _), v in zip(named[1:], vs[1:]):
+        if tuple(v.array.shape) != tuple(vs[0].array.shape):
+            raise ShapeError(f"{op}({n}): expected shape {tuple(vs[0].array.shape)}, got "
+                             f"{tuple(v.array.shape)}")
+    return vs
+
+
+def contrastive(x0: Any, x1: Any, y: Any, margin: float = 1, reduce: str = "mean"
+                ) -> Variable:
+    """Contrastive loss of pairs of rows: ``(y d^2 + (1 - y) max(margin - d, 0)^2) / 2``
+    with ``d`` the Euclidean distance; averaged over the batch or per pair (``'no'``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x0, x1 = np.array([[0.0, 0.0], [0.0, 0.0]]), np.array([[3.0, 4.0], [0.3, 0.4]])
+    >>> pg.ops.contrastive(x0, x1, np.array([1, 0]), margin=1, reduce="no").array
+    array([12.5  ,  0.125])
+    """
+    op = "contrastive"
+    _reduce(op, reduce, ("mean", "no"))
+    a, b = _rows(op, ("x0", x0), ("x1", x1))
+    t = y.array if isinstance(y, Variable) else y
+    if tuple(t.shape) != (a.array.shape[0],):
+        raise ShapeError(f"{op}(y): expected labels of shape ({a.array.shape[0]},), got "
+                         f"{tuple(t.shape)}")
+    xp = a.xp
+    yv = wrap(xp.astype(t, a.array.dtype), xp)
+    diff = a - b
+    dist_sq = _sum(diff * diff, axis=1)
+    m = maximum(margin - sqrt(dist_sq), 0.0)
+    loss = (yv * dist_sq + (1.0 - yv) * m * m) * 0.5
+    return _sum(loss) / a.array.shape[0] if reduce == "mean" else loss
+
+
+def hinge(x: Any, t: Any, norm: str = "L1", reduce: str = "mean") -> Variable:
+    """One-vs-rest hinge loss of scores ``x`` ``(N, K)`` and labels ``t``:
+    ``max(0, 1 - x[i, k])`` for the true class, ``max(0, 1 + x[i, k])`` for the others,
+    squared for ``norm='L2'``; summed over everything and divided by ``N`` (``'mean'``) or
+    elementwise (``'no'``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.hinge(np.array([[0.5, -0.5]]), np.array([0]), reduce="no").array
+    array([[0.5, 0.5]])
+    """
+    op = "hinge"
+    _reduce(op, reduce, ("mean", "no"))
+    if norm not in ("L1", "L2"):
+        raise ValueError(f"{op}(norm): expected 'L1' or 'L2', got {norm!r}")
+    xv = var(x, op)
+    float_only(xv, op)
+    xp = xv.xp
+    ta = t.array if isinstance(t, Variable) else t
+    if not hasattr(ta, "dtype") or not xp.isdtype(ta.dtype, "integral"):
+        raise DTypeError(f"{op}(t): expected an integer array, got "
+                         f"{getattr(ta, 'dtype', type(ta).__name__)}")
+    if xv.array.ndim != 2 or tuple(ta.shape) != (xv.array.shape[0],):
+        raise ShapeError(f"{op}(t): expected x of shape (N, K) and t of shape (N,), got "
+                         f"{tuple(xv.array.shape)} and {tuple(ta.shape)}")
+    k = xv.array.shape[1]
+    cls = xp.arange(k, dtype=ta.dtype, device=ta.device)
+    true = xp.astype(xp.reshape(ta, (-1, 1)) == cls, xv.array.dtype)
+    h = maximum(xv * wrap(1.0 - 2.0 * true, xp) + 1.0, 0.0)
+    loss = h if norm == "L1" else h * h
+    return _sum(loss) / xv.array.shape[0] if reduce == "mean" else loss
+
+
+def triplet(anchor: Any, positive: Any, negative: Any, margin: float = 0.2,
+            reduce: str = "mean") -> Variable:
+    """Triplet loss ``max(|a - p|^2 - |a - n|^2 + margin, 0)`` per row, averaged
+    (``'mean'``) or per row (``'no'``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> a, p, n = np.array([[0.0]]), np.array([[1.0]]), np.array([[0.5]])
+    >>> round(float(pg.ops.triplet(a, p, n, margin=0.2)), 6)
+    0.95
+    """
+    op = "triplet"
+    _reduce(op, reduce, ("mean", "no"))
+    a, p, n = _rows(op, ("anchor", anchor), ("positive", positive), ("negative", negative))
+    dp, dn = a - p, a - n
+    loss = maximum(_sum(dp * dp - dn * dn, axis=1) + margin, 0.0)
+    return _mean(loss) if reduce == "mean" else loss
+
+
+def _centered(v: Variable) -> Variable:
+    return v - _mean(v, axis=0, keepdims=True)
+
+
+def decov(h: Any, reduce: str = "half_squared_sum") -> Variable:
+    """DeCov loss of activations ``h`` ``(N, M)``: half the squared off-diagonal entries
+    of their covariance, summed (``'half_squared_sum'``); ``'no'`` gives the covariance
+    with a zero diagonal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.decov(np.array([[1.0, 1.0], [-1.0, -1.0]])))
+    1.0
+    """
+    op = "decov"
+    _reduce(op, reduce, ("half_squared_sum", "no"))
+    (hv,) = _rows(op, ("h", h))
+    xp = hv.xp
+    c = _centered(hv)
+    m = hv.array.shape[1]
+    off = 1.0 - xp.eye(m, dtype=hv.array.dtype, device=hv.array.device)
+    cov = matmul(matrix_transpose(c), c) / hv.array.shape[0] * wrap(off, xp)
+    return _sum(cov * cov) * 0.5 if reduce == "half_squared_sum" else cov
+
+
+def cross_covariance(y: Any, z: Any, reduce: str = "half_squared_sum") -> Variable:
+    """Half the squared sum of the cross-covariance of ``y`` ``(N, M)`` and ``z``
+    ``(N, K)``; ``'no'`` gives the ``(M, K)`` cross-covariance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> y = np.array([[1.0], [-1.0]])
+    >>> pg.ops.cross_covariance(y, 2 * y, reduce="no").array
+    array([[2.]])
+    """
+    op = "cross_covariance"
+    _reduce(op, reduce, ("half_squared_sum", "no"))
+    yv, zv = binary(op, y, z, ("y", "z"))
+    float_only(yv, op, "y")
+    if yv.array.ndim != 2 or zv.array.ndim != 2 or yv.array.shape[0] != zv.array.shape[0]:
+        raise ShapeError(f"{op}(z): expected 2-d y and z with the same number of rows, got "
+                         f"{tuple(yv.array.shape)} and {tuple(zv.array.shape)}")
+    cov = matmul(matrix_transpose(_centered(yv)), _centered(zv)) / yv.array.shape[0]
+    return _sum(cov * cov) * 0.5 if reduce == "half_squared_sum" else cov
+
+
+# -- evaluation (no gradient) ------------------------------------------------------------
+def _raw(a: Any) -> Any:
+    return a.array if isinstance(a, Variable) else a
+
+
+def binary_accuracy(y: Any, t: Any) -> Variable:
+    """Share of ``y >= 0`` agreeing with labels ``t`` in {0, 1}; ``t == -1`` is ignored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.binary_accuracy(np.array([1.0, -1.0, 2.0]), np.array([1, 1, -1])))
+    0.5
+    """
+    yv = var(y, "binary_accuracy", "y")
+    xp = yv.xp
+    ya, ta = xp.reshape(yv.array, (-1,)), xp.reshape(_raw(t), (-1,))
+    if ya.shape != ta.shape:
+        raise ShapeError(f"binary_accuracy(t): expected y's size {ya.shape[0]}, got "
+                         f"{ta.shape[0]}")
+    pred = xp.astype(ya >= 0, ta.dtype)
+    count = max(1, int(xp.sum(xp.astype(ta != -1, xp.int64))))
+    hits = xp.sum(xp.astype(pred == ta, ya.dtype))
+    return wrap(hits / count, xp)
+
+
+def _summary(y: Any, t: Any, label_num: int | None, beta: float, ignore_label: int,
+             op: str) -> tuple[Variable, Variable, Variable, Variable]:
+    yv = var(y, op, "y")
+    xp = yv.xp
+    ya, ta = yv.array, _raw(t)
+    if ya.ndim < 2 or tuple(ta.shape) != (ya.shape[0],) + tuple(ya.shape[2:]):
+        raise ShapeError(f"{op}(t): expected y of shape (N, K, ...) and t of shape "
+                         f"(N, ...), got {tuple(ya.shape)} and {tuple(ta.shape)}")
+    if label_num is None:
+        label_num = int(xp.max(ta)) + 1
+    keep = xp.reshape(ta != ignore_label, (-1,))
+    pred = xp.reshape(xp.argmax(ya, axis=1), (-1,))
+    true = xp.reshape(ta, (-1,))
+    cls = xp.reshape(xp.arange(label_num, dtype=true.dtype, device=true.device), (-1, 1))
+    in_true = (true == cls) & keep
+    in_pred = (xp.astype(pred, true.dtype) == cls) & keep
+    f = ya.dtype
+
+    def count(m: Any) -> Any:
+        return xp.sum(xp.astype(m, f), axis=1)
+
+    support = count(in_true)
+    relevant = count(in_pred)
+    tp = count(in_true & in_pred)
+    def div(a: Any, b: Any) -> Any:  # 0 / 0 is nan, as Chainer, without a warning
+        ok = b != 0
+        return xp.where(ok, a / xp.where(ok, b, xp.ones_like(b)), xp.nan)
+
+    prec = div(tp, relevant)
+    rec = div(tp, support)
+    b2 = beta * beta
+    fbeta = div((1 + b2) * prec * rec, b2 * prec + rec)
+    return (wrap(prec, xp), wrap(rec, xp), wrap(fbeta, xp),
+            wrap(xp.astype(support, xp.int64), xp))
+
+
+def classification_summary(y: Any, t: Any, label_num: int | None = None, beta: float = 1.0,
+                           ignore_label: int = -1) -> tuple[Variable, ...]:
+    """Per-class precision, recall, F-beta score and support of the predictions
+    ``argmax(y, axis=1)`` against labels ``t`` (``nan`` where a class is never predicted
+    or never present, as Chainer).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> y = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]])
+    >>> p, r, f, s = pg.ops.classification_summary(y, np.array([0, 1, 1]))
+    >>> p.array, r.array, s.array
+    (array([0.5, 1. ]), array([1. , 0.5]), array([1, 2]))
+    """
+    return _summary(y, t, label_num, beta, ignore_label, "classification_summary")
+
+
+def precision(y: Any, t: Any, label_num: int | None = None, ignore_label: int = -1
+              ) -> tuple[Variable, Variable]:
+    """Per-class precision and support; see :func:`classification_summary`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> y = np.array([[0.9, 0.1], [0.2, 0.8]])
+    >>> pg.ops.precision(y, np.array([0, 0]), label_num=2)[0].array
+    array([1., 0.])
+    """
+    r = _summary(y, t, label_num, 1.0, ignore_label, "precision")
+    return r[0], r[3]
+
+
+def recall(y: Any, t: Any, label_num: int | None = None, ignore_label: int = -1
+           ) -> tuple[Variable, Variable]:
+    """Per-class recall and support; see :func:`classification_summary`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.recall(np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([0, 0]))[0].array
+    array([0.5])
+    """
+    r = _summary(y, t, label_num, 1.0, ignore_label, "recall")
+    return r[1], r[3]
+
+
+def f1_score(y: Any, t: Any, label_num: int | None = None, ignore_label: int = -1
+             ) -> tuple[Variable, Variable]:
+    """Per-class F1 score and support; see :func:`classification_summary`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> y = np.array([[0.9, 0.1], [0.2, 0.8]])
+    >>> pg.ops.f1_score(y, np.array([0, 1]))[0].array
+    array([1., 1.])
+    """
+    r = _summary(y, t, label_num, 1.0, ignore_label, "f1_score")
+    return r[2], r[3]
+
+
+def r2_score(pred: Any, true: Any, sample_weight: Any = None,
+             multioutput: str = "uniform_average") -> Variable:
+    """Coefficient of determination ``1 - SS_res / SS_tot`` per output (0 where ``true``
+    is constant), averaged (``'uniform_average'``) or per output (``'raw_values'``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.r2_score(np.array([1.0, 2.0, 4.0]), np.array([1.0, 2.0, 3.0])))
+    0.5
+    """
+    op = "r2_score"
+    if sample_weight is not None:
+        raise NotImplementedError(f"{op}(sample_weight): weights are not supported (as in "
+                                  f"Chainer); pass None")
+    if multioutput not in ("uniform_average", "raw_values"):
+        raise ValueError(f"{op}(multioutput): expected 'uniform_average' or 'raw_values', "
+                         f"got {multioutput!r}")
+    pv = var(pred, op, "pred")
+    xp = pv.xp
+    p, t = pv.array, _raw(true)
+    if tuple(p.shape) != tuple(t.shape):
+        raise ShapeError(f"{op}(true): expected pred's shape {tuple(p.shape)}, got "
+                         f"{tuple(t.shape)}")
+    ss_res = xp.sum((p - t) ** 2, axis=0)
+    ss_tot = xp.sum((t - xp.mean(t, axis=0)) ** 2, axis=0)
+    zero = ss_tot == 0
+    ret = xp.where(zero, xp.zeros_like(ss_res),
+                   1 - ss_res / xp.where(zero, xp.ones_like(ss_tot), ss_tot))
+    return wrap(xp.mean(ret) if multioutput == "uniform_average" else ret, xp)
