@@ -2,11 +2,17 @@
 
 One implementation serves both libraries (``m`` is numpy or cupy). The columns of im2col
 are copied from one strided view of the (padded) input, and on the CPU a few samples at a
-time: the columns of a chunk (about a megabyte) stay in cache between the copy and the GEMM
-that reads them, instead of a round trip through memory for the whole batch. The same
-holds for col2im in the input gradient, whose weights are put in (offset, channel) order so
-each kernel offset's columns are one contiguous block. On a GPU the whole batch is one
-chunk. The forward adds the bias into its fresh output while it is still in cache.
+time: a chunk's columns (about a megabyte) stay in cache between the copy and the GEMM
+that reads them, instead of a round trip through memory for the whole batch. col2im in the
+input gradient works the same way, with the weights in (offset, channel) order so each
+kernel offset's columns are one contiguous block. On a GPU the whole batch is one chunk.
+
+Dense outputs (stride 1) use the input's flat layout: output position ``o`` sits at
+``q = sum(o_i * pitch_i)`` of the padded input, so the columns of one kernel offset are a
+single contiguous run of it (rows of the output plus the gaps between them). Copying
+columns and adding them back then moves long runs instead of one short row at a time; the
+GEMM pays for the gaps (``span / prod(out)``, a few percent for 3x3 kernels), and gradients
+are spread over that layout with zeros in the gaps.
 """
 
 from __future__ import annotations
@@ -14,16 +20,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ._conv import (
-    _offset_key,
-    _out_shape,
-    _prod,
-    conv_forward,
-    conv_input_grad,
-    conv_weight_grad,
-)
+from ._conv import _out_shape, _prod, conv_forward, conv_input_grad, conv_weight_grad
 
-# Bytes of columns per chunk on the CPU: a chunk's columns and output fit in L2/L3.
+# Bytes of columns (and output) per chunk on the CPU: they stay in L2/L3.
 CHUNK_BYTES = 1 << 20
 
 
@@ -38,67 +37,98 @@ def _module(name: str) -> Any:
 
 
 def _chunk(m: Any, n: int, per_sample: int) -> int:
-    """Samples per chunk: all of them on a GPU, about ``CHUNK_BYTES`` of columns on a CPU."""
+    """Samples per chunk: all of them on a GPU, about ``CHUNK_BYTES`` on a CPU."""
     if m.__name__ != "numpy":
         return max(n, 1)
     return max(1, min(n, CHUNK_BYTES // max(per_sample, 1)))
 
 
-def _window_view(m: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple, dilation: tuple,
-                 fill: float = 0.0) -> tuple[Any, tuple]:
-    """A read-only view ``(N, C, *out, *K)`` of the padded input (no copy but the pad)."""
-    out = _out_shape(tuple(x.shape[2:]), ksize, stride, pad, dilation)
-    if any(lo or hi for lo, hi in pad):
-        x = m.pad(x, ((0, 0), (0, 0)) + tuple(pad), constant_values=fill)
-    st = x.strides
-    nd = len(ksize)
-    shape = tuple(x.shape[:2]) + out + ksize
-    strides = (tuple(st[:2]) + tuple(st[2 + i] * stride[i] for i in range(nd))
-               + tuple(st[2 + i] * dilation[i] for i in range(nd)))
+def _strided(m: Any, a: Any, shape: tuple, strides: tuple) -> Any:
     if m.__name__ == "numpy":
-        view = m.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
-    else:
-        view = m.lib.stride_tricks.as_strided(x, shape, strides)
-    return view, out
+        return m.lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
+    return m.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+class _Layout:
+    """Where the output positions sit among the columns: ``width`` columns per sample.
+
+    Flat (dense outputs): ``width = span``, position ``o`` at ``sum(o_i * s_i * pitch_i)``
+    of the padded input's flat layout. Otherwise ``width = prod(out)``, row-major.
+    """
+
+    def __init__(self, padded: tuple, out: tuple, stride: tuple, flat: bool = True) -> None:
+        self.out = out
+        self.p = _prod(out)
+        self.pitch = [_prod(padded[i + 1:]) for i in range(len(out))]
+        span = sum((o - 1) * s * pi for o, s, pi in zip(out, stride, self.pitch)) + 1
+        self.flat = flat and 4 * span <= 5 * self.p
+        self.width = span if self.flat else self.p
+        self.stride = stride
+
+    def positions(self, m: Any, buf: Any) -> Any:
+        """The ``(S, O, *out)`` output positions of a flat ``(S, O, span)`` buffer."""
+        s0, o, span = buf.shape
+        item = buf.itemsize
+        strides = ((o * span * item, span * item)
+                   + tuple(s * pi * item for s, pi in zip(self.stride, self.pitch)))
+        return m.lib.stride_tricks.as_strided(buf, (s0, o) + self.out, strides)
+
+
+def _padded_shape(spatial: tuple, pad: tuple) -> tuple:
+    return tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pad))
 
 
 class _Columns:
-    """im2col by chunks of samples.
+    """im2col by chunks of samples: ``(S, G, C/G * prod(K), width)`` per chunk.
 
-    Rows are (channel, kernel offset), as the weights ``(O, C/G, *K)`` flatten. With
-    ``per_sample`` the chunk's columns are ``(S, G, C/G * prod(K), prod(out))`` (one GEMM
-    per sample, written straight into an ``(N, O, *out)`` output); otherwise
-    ``(G, C/G * prod(K), S * prod(out))`` (one GEMM per group for the whole chunk).
+    Rows are (channel, kernel offset), as the weights ``(O, C/G, *K)`` flatten.
     """
 
     def __init__(self, m: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
-                 dilation: tuple, groups: int, out_channels: int, per_sample: bool) -> None:
-        self.view, self.out = _window_view(m, x, ksize, stride, pad, dilation)
-        self.ksize = ksize
-        self.groups = groups
-        self.per_sample = per_sample
+                 dilation: tuple, groups: int, out_channels: int, flat: bool) -> None:
+        out = _out_shape(tuple(x.shape[2:]), ksize, stride, pad, dilation)
+        if any(lo or hi for lo, hi in pad):
+            x = m.pad(x, ((0, 0), (0, 0)) + tuple(pad))
+        self.layout = lay = _Layout(tuple(x.shape[2:]), out, stride, flat)
         n, c = x.shape[0], x.shape[1]
-        self.p = _prod(self.out)
+        st, item, nd = x.strides, x.itemsize, len(ksize)
+        kernel = tuple(st[2 + i] * dilation[i] for i in range(nd))
+        if lay.flat:
+            self.view = _strided(m, x, (n, c) + ksize + (lay.width,),
+                                 tuple(st[:2]) + kernel + (item,))
+        else:
+            self.view = _strided(m, x, (n, c) + ksize + out, tuple(st[:2]) + kernel
+                                 + tuple(st[2 + i] * stride[i] for i in range(nd)))
+        self.groups = groups
         self.rows = c * _prod(ksize)
         # The chunk's share of the GEMM's other operand or output counts too.
-        self.size = _chunk(m, n, (self.rows + out_channels) * self.p * x.itemsize)
-        self.buffer = m.empty(self.rows * self.size * self.p, dtype=x.dtype)
-        nd = len(ksize)
-        spatial, kernel = tuple(range(2, 2 + nd)), tuple(range(2 + nd, 2 + 2 * nd))
-        self.perm = ((0, 1) + kernel + spatial if per_sample else
-                     (1,) + kernel + (0,) + spatial)
+        self.size = _chunk(m, n, (self.rows + out_channels) * lay.width * item)
+        self.buffer = m.empty(self.rows * self.size * lay.width, dtype=x.dtype)
 
     def __call__(self, n0: int, sn: int) -> Any:
-        c = self.view.shape[1]
-        flat = self.buffer[:self.rows * sn * self.p]
-        g, rg = self.groups, self.rows // self.groups
-        if self.per_sample:
-            cols = flat.reshape((sn, c) + self.ksize + self.out)
-            cols[...] = self.view[n0:n0 + sn].transpose(self.perm)
-            return cols.reshape(sn, g, rg, self.p)
-        cols = flat.reshape((c,) + self.ksize + (sn,) + self.out)
-        cols[...] = self.view[n0:n0 + sn].transpose(self.perm)
-        return cols.reshape(g, rg, sn * self.p)
+        w = self.layout.width
+        cols = self.buffer[:self.rows * sn * w].reshape((sn,) + tuple(self.view.shape[1:]))
+        cols[...] = self.view[n0:n0 + sn]
+        return cols.reshape(sn, self.groups, self.rows // self.groups, w)
+
+
+class _Spread:
+    """A chunk of an output-shaped ``(N, O, *out)`` array in the columns' layout
+    ``(S, G, O/G, width)``; in the flat layout the gaps hold zeros."""
+
+    def __init__(self, m: Any, lay: _Layout, groups: int, o: int, size: int,
+                 dtype: Any) -> None:
+        self.lay, self.groups, self.o = lay, groups, o
+        if lay.flat:
+            self.buffer = m.zeros((size, o, lay.width), dtype=dtype)  # the gaps stay zero
+            self.rows = lay.positions(m, self.buffer)
+
+    def __call__(self, a: Any, n0: int, sn: int) -> Any:
+        g, o = self.groups, self.o
+        if not self.lay.flat:
+            return a[n0:n0 + sn].reshape(sn, g, o // g, self.lay.p)
+        self.rows[:sn] = a[n0:n0 + sn]
+        return self.buffer[:sn].reshape(sn, g, o // g, self.lay.width)
 
 
 def _register(name: str) -> None:
@@ -107,9 +137,13 @@ def _register(name: str) -> None:
                            dilation: tuple, groups: int, bias: Any = None) -> Any:
         m = _module(name)
         n, o = x.shape[0], w.shape[0]
-        cols = _Columns(m, x, tuple(w.shape[2:]), stride, pad, dilation, groups, o, True)
+        # Not flat: the GEMM writes straight into the output, which beats a cheaper copy
+        # of the columns followed by a copy of the output out of the flat layout.
+        cols = _Columns(m, x, tuple(w.shape[2:]), stride, pad, dilation, groups, o, False)
+        out = cols.layout.out
         wm = w.reshape(groups, o // groups, -1)
-        y = m.empty((n, groups, o // groups, cols.p), dtype=m.result_type(x.dtype, w.dtype))
+        y = m.empty((n, groups, o // groups, cols.layout.p),
+                    dtype=m.result_type(x.dtype, w.dtype))
         b = None if bias is None else bias.reshape(groups, o // groups, 1)
         if b is not None and m.result_type(y.dtype, b.dtype) != y.dtype:
             b = None  # a wider bias: added after, with NumPy's promotion
@@ -118,9 +152,9 @@ def _register(name: str) -> None:
             yc = m.matmul(wm, cols(n0, sn), out=y[n0:n0 + sn])
             if b is not None:
                 yc += b  # while the chunk is in cache
-        y = y.reshape((n, o) + cols.out)
+        y = y.reshape((n, o) + out)
         if bias is not None and b is None:
-            y = y + bias.reshape((o,) + (1,) * len(cols.out))
+            y = y + bias.reshape((o,) + (1,) * len(out))
         return y
 
     @conv_input_grad.override(name)
@@ -128,28 +162,35 @@ def _register(name: str) -> None:
                               dilation: tuple, groups: int, in_size: tuple) -> Any:
         m = _module(name)
         n, o = gy.shape[0], gy.shape[1]
-        cg = w.shape[1]
-        ksize = tuple(w.shape[2:])
+        cg, ksize = w.shape[1], tuple(w.shape[2:])
         kk = _prod(ksize)
-        out = tuple(gy.shape[2:])
-        p = _prod(out)
-        # (G, K * C/G, O/G): the columns of one offset are a contiguous (C/G, *out) block.
+        # (G, K * C/G, O/G): the columns of one offset are a contiguous (C/G, width) block.
         wk = m.ascontiguousarray(
             w.reshape(groups, o // groups, cg, kk).transpose(0, 3, 2, 1)).reshape(
                 groups, kk * cg, o // groups)
-        g = gy.reshape(n, groups, o // groups, p)
         dtype = m.result_type(gy.dtype, w.dtype)
-        padded = tuple(s + lo + hi for s, (lo, hi) in zip(in_size, pad))
+        padded = _padded_shape(in_size, pad)
+        lay = _Layout(padded, tuple(gy.shape[2:]), stride)
         acc = m.zeros((n, groups, cg) + padded, dtype=dtype)
-        size = _chunk(m, n, (groups * kk * cg + o) * p * dtype.itemsize)
-        buf = m.empty((size, groups, kk * cg, p), dtype=dtype)
-        keys = [(slice(None),) * 3 + _offset_key(k, out, stride, dilation)[2:]
-                for k in itertools.product(*(range(kk) for kk in ksize))]
+        size = _chunk(m, n, (groups * kk * cg + o) * lay.width * acc.itemsize)
+        spread = _Spread(m, lay, groups, o, size, gy.dtype)
+        buf = m.empty((size, groups, kk * cg, lay.width), dtype=dtype)
+        offsets = list(itertools.product(*(range(k) for k in ksize)))
+        if lay.flat:
+            target = acc.reshape(n, groups, cg, -1)
+            keys = [(Ellipsis, slice(q, q + lay.width)) for q in (
+                sum(k * d * pi for k, d, pi in zip(ks, dilation, lay.pitch)) for ks in offsets)]
+            shape = (groups, kk, cg, lay.width)
+        else:
+            target = acc
+            keys = [(slice(None),) * 3 + tuple(
+                slice(k * d, k * d + s * (o_ - 1) + 1, s)
+                for k, o_, s, d in zip(ks, lay.out, stride, dilation)) for ks in offsets]
+            shape = (groups, kk, cg) + lay.out
         for n0 in range(0, n, size):
             sn = min(size, n - n0)
-            cols = m.matmul(wk, g[n0:n0 + sn], out=buf[:sn]).reshape(
-                (sn, groups, kk, cg) + out)
-            a = acc[n0:n0 + sn]
+            cols = m.matmul(wk, spread(gy, n0, sn), out=buf[:sn]).reshape((sn,) + shape)
+            a = target[n0:n0 + sn]
             for i, key in enumerate(keys):
                 a[key] += cols[:, :, i]
         acc = acc.reshape((n, groups * cg) + padded)
@@ -164,14 +205,17 @@ def _register(name: str) -> None:
                                dilation: tuple, groups: int, ksize: tuple) -> Any:
         m = _module(name)
         n, o = gy.shape[0], gy.shape[1]
-        cols = _Columns(m, x, ksize, stride, pad, dilation, groups, o, True)
-        g = m.swapaxes(gy.reshape(n, groups, o // groups, cols.p), -1, -2)
+        # Flat columns copy fast but need the gradient spread out: worth it when the
+        # columns outnumber the output channels.
+        rows = x.shape[1] * _prod(ksize)
+        cols = _Columns(m, x, ksize, stride, pad, dilation, groups, o, rows > o)
+        spread = _Spread(m, cols.layout, groups, o, cols.size, gy.dtype)
         dtype = m.result_type(x.dtype, gy.dtype)
         # Accumulated transposed, (G, C/G * K, O/G): that GEMM order is the faster one.
         gwt = m.zeros((groups, cols.rows // groups, o // groups), dtype=dtype)
         for n0 in range(0, n, cols.size):
             sn = min(cols.size, n - n0)
-            part = m.matmul(cols(n0, sn), g[n0:n0 + sn])  # (S, G, C/G * K, O/G)
+            part = m.matmul(cols(n0, sn), m.swapaxes(spread(gy, n0, sn), -1, -2))
             gwt += part[0] if sn == 1 else part.sum(axis=0)
         gw = m.ascontiguousarray(m.swapaxes(gwt, -1, -2))
         return gw.reshape((o, x.shape[1] // groups) + ksize)

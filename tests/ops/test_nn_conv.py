@@ -104,7 +104,8 @@ def test_conv_third_order_is_exact(nd):
 
 @pytest.mark.parametrize("groups", [1, 2])
 @pytest.mark.parametrize("chunk", [None, 1, 2])
-def test_fast_paths_equal_the_pure_standard_path(groups, chunk, monkeypatch):
+@pytest.mark.parametrize("step", [1, 2])  # stride 1: the flat layout; 2: strided columns
+def test_fast_paths_equal_the_pure_standard_path(groups, chunk, step, monkeypatch):
     import array_api_compat.numpy as xp
 
     from portagrad.xp import _conv_fast
@@ -114,12 +115,15 @@ def test_fast_paths_equal_the_pure_standard_path(groups, chunk, monkeypatch):
         monkeypatch.setattr(_conv_fast, "_chunk", lambda m, n, per_sample: min(n, chunk))
     rng = np.random.default_rng(groups)
     for nd in (1, 2, 3):
-        x = rng.standard_normal((3, 4) + (5,) * nd)
+        size = 12 if step == 1 and nd < 3 else 5
+        x = rng.standard_normal((3, 4) + (size,) * nd)
         w = rng.standard_normal((4, 4 // groups) + (3,) * nd)
         b = rng.standard_normal(4)
-        stride, dil = (2,) * nd, (1,) * nd
+        stride, dil = (step,) * nd, (1,) * nd
         pad = ((1, 2),) * nd
         args = (stride, pad, dil, groups)
+        layout = _conv_fast._Layout((size + 3,) * nd, (size // step + 1,) * nd, stride)
+        assert layout.flat == (step == 1 and nd < 3)
         fast = conv_forward(xp, x, w, *args)
         fast_b = conv_forward(xp, x, w, *args, bias=b)
         gy = rng.standard_normal(fast.shape)
