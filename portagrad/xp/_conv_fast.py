@@ -89,9 +89,12 @@ class _Columns:
         out = _out_shape(tuple(x.shape[2:]), ksize, stride, pad, dilation)
         if any(lo or hi for lo, hi in pad):
             x = m.pad(x, ((0, 0), (0, 0)) + tuple(pad))
-        self.layout = lay = _Layout(tuple(x.shape[2:]), out, stride, flat)
         n, c = x.shape[0], x.shape[1]
         st, item, nd = x.strides, x.itemsize, len(ksize)
+        padded = tuple(x.shape[2:])
+        # The flat view needs the spatial axes of x laid out row-major, without gaps.
+        dense = all(st[2 + i] == _prod(padded[i + 1:]) * item for i in range(nd))
+        self.layout = lay = _Layout(padded, out, stride, flat and dense)
         kernel = tuple(st[2 + i] * dilation[i] for i in range(nd))
         if lay.flat:
             self.view = _strided(m, x, (n, c) + ksize + (lay.width,),

@@ -140,6 +140,22 @@ def test_fast_paths_equal_the_pure_standard_path(groups, chunk, step, monkeypatc
         np.testing.assert_allclose(fast_b, fast + b.reshape((4,) + (1,) * nd), rtol=1e-12)
 
 
+def test_fast_paths_on_a_non_contiguous_input():
+    import array_api_compat.numpy as xp
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 12, 12, 3)).transpose(0, 3, 1, 2)  # channels-last memory
+    w = rng.standard_normal((4, 3, 3, 3))
+    args = ((1, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    gy = rng.standard_normal((2, 4, 10, 10))
+    fast_y = conv_forward(xp, x, w, *args)
+    fast_gw = conv_weight_grad(xp, x, gy, *args, (3, 3))
+    with pure_standard():
+        np.testing.assert_allclose(fast_y, conv_forward(xp, x, w, *args), rtol=1e-12)
+        np.testing.assert_allclose(fast_gw, conv_weight_grad(xp, x, gy, *args, (3, 3)),
+                                   rtol=1e-12)
+
+
 def test_conv_errors_are_clear():
     with pytest.raises(pg.ShapeError, match=r"conv2d\(x\): expected 4 dimensions"):
         ops.conv2d(np.ones((2, 3, 4)), np.ones((2, 3, 3, 3)))
