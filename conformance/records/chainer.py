@@ -210,7 +210,6 @@ _rec("cholesky", lambda a: ops.cholesky(ops.add(a, ops.matrix_transpose(a)) * 0.
      lambda a: np.linalg.cholesky((a + a.T) / 2), lambda r: (_spd(r, (3, 3)),))
 _np_erf = np.vectorize(math.erf)
 _rec("erf", ops.erf, _np_erf, _x(lambda r: _shape(r, 0, 2), -3, 3))
-_rec("erfc", ops.erfc, np.vectorize(math.erfc), _x(lambda r: _shape(r, 0, 2), -3, 3))
 
 # -- losses ---------------------------------------------------------------------------------
 _INT_PAIR = [(lambda rng: (np.arange(3), np.arange(3)), DTypeError)]

@@ -24,7 +24,7 @@ from ._std_extra import cumulative_prod, cumulative_sum
 __all__ = ["absolute", "arccos", "arcsin", "arctan", "arctan2", "arctanh", "average",
            "batch_matmul", "batch_l2_norm_squared", "bias", "scale", "cumsum", "cumprod",
            "fix", "fmod", "linear_interpolate", "rsqrt", "squared_difference", "det",
-           "batch_det", "inv", "batch_inv", "cholesky", "erf", "erfc"]
+           "batch_det", "inv", "batch_inv", "cholesky", "erf"]
 
 
 def _alias(f: Any, name: str, std: str, params: str, example: str) -> Any:
@@ -377,18 +377,3 @@ def erf(x: Any) -> Variable:
     float_only(xv, "erf")
     return _erf(xv)
 
-
-def erfc(x: Any) -> Variable:
-    """The complementary error function ``1 - erf(x)`` (absolute, not relative, accuracy
-    for large ``x``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> round(float(pg.ops.erfc(np.asarray(1.0))), 12)
-    0.15729920705
-    """
-    xv = var(x, "erfc")
-    float_only(xv, "erfc")
-    return 1.0 - _erf(xv)

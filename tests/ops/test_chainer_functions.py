@@ -75,7 +75,7 @@ def test_matches_chainer(cid):
 _MODULES = ["portagrad.ops._chainer_activation", "portagrad.ops._chainer_array",
             "portagrad.ops._chainer_conv", "portagrad.ops._chainer_loss",
             "portagrad.ops._chainer_math", "portagrad.ops._chainer_norm",
-            "portagrad.ops._chainer_pool"]
+            "portagrad.ops._chainer_pool", "portagrad.ops._chainer_special"]
 
 
 @pytest.mark.parametrize("name", _MODULES)
@@ -182,3 +182,40 @@ def test_random_functions_are_reproducible_and_shaped():
 def test_bad_input_raises(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_special_functions_match_scipy_over_wide_ranges():
+    sp = pytest.importorskip("scipy.special")
+    from portagrad.xp import pure_standard
+
+    x = np.concatenate([np.linspace(0.01, 40, 300), np.linspace(-9.95, -0.05, 200) + 0.013])
+    q = np.linspace(0.05, 20, 50)
+    s = np.linspace(1.1, 6, 50)
+    xe = np.linspace(-25, 60, 500)
+    u = np.linspace(-0.9999, 0.9999, 401)
+    v = np.concatenate([np.logspace(-300, 0, 150), np.linspace(0.001, 1.999, 301)])
+    p = np.concatenate([np.logspace(-300, -1, 100), np.linspace(0.01, 0.999, 100)])
+    cases = [(pg.ops.lgamma, (x,), sp.gammaln, 1e-10), (pg.ops.digamma, (x,), sp.digamma, 1e-12),
+             (lambda a: pg.ops.polygamma(2, a), (x,), lambda a: sp.polygamma(2, a), 1e-12),
+             (pg.ops.zeta, (s, q), sp.zeta, 1e-13), (pg.ops.erfcx, (xe,), sp.erfcx, 1e-13),
+             (pg.ops.erfc, (xe,), sp.erfc, 1e-9), (pg.ops.erfinv, (u,), sp.erfinv, 1e-12),
+             (pg.ops.erfcinv, (v,), sp.erfcinv, 1e-13), (pg.ops.ndtr, (xe,), sp.ndtr, 1e-11),
+             (pg.ops.log_ndtr, (xe,), sp.log_ndtr, 1e-10), (pg.ops.ndtri, (p,), sp.ndtri, 1e-13)]
+    with pure_standard():
+        for f, args, ref, rtol in cases:
+            np.testing.assert_allclose(f(*args).array, ref(*args), rtol=rtol, atol=1e-300)
+    edges = pg.ops.erfinv(np.array([-1.0, 1.0, 1.5])).array
+    np.testing.assert_array_equal(edges, [-np.inf, np.inf, np.nan])
+    np.testing.assert_array_equal(pg.ops.lgamma(np.array([0.0, -2.0])).array, [np.inf, np.inf])
+
+
+def test_special_function_derivatives_chain():
+    x = pg.Variable(np.array([0.7, 2.5, -1.5]), requires_grad=True)
+    (g,) = pg.grad([pg.ops.sum(pg.ops.lgamma(x))], [x], create_graph=True)
+    np.testing.assert_allclose(g.array, pg.ops.digamma(x.array).array)
+    (h,) = pg.grad([pg.ops.sum(g)], [x])
+    np.testing.assert_allclose(h.array, pg.ops.polygamma(1, x.array).array)
+    q = pg.Variable(np.array([0.5, 3.0]), requires_grad=True)
+    (gq,) = pg.grad([pg.ops.sum(pg.ops.zeta(np.array([2.0, 3.5]), q))], [q])
+    np.testing.assert_allclose(gq.array, -np.array([2.0, 3.5]) * pg.ops.zeta(
+        np.array([3.0, 4.5]), q.array).array)
