@@ -7,6 +7,8 @@ from ._chainer_array import *  # noqa: F403
 from ._chainer_array import __all__ as _array_all
 from ._chainer_conv import *  # noqa: F403
 from ._chainer_conv import __all__ as _conv_all
+from ._chainer_extra import *  # noqa: F403
+from ._chainer_extra import __all__ as _extra_all
 from ._chainer_loss import *  # noqa: F403
 from ._chainer_loss import __all__ as _loss_all
 from ._chainer_math import *  # noqa: F403
@@ -18,5 +20,5 @@ from ._chainer_pool import __all__ as _pool_all
 from ._chainer_special import *  # noqa: F403
 from ._chainer_special import __all__ as _special_all
 
-__all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_loss_all, *_math_all,
-                      *_norm_all, *_pool_all, *_special_all]
+__all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_extra_all, *_loss_all,
+                      *_math_all, *_norm_all, *_pool_all, *_special_all]

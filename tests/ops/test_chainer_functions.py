@@ -73,7 +73,8 @@ def test_matches_chainer(cid):
 
 
 _MODULES = ["portagrad.ops._chainer_activation", "portagrad.ops._chainer_array",
-            "portagrad.ops._chainer_conv", "portagrad.ops._chainer_loss",
+            "portagrad.ops._chainer_conv", "portagrad.ops._chainer_extra",
+            "portagrad.ops._chainer_loss",
             "portagrad.ops._chainer_math", "portagrad.ops._chainer_norm",
             "portagrad.ops._chainer_pool", "portagrad.ops._chainer_special"]
 
@@ -219,3 +220,25 @@ def test_special_function_derivatives_chain():
     (gq,) = pg.grad([pg.ops.sum(pg.ops.zeta(np.array([2.0, 3.5]), q))], [q])
     np.testing.assert_allclose(gq.array, -np.array([2.0, 3.5]) * pg.ops.zeta(
         np.array([3.0, 4.5]), q.array).array)
+
+
+def test_forget_recomputes_and_keeps_every_order():
+    calls = []
+
+    def f(a, b):
+        calls.append(1)
+        return pg.ops.exp(a) * b, a * b
+
+    xa = np.array([0.3, -0.2])
+    xb = np.array([1.5, 2.0])
+    a = pg.Variable(xa, requires_grad=True)
+    b = pg.Variable(xb, requires_grad=True)
+    y1, y2 = pg.ops.forget(f, a, b)
+    assert len(calls) == 1 and y1.creator is not None
+    loss = pg.ops.sum(y1 * y1) + pg.ops.sum(y2)
+    ga, gb = pg.grad([loss], [a, b], create_graph=True)
+    assert len(calls) == 2  # backward ran f again
+    np.testing.assert_allclose(ga.array, 2 * np.exp(2 * xa) * xb ** 2 + xb)
+    np.testing.assert_allclose(gb.array, 2 * np.exp(2 * xa) * xb + xa)
+    (gga,) = pg.grad([pg.ops.sum(ga)], [a])
+    np.testing.assert_allclose(gga.array, 4 * np.exp(2 * xa) * xb ** 2)
