@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..xp._optim import momentum_update, sgd_update
+from ..xp._optim import adam_update, momentum_update, sgd_update
 from ._optimizer import Optimizer
 
 __all__ = ["SGD", "MomentumSGD", "Nesterov", "Adam", "AdamW", "RMSprop", "AdaGrad",
@@ -103,29 +103,21 @@ class Adam(Optimizer):
             st["vhat"] = _zeros_like(p)
         return st
 
-    def _direction(self, p: Any, g: Any, st: dict[str, Any]) -> Any:
-        xp = p.xp
-        if self.weight_decay and type(self) is Adam:
-            g = g + self.weight_decay * p.array
-        m, v = st["m"], st["v"]
-        m *= self.beta1
-        m += (1.0 - self.beta1) * g
-        v *= self.beta2
-        v += (1.0 - self.beta2) * (g * g)
-        st["m"], st["v"] = m, v
-        if self.amsgrad:
-            vhat = xp.maximum(st["vhat"], v)
-            st["vhat"] = vhat
-            v = vhat
+    def _step(self, p: Any, g: Any, st: dict[str, Any], decay: float) -> None:
         t = self.t
-        step = self.lr * math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
+        c2 = math.sqrt(1.0 - self.beta2**t)
+        step = self.lr * c2 / (1.0 - self.beta1**t)
         # eps is added to sqrt(v) after bias correction, as in the paper.
-        return m / (xp.sqrt(v) + self.eps * math.sqrt(1.0 - self.beta2**t)) * step
+        p.array, st["m"], st["v"], vhat = adam_update(
+            p.xp, p.array, g, st["m"], st["v"], st.get("vhat") if self.amsgrad else None,
+            self.beta1, self.beta2, self.eps * c2, step, decay)
+        if self.amsgrad:
+            st["vhat"] = vhat
 
     def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
-        a = p.array
-        a -= self._direction(p, g, st)
-        p.array = a
+        if self.weight_decay:
+            g = g + self.weight_decay * p.array
+        self._step(p, g, st, 1.0)
 
 
 class AdamW(Adam):
@@ -137,12 +129,7 @@ class AdamW(Adam):
         super().__init__(params, lr, beta1, beta2, eps, weight_decay, amsgrad)
 
     def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
-        d = self._direction(p, g, st)
-        a = p.array
-        if self.weight_decay:
-            a *= 1.0 - self.lr * self.weight_decay
-        a -= d
-        p.array = a
+        self._step(p, g, st, 1.0 - self.lr * self.weight_decay)
 
 
 class RMSprop(Optimizer):

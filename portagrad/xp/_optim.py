@@ -20,7 +20,7 @@ import numpy as np
 
 from ._kernels import kernel
 
-__all__ = ["sgd_update", "momentum_update"]
+__all__ = ["sgd_update", "momentum_update", "adam_update"]
 
 
 @kernel
@@ -61,6 +61,44 @@ def momentum_update(xp: Any, param: Any, grad: Any, v: Any, lr: float,
     v -= lr * grad
     param += v
     return param, v
+
+
+@kernel
+def adam_update(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
+                beta2: float, eps: float, step: float, decay: float) -> tuple[Any, Any, Any, Any]:
+    """One Adam step with the bias correction folded into ``step`` and ``eps``::
+
+        m = beta1 * m + (1 - beta1) * grad
+        v = beta2 * v + (1 - beta2) * grad**2
+        vhat = maximum(vhat, v)                       (AMSGrad; vhat None: v itself)
+        param = decay * param - step * m / (sqrt(vhat) + eps)
+
+    ``decay`` is AdamW's ``1 - lr * weight_decay`` (1.0 for Adam). Returns
+    ``(param, m, v, vhat)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._optim import adam_update
+    >>> z = np.zeros(1)
+    >>> with pure_standard():
+    ...     p, m, v, _ = adam_update(xp, np.array([1.0]), np.array([2.0]), z.copy(), z.copy(),
+    ...                              None, 0.5, 0.75, 0.0, 0.1, 1.0)
+    >>> p, m, v
+    (array([0.9]), array([1.]), array([1.]))
+    """
+    m *= beta1
+    m += (1.0 - beta1) * grad
+    v *= beta2
+    v += (1.0 - beta2) * (grad * grad)
+    if vhat is not None:
+        vhat = xp.maximum(vhat, v)
+    if decay != 1.0:
+        param *= decay
+    param -= m / (xp.sqrt(v if vhat is None else vhat) + eps) * step
+    return param, m, v, vhat
 
 
 # -- NumPy: BLAS axpy through SciPy ---------------------------------------------------------
@@ -131,6 +169,30 @@ def _momentum_numpy(xp: Any, param: Any, grad: Any, v: Any, lr: float,
     return param, v
 
 
+@adam_update.override("numpy")
+def _adam_numpy(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
+                beta2: float, eps: float, step: float, decay: float) -> Any:
+    fn = _axpy_for(param, grad)
+    if fn is None or _axpy_for(m, grad) is None or _axpy_for(v, grad) is None or (
+            vhat is not None and _axpy_for(vhat, grad) is None):
+        return NotImplemented
+    # One temporary instead of seven.
+    tmp = np.multiply(grad, grad)
+    m *= beta1
+    _axpy(fn, 1.0 - beta1, grad, m)
+    v *= beta2
+    _axpy(fn, 1.0 - beta2, tmp, v)
+    if vhat is not None:
+        np.maximum(vhat, v, out=vhat)
+    np.sqrt(v if vhat is None else vhat, out=tmp)
+    tmp += eps
+    np.divide(m, tmp, out=tmp)
+    if decay != 1.0:
+        param *= decay
+    _axpy(fn, -step, tmp, param)
+    return param, m, v, vhat
+
+
 # -- torch ----------------------------------------------------------------------------------
 @sgd_update.override("torch")
 def _sgd_torch(xp: Any, param: Any, grad: Any, lr: float) -> Any:
@@ -146,5 +208,21 @@ def _momentum_torch(xp: Any, param: Any, grad: Any, v: Any, lr: float,
     return param, v
 
 
+@adam_update.override("torch")
+def _adam_torch(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
+                beta2: float, eps: float, step: float, decay: float) -> Any:
+    import torch
+
+    m.mul_(beta1).add_(grad, alpha=1.0 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1.0 - beta2)
+    if vhat is not None:
+        torch.maximum(vhat, v, out=vhat)
+    denom = (v if vhat is None else vhat).sqrt().add_(eps)
+    if decay != 1.0:
+        param.mul_(decay)
+    param.addcdiv_(m, denom, value=-step)
+    return param, m, v, vhat
+
+
 # Kernels are objects, not functions: point doctest at their defaults' examples.
-__test__ = {k.name: k.default for k in (sgd_update, momentum_update)}
+__test__ = {k.name: k.default for k in (sgd_update, momentum_update, adam_update)}
