@@ -111,3 +111,156 @@ def _sampler_sample(rng):
 
 register(OpRecord("spatial_transformer_sampler", ops.spatial_transformer_sampler,
                   _sampler_ref, _sampler_sample))
+
+
+# -- sequences ------------------------------------------------------------------------------
+def _crf_sample(rng):
+    k = 2
+    lengths = (3, 3, 1)  # batch sizes per step, non-increasing
+    xs = tuple(_u(rng, -1, 1, (n, k)) for n in lengths)
+    ys = tuple(rng.integers(0, k, size=n) for n in lengths)
+    return (_u(rng, -1, 1, (k, k)),) + xs + ys + (int(rng.integers(0, 2)),)
+
+
+def _crf_fn(cost, x0, x1, x2, y0, y1, y2, r):
+    return ops.crf1d(cost, [x0, x1, x2], [y0, y1, y2], ("mean", "no")[r])
+
+
+def _crf_ref(cost, x0, x1, x2, y0, y1, y2, r):
+    """Brute force: the log-partition over every label sequence of each batch row."""
+    import itertools
+
+    xs, ys = [x0, x1, x2], [y0, y1, y2]
+    k = cost.shape[0]
+    losses = []
+    for row in range(len(x0)):
+        steps = [x for x in xs if len(x) > row]
+
+        def score(seq, steps=steps, row=row):
+            s = sum(x[row, q] for x, q in zip(steps, seq))
+            return s + sum(cost[a, b] for a, b in zip(seq[:-1], seq[1:]))
+
+        logz = np.logaddexp.reduce([score(q) for q in itertools.product(range(k),
+                                                                         repeat=len(steps))])
+        losses.append(logz - score([y[row] for y, x in zip(ys, xs) if len(x) > row]))
+    losses = np.array(losses)
+    return losses.sum() / len(x0) if r == 0 else losses
+
+
+register(OpRecord("crf1d", _crf_fn, _crf_ref, _crf_sample))
+
+
+def _viterbi_sample(rng):
+    """Scores whose best path wins by at least 0.1 (no tie within a difference step)."""
+    import itertools
+
+    while True:
+        cost, *xs = (_u(rng, -2, 2, (3, 3)),) + tuple(_u(rng, -2, 2, (2, 3)) for _ in range(3))
+        margins = []
+        for row in range(2):
+            totals = sorted(xs[0][row, a] + xs[1][row, b] + xs[2][row, c] + cost[a, b]
+                            + cost[b, c] for a, b, c in itertools.product(range(3), repeat=3))
+            margins.append(totals[-1] - totals[-2])
+        if min(margins) > 0.1:
+            return (cost, *xs)
+
+
+def _viterbi_ref(cost, x0, x1, x2):
+    import itertools
+
+    best = []
+    for row in range(2):
+        best.append(max(x0[row, a] + x1[row, b] + x2[row, c] + cost[a, b] + cost[b, c]
+                        for a, b, c in itertools.product(range(3), repeat=3)))
+    return np.array(best)
+
+
+register(OpRecord("argmax_crf1d", lambda c, *xs: ops.argmax_crf1d(c, list(xs))[0],
+                  _viterbi_ref, _viterbi_sample))
+
+
+def _ctc_sample(rng):
+    return tuple(_u(rng, -2, 2, (2, 3)) for _ in range(3)) + (
+        np.array([[1, 2], [2, 2]]), np.array([3, 2]), np.array([2, 1]))
+
+
+def _ctc_fn(x0, x1, x2, t, il, ll):
+    return ops.connectionist_temporal_classification([x0, x1, x2], t, 0, il, ll, "no")
+
+
+def _ctc_ref(x0, x1, x2, t, il, ll):
+    """Brute force: the probability of every alignment that collapses to the labels."""
+    import itertools
+
+    xs = np.stack([x0, x1, x2])
+    logp = xs - np.log(np.exp(xs).sum(-1, keepdims=True))
+    out = []
+    for b in range(xs.shape[1]):
+        target = list(t[b, :ll[b]])
+        total = []
+        for path in itertools.product(range(3), repeat=int(il[b])):
+            collapsed = [q for i, q in enumerate(path) if q != 0 and (i == 0 or
+                                                                      path[i - 1] != q)]
+            if collapsed == target:
+                total.append(sum(logp[i, b, q] for i, q in enumerate(path)))
+        out.append(-np.logaddexp.reduce(total))
+    return np.array(out)
+
+
+register(OpRecord("connectionist_temporal_classification", _ctc_fn, _ctc_ref, _ctc_sample,
+                  diff=(0, 1, 2)))
+
+
+def _sig(x):
+    return 0.5 * (1 + np.tanh(0.5 * x))
+
+
+def _slstm_ref(c1, c2, x1, x2):
+    g1, g2 = x1.reshape(len(x1), -1, 4), x2.reshape(len(x2), -1, 4)
+    c = (np.tanh(g1[..., 0]) * _sig(g1[..., 1]) + np.tanh(g2[..., 0]) * _sig(g2[..., 1])
+         + _sig(g1[..., 2]) * c1 + _sig(g2[..., 2]) * c2)
+    return c, _sig(g1[..., 3] + g2[..., 3]) * np.tanh(c)
+
+
+register(OpRecord("slstm", ops.slstm, _slstm_ref,
+                  lambda rng: (_u(rng, -1, 1, (2, 2)), _u(rng, -1, 1, (2, 2)),
+                               _u(rng, -1, 1, (2, 8)), _u(rng, -1, 1, (2, 8)))))
+
+
+def _tree_ref(c1, c2, x):
+    g = x.reshape(len(x), 5, -1)
+    c = np.tanh(g[:, 0]) * _sig(g[:, 1]) + _sig(g[:, 3]) * c1 + _sig(g[:, 4]) * c2
+    return c, _sig(g[:, 2]) * np.tanh(c)
+
+
+register(OpRecord("tree_lstm", ops.tree_lstm, _tree_ref,
+                  lambda rng: (_u(rng, -1, 1, (2, 2)), _u(rng, -1, 1, (2, 2)),
+                               _u(rng, -1, 1, (2, 10)))))
+
+
+def _ns_ref(x, w, t, s):
+    wx = np.einsum("bd,bkd->bk", x, w[np.where(t[:, None] >= 0, np.concatenate(
+        [t[:, None], s[:, 1:]], 1), 0)])
+    wx[:, 0] *= -1
+    return np.where(t >= 0, np.logaddexp(wx, 0).sum(1), 0.0)
+
+
+register(OpRecord("negative_sampling",
+                  lambda x, w, t, s: ops.negative_sampling(x, t, w, lambda shape: s, 2, "no"),
+                  _ns_ref,
+                  lambda rng: (_u(rng, -1, 1, (3, 2)), _u(rng, -1, 1, (4, 2)),
+                               np.array([0, -1, 3]), rng.integers(0, 4, size=(3, 3))),
+                  diff=(0, 1)))
+
+
+def _bo_ref(x, w, t, s):
+    pos = (w[t] * x).sum(1, keepdims=True)
+    neg = np.einsum("bd,bkd->bk", x, w[s])
+    logz = np.logaddexp.reduce(np.concatenate([pos, neg], 1), axis=1, keepdims=True)
+    return -((pos - logz)[:, 0] + np.log(1 - np.exp(neg - logz)).sum(1))
+
+
+register(OpRecord("black_out", lambda x, w, t, s: ops.black_out(x, t, w, s, "no"), _bo_ref,
+                  lambda rng: (_u(rng, -1, 1, (3, 2)), _u(rng, -1, 1, (5, 2)),
+                               rng.integers(0, 5, size=3), rng.integers(0, 5, size=(3, 2))),
+                  diff=(0, 1)))

@@ -28,6 +28,11 @@ def _spread(rng, shape):
     return (v - v.mean()).reshape(shape)
 
 
+def _sampler(ids):
+    """A negative sampler that returns fixed ids (the same in both libraries)."""
+    return lambda shape: ids.astype(np.int32).copy()
+
+
 def _spd(rng, n, batch=None):
     a = _u(rng, (batch, n, n) if batch else (n, n))
     return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
@@ -316,4 +321,39 @@ CASES = [
      lambda r: ((_u(r, (2, 2, 3)), (3, 4)), {}, (0,))),
     ("spatial_transformer_sampler", "spatial_transformer_sampler",
      lambda r: ((_u(r, (2, 2, 3, 4)), _u(r, (2, 2, 2, 3), -1.2, 1.2)), {}, (0, 1))),
+    # -- sequences ----------------------------------------------------------------------
+    ("crf1d", "crf1d",
+     lambda r: ((_u(r, (3, 3)), [_u(r, (3, 3)), _u(r, (2, 3)), _u(r, (1, 3))],
+                 [np.array([0, 2, 1]), np.array([1, 1]), np.array([2])]), {}, (0,))),
+    ("crf1d_no", "crf1d",
+     lambda r: ((_u(r, (2, 2)), [_u(r, (2, 2)), _u(r, (2, 2))],
+                 [np.array([0, 1]), np.array([1, 1])]), {"reduce": "no"}, (0,))),
+    ("argmax_crf1d", "argmax_crf1d",
+     lambda r: ((_u(r, (3, 3), -2, 2), [_u(r, (3, 3), -2, 2), _u(r, (3, 3), -2, 2),
+                                         _u(r, (2, 3), -2, 2)]), {}, (0,))),
+    ("ctc", "connectionist_temporal_classification",
+     lambda r: (([_u(r, (2, 4), -2, 2) for _ in range(5)],
+                 np.array([[1, 2], [3, 3]], dtype=np.int32), 0), {}, ())),
+    ("ctc_lengths", "connectionist_temporal_classification",
+     lambda r: (([_u(r, (3, 3), -2, 2) for _ in range(4)],
+                 np.array([[1, 2, 1], [2, 0, 0], [1, 1, 0]], dtype=np.int32), 0),
+                {"input_length": np.array([4, 3, 4], dtype=np.int32),
+                 "label_length": np.array([3, 1, 2], dtype=np.int32), "reduce": "no"}, ())),
+    ("slstm", "slstm", lambda r: ((_u(r, (2, 3)), _u(r, (2, 3)), _u(r, (2, 12)),
+                                   _u(r, (2, 12))), {}, (0, 1, 2, 3))),
+    ("tree_lstm", "tree_lstm", lambda r: ((_u(r, (2, 2)), _u(r, (2, 2)), _u(r, (2, 2)),
+                                           _u(r, (2, 12))), {}, (0, 1, 2, 3))),
+    ("negative_sampling", "negative_sampling",
+     lambda r: ((_u(r, (3, 2)), np.array([0, -1, 3], dtype=np.int32), _u(r, (4, 2)),
+                 _sampler(r.integers(0, 4, size=(3, 3))), 2), {}, (0, 2))),
+    ("negative_sampling_no", "negative_sampling",
+     lambda r: ((_u(r, (2, 3)), np.array([1, 2], dtype=np.int32), _u(r, (5, 3)),
+                 _sampler(r.integers(0, 5, size=(2, 4))), 3),
+                {"reduce": "no"}, (0, 2))),
+    ("black_out", "black_out",
+     lambda r: ((_u(r, (3, 2)), np.array([0, 2, 3], dtype=np.int32), _u(r, (5, 2)),
+                 np.array([[1, 4], [0, 1], [2, 4]], dtype=np.int32)), {}, (0, 2))),
+    ("black_out_no", "black_out",
+     lambda r: ((_u(r, (2, 2)), np.array([1, 0], dtype=np.int32), _u(r, (3, 2)),
+                 np.array([[2], [1]], dtype=np.int32)), {"reduce": "no"}, (0, 2))),
 ]

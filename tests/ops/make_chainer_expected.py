@@ -28,7 +28,9 @@ from _chainer_cases import CASES  # noqa: E402
 
 
 def _outputs(out):
-    outs = out if isinstance(out, (tuple, list)) else (out,)
+    outs = []
+    for o in (out if isinstance(out, (tuple, list)) else (out,)):
+        outs.extend(o if isinstance(o, (tuple, list)) else [o])  # nested lists: flattened
     return [o if isinstance(o, chainer.Variable) else chainer.Variable(np.asarray(o))
             for o in outs]
 

@@ -44,7 +44,9 @@ def test_matches_chainer(cid):
         leaves[i] = pg.Variable(np.asarray(args[i]), requires_grad=True)
         args[i] = leaves[i]
     out = getattr(pg.ops, name)(*args, **kwargs)
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    outs = []
+    for o in (out if isinstance(out, (tuple, list)) else (out,)):
+        outs.extend(o if isinstance(o, (tuple, list)) else [o])
     want_outs, want_grads = EXPECTED[cid]
     assert len(outs) == len(want_outs)
     total = None
@@ -76,7 +78,8 @@ _MODULES = ["portagrad.ops._chainer_activation", "portagrad.ops._chainer_array",
             "portagrad.ops._chainer_conv", "portagrad.ops._chainer_extra",
             "portagrad.ops._chainer_loss",
             "portagrad.ops._chainer_math", "portagrad.ops._chainer_norm",
-            "portagrad.ops._chainer_pool", "portagrad.ops._chainer_special"]
+            "portagrad.ops._chainer_pool", "portagrad.ops._chainer_seq",
+            "portagrad.ops._chainer_special"]
 
 
 @pytest.mark.parametrize("name", _MODULES)
