@@ -356,4 +356,17 @@ CASES = [
     ("black_out_no", "black_out",
      lambda r: ((_u(r, (2, 2)), np.array([1, 0], dtype=np.int32), _u(r, (3, 2)),
                  np.array([[2], [1]], dtype=np.int32)), {"reduce": "no"}, (0, 2))),
+    # -- regions of interest ------------------------------------------------------------
+    ("roi_pooling_2d", "roi_pooling_2d",
+     lambda r: ((_distinct(r, (2, 2, 6, 7)),
+                 np.array([[0, 1.2, 0.4, 5.6, 4.9], [1, 0, 2, 3, 2], [1, 2.5, 1.5, 12, 9]]),
+                 3, 2, 0.8), {}, (0,))),
+    ("roi_max_pooling_2d", "roi_max_pooling_2d",
+     lambda r: ((_distinct(r, (2, 2, 6, 7)),
+                 np.array([[0.4, 1.2, 4.9, 5.6], [2, 0, 2, 3], [1.5, 2.5, 9, 12]]),
+                 np.array([0, 1, 1], dtype=np.int32), (2, 3), 0.8), {}, (0,))),
+    ("roi_average_pooling_2d", "roi_average_pooling_2d",
+     lambda r: ((_u(r, (2, 2, 6, 7)),
+                 np.array([[0.4, 1.2, 4.9, 5.6], [2, 0, 2, 3], [1.5, 2.5, 9, 12]]),
+                 np.array([0, 1, 1], dtype=np.int32), 3, 0.8), {}, (0,))),
 ]

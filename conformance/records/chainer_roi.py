@@ -1,0 +1,66 @@
+"""Records of the RoI pooling functions; references loop over bins as Fast R-CNN does."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import portagrad.ops as ops
+from conformance._db import OpRecord, register
+from conformance.records.nn import _distinct, _u
+from portagrad import ShapeError
+
+
+def _ref(x, boxes, oh, ow, scale, plus_one, how, empty):
+    h, w = x.shape[2:]
+    out = np.full((len(boxes), x.shape[1], oh, ow), empty)
+    for r, (idx, y1, x1, y2, x2) in enumerate(boxes):
+        ys, xs, ye, xe = (round(v * scale) for v in (y1, x1, y2, x2))
+        rh, rw = max(ye - ys + plus_one, 1), max(xe - xs + plus_one, 1)
+        for i in range(oh):
+            h0 = min(max(math.floor(i * rh / oh) + ys, 0), h)
+            h1 = min(max(math.ceil((i + 1) * rh / oh) + ys, 0), h)
+            for j in range(ow):
+                w0 = min(max(math.floor(j * rw / ow) + xs, 0), w)
+                w1 = min(max(math.ceil((j + 1) * rw / ow) + xs, 0), w)
+                if h1 > h0 and w1 > w0:
+                    patch = x[int(idx), :, h0:h1, w0:w1].reshape(x.shape[1], -1)
+                    out[r, :, i, j] = patch.max(1) if how == "max" else patch.mean(1)
+    return out
+
+
+def _boxes(rng, n):
+    """Boxes of at least 2 x 2 pixels inside a 5 x 6 map: no empty bin."""
+    y1 = rng.uniform(0, 2, n)
+    x1 = rng.uniform(0, 2, n)
+    return np.stack([y1, x1, y1 + rng.uniform(2, 3, n), x1 + rng.uniform(2, 4, n)], 1)
+
+
+def _sample(max_pool):
+    def sample(rng):
+        x = _distinct(rng, (2, 2, 5, 6)) if max_pool else _u(rng, -1, 1, (2, 2, 5, 6))
+        return x, _boxes(rng, 3), rng.integers(0, 2, size=3)
+
+    return sample
+
+
+def _fast_rcnn_sample(rng):
+    x, b, i = _sample(True)(rng)
+    return x, np.concatenate([i[:, None].astype(float), b[:, [1, 0, 3, 2]]], axis=1)
+
+
+register(OpRecord(
+    "roi_pooling_2d", lambda x, rois: ops.roi_pooling_2d(x, rois, 2, 2, 1.0),
+    lambda x, rois: _ref(x, [(r[0], r[2], r[1], r[4], r[3]) for r in rois], 2, 2, 1.0, 1,
+                         "max", 0.0), _fast_rcnn_sample, diff=(0,),
+    errors=[(lambda rng: (np.ones((2, 3, 4)), np.ones((1, 5))), ShapeError)]))
+register(OpRecord(
+    "roi_max_pooling_2d", lambda x, b, i: ops.roi_max_pooling_2d(x, b, i, (2, 2), 1.0),
+    lambda x, b, i: _ref(x, [(i[k], *b[k]) for k in range(len(b))], 2, 2, 1.0, 0, "max",
+                         -np.inf), _sample(True), diff=(0,)))
+register(OpRecord(
+    "roi_average_pooling_2d",
+    lambda x, b, i: ops.roi_average_pooling_2d(x, b, i, 2, 1.0),
+    lambda x, b, i: _ref(x, [(i[k], *b[k]) for k in range(len(b))], 2, 2, 1.0, 0, "mean",
+                         0.0), _sample(False), diff=(0,)))

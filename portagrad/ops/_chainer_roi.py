@@ -1,0 +1,156 @@
+"""Chainer's region-of-interest pooling under Chainer's names: ``roi_pooling_2d`` (Fast
+R-CNN's ``(index, x1, y1, x2, y2)`` boxes), ``roi_max_pooling_2d`` and
+``roi_average_pooling_2d`` (``(y1, x1, y2, x2)`` boxes with separate indices).
+
+The bins follow Chainer's integer rounding. Each region is cropped once and reduced
+separably (rows, then columns), a max or mean over a rectangle being the reduction of
+the row reductions; the ops are getitem, max and mean, so derivatives come from them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .._errors import ShapeError
+from ..tape._variable import Variable
+from ._core import float_only, var, wrap
+from ._elementwise import where
+from ._indexing import getitem
+from ._reduction import max as _max
+from ._reduction import mean as _mean
+from ._shape import stack
+
+__all__ = ["roi_pooling_2d", "roi_max_pooling_2d", "roi_average_pooling_2d"]
+
+
+def _bins(n_out: int, stride: float, size: int, offset: int) -> list[tuple[int, int]]:
+    out = []
+    for o in range(n_out):
+        start = min(max(math.floor(o * stride) + offset, 0), size)
+        end = min(max(math.ceil((o + 1) * stride) + offset, 0), size)
+        out.append((start, end))
+    return out
+
+
+def _pool(x: Variable, boxes: list[tuple[int, float, float, float, float]], outh: int,
+          outw: int, scale: float, plus_one: int, how: str, empty: float) -> Variable:
+    """Boxes as ``(index, y1, x1, y2, x2)``; ``plus_one`` is 1 for Fast R-CNN's sizes."""
+    xp = x.xp
+    h, w = x.array.shape[2:]
+    reduce = _max if how == "max" else _mean
+    outs = []
+    for idx, y1, x1, y2, x2 in boxes:
+        ys, xs = round(y1 * scale), round(x1 * scale)
+        ye, xe = round(y2 * scale), round(x2 * scale)
+        rh, rw = max(ye - ys + plus_one, 1), max(xe - xs + plus_one, 1)
+        rows = _bins(outh, rh / outh, h, ys)
+        cols = _bins(outw, rw / outw, w, xs)
+        crop = getitem(x, idx)  # (C, H, W)
+        # an empty bin reads one element and is replaced by ``empty`` below
+        r = stack([reduce(getitem(crop, (slice(None), slice(a, b if b > a else a + 1))),
+                          axis=1) for a, b in ((min(a, h - 1), b) for a, b in rows)], axis=1)
+        y = stack([reduce(getitem(r, (slice(None), slice(None),
+                                      slice(a, b if b > a else a + 1))), axis=2)
+                   for a, b in ((min(a, w - 1), b) for a, b in cols)], axis=2)
+        bad = [[rb <= ra or cb <= ca for ca, cb in cols] for ra, rb in rows]
+        if any(any(row) for row in bad):
+            y = where(wrap(xp.asarray(bad, device=x.array.device), xp), empty, y)
+        outs.append(y)
+    if not outs:
+        return wrap(xp.zeros((0, x.array.shape[1], outh, outw), dtype=x.array.dtype,
+                             device=x.array.device), xp)
+    return stack(outs, axis=0)
+
+
+def _input(x: Any, op: str) -> Variable:
+    xv = var(x, op)
+    float_only(xv, op)
+    if xv.array.ndim != 4:
+        raise ShapeError(f"{op}(x): expected (N, C, H, W), got shape {tuple(xv.array.shape)}")
+    return xv
+
+
+def _host_rows(a: Any, width: int, op: str, arg: str) -> list[list[float]]:
+    a = a.array if isinstance(a, Variable) else a
+    if a.ndim != 2 or a.shape[1] != width:
+        raise ShapeError(f"{op}({arg}): expected shape (R, {width}), got {tuple(a.shape)}")
+    return [[float(a[i, j]) for j in range(width)] for i in range(a.shape[0])]
+
+
+def _outsize(outsize: Any) -> tuple[int, int]:
+    return (outsize, outsize) if isinstance(outsize, int) else tuple(outsize)  # type: ignore
+
+
+def roi_pooling_2d(x: Any, rois: Any, outh: int, outw: int, spatial_scale: float
+                   ) -> Variable:
+    """Fast R-CNN's RoI max pooling: ``rois`` ``(R, 5)`` rows ``(index, x1, y1, x2, y2)``
+    in input coordinates (times ``spatial_scale`` on the feature map), each region split
+    into ``outh x outw`` bins; empty bins give 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_pooling_2d(x, np.array([[0, 0, 0, 3, 3]]), 2, 2, 1.0).array
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
+    op = "roi_pooling_2d"
+    xv = _input(x, op)
+    boxes = [(int(r[0]), r[2], r[1], r[4], r[3]) for r in _host_rows(rois, 5, op, "rois")]
+    return _pool(xv, boxes, outh, outw, spatial_scale, 1, "max", 0.0)
+
+
+def _indexed(x: Any, rois: Any, roi_indices: Any, op: str) -> tuple[Variable, list]:
+    xv = _input(x, op)
+    rows = _host_rows(rois, 4, op, "rois")
+    ind = roi_indices.array if isinstance(roi_indices, Variable) else roi_indices
+    if tuple(ind.shape) != (len(rows),):
+        raise ShapeError(f"{op}(roi_indices): expected shape ({len(rows)},), got "
+                         f"{tuple(ind.shape)}")
+    return xv, [(int(ind[i]), *r) for i, r in enumerate(rows)]
+
+
+def roi_max_pooling_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Sequence[int],
+                       spatial_scale: float) -> Variable:
+    """RoI max pooling with ``rois`` ``(R, 4)`` rows ``(y1, x1, y2, x2)`` and the batch
+    index of each in ``roi_indices``; empty bins give ``-inf``, as Chainer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_max_pooling_2d(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]), 2,
+    ...                           1.0).array
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
+    op = "roi_max_pooling_2d"
+    xv, boxes = _indexed(x, rois, roi_indices, op)
+    oh, ow = _outsize(outsize)
+    return _pool(xv, boxes, oh, ow, spatial_scale, 0, "max", -math.inf)
+
+
+def roi_average_pooling_2d(x: Any, rois: Any, roi_indices: Any,
+                           outsize: int | Sequence[int], spatial_scale: float) -> Variable:
+    """RoI average pooling with ``rois`` ``(R, 4)`` rows ``(y1, x1, y2, x2)`` and their
+    batch indices; empty bins give 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_average_pooling_2d(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]),
+    ...                               2, 1.0).array
+    array([[[[ 2.5,  4.5],
+             [10.5, 12.5]]]])
+    """
+    op = "roi_average_pooling_2d"
+    xv, boxes = _indexed(x, rois, roi_indices, op)
+    oh, ow = _outsize(outsize)
+    return _pool(xv, boxes, oh, ow, spatial_scale, 0, "mean", 0.0)
