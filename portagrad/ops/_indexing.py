@@ -80,6 +80,10 @@ def _index_array(x: Variable, indices: Any, op: str, arg: str = "indices") -> An
 
 
 def _normalize_negative(xp: Any, idx: Any, n: int, op: str) -> Any:
+    if idx.dtype != xp.int64 and idx.dtype != xp.int32:
+        # Small integer indices: ``idx + n`` below would overflow them, and torch gathers
+        # only with int32/int64 indices.
+        idx = xp.astype(idx, xp.int64)
     if idx.shape and 0 in idx.shape:
         return idx
     # Out-of-range indices would wrap or clip silently in some libraries.

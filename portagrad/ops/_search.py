@@ -48,6 +48,13 @@ def count_nonzero(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     v = var(x, "count_nonzero")
     axes = _axes_tuple(axis, v.array.ndim, "count_nonzero")
     xp = v.xp
+    if axes == ():
+        # No axis to reduce: each element counts alone. torch reads dim=() as every axis.
+        dtype = xp.__array_namespace_info__().default_dtypes(
+            device=v.array.device)["integral"]
+        a = v.array
+        nonzero = a if xp.isdtype(a.dtype, "bool") else a != 0
+        return wrap(xp.astype(nonzero, dtype), xp)
     return wrap(ensure_array(xp, xp.count_nonzero(v.array, axis=axes, keepdims=keepdims)), xp)
 
 

@@ -192,6 +192,8 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
         v = concat(seq, axis=axis)
     lead = (slice(None),) * axis
     for _ in range(n):
+        if v.shape[axis] == 0:
+            break  # nothing left to difference (and x[1:] is out of bounds there)
         v = getitem(v, (*lead, slice(1, None))) - getitem(v, (*lead, slice(None, -1)))
     return v
 

@@ -185,3 +185,50 @@ def test_meshgrid_returns_a_list(backend):
     assert isinstance(grids, list) and len(grids) == 2
     for got, want in zip(grids, np.meshgrid(np.arange(3.0), np.arange(2.0))):
         np.testing.assert_array_equal(pg.xp.to_numpy(got.array), want)
+
+
+@pytest.mark.parametrize("name", ["int8", "int16", "uint8", "int32"])
+def test_small_integer_indices_into_a_long_axis(backend, name):
+    host = np.arange(200.0)
+    idx = np.array([0, 120, 127] if name == "uint8" else [-1, -100, 3], dtype=name)
+    x = backend_var(backend, host)
+    i = backend.asarray(idx)
+    np.testing.assert_array_equal(pg.xp.to_numpy(o.take(x, i).array), host[idx])
+    np.testing.assert_array_equal(pg.xp.to_numpy(x[i].array), host[idx])
+    np.testing.assert_array_equal(pg.xp.to_numpy(o.take_along_axis(x, i, axis=0).array),
+                                  np.take_along_axis(host, idx, axis=0))
+    zero_d = backend.asarray(np.asarray(idx[1]))
+    assert float(pg.xp.to_numpy(x[zero_d].array)) == host[idx[1]]
+
+
+def test_gather_with_small_integer_indices_is_differentiable(backend):
+    x = pg.Variable(backend.asarray(np.arange(4.0)))
+    (g,) = pg.grad(o.sum(o.take(x, backend.asarray(np.array([-1, -1, 0], dtype=np.int8)))),
+                   [x])
+    np.testing.assert_array_equal(pg.xp.to_numpy(g.array), [1.0, 0.0, 0.0, 2.0])
+
+
+def test_count_nonzero_over_no_axis_counts_each_element(backend):
+    host = np.array([[1.5, 0.0], [0.0, -2.0]])
+    y = o.count_nonzero(backend.asarray(host), axis=())
+    assert y.dtype == o.int64 and y.shape == (2, 2)
+    np.testing.assert_array_equal(pg.xp.to_numpy(y.array), np.count_nonzero(host, axis=()))
+    empty = o.count_nonzero(backend.asarray(np.zeros(0, dtype=bool)), axis=())
+    assert empty.shape == (0,)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_diff_of_an_empty_axis(backend, n):
+    host = np.zeros((0, 3), dtype=np.int8)
+    y = o.diff(backend.asarray(host), axis=0, n=n)
+    expected = np.diff(host, axis=0, n=n)
+    assert y.shape == expected.shape and y.dtype == o.int8
+    short = np.array([4.0, 1.0])
+    np.testing.assert_array_equal(pg.xp.to_numpy(o.diff(backend.asarray(short), n=n).array),
+                                  np.diff(short, n=n))
+
+
+def test_count_nonzero_over_no_axis_of_booleans(backend):
+    host = np.array([True, False, True])
+    y = o.count_nonzero(backend.asarray(host), axis=())
+    np.testing.assert_array_equal(pg.xp.to_numpy(y.array), [1, 0, 1])
