@@ -1,12 +1,12 @@
-"""Convolution and pooling kernels on raw arrays, channels first: ``(N, C, *spatial)``.
+"""Convolution kernels on raw arrays, channels first: ``(N, C, *spatial)``.
 
 The standard has no convolution. The defaults build the columns of im2col from shifted,
 strided slices (one per kernel offset) and multiply them with ``matmul``; col2im adds the
 columns back through strided slice assignment. They run on any namespace and are the
-reference. The NumPy and CuPy fast paths (:mod:`portagrad.xp._conv_fast`) take the columns
-from one strided view, a few samples at a time, and add them back in place; the products
-are the same, so they must agree with the default to rounding. For torch the fast paths
-are torch's own convolutions.
+reference (max pooling, :mod:`portagrad.xp._pool`, reuses them). The NumPy and CuPy fast
+paths (:mod:`portagrad.xp._conv_fast`) take the columns from one strided view, a few
+samples at a time, and add them back in place; the products are the same, so they must
+agree with the default to rounding. For torch the fast paths are torch's own convolutions.
 
 Arguments shared by the kernels: ``stride`` and ``dilation`` are tuples with one entry per
 spatial dimension; ``pad`` is a tuple of ``(low, high)`` pairs (non-negative); ``groups``

@@ -9,9 +9,10 @@ wins. Arguments are those of :mod:`portagrad.xp._conv`: per-dimension ``ksize``,
 ``stride``, ``dilation`` and ``(low, high)`` pads.
 
 The defaults build the window columns by shifted slices and use ``argmax`` (the
-reference). The NumPy and CuPy fast paths never build columns: the maximum is a chain of
-``maximum`` over one strided slice per kernel offset, and the winner of each window is
-found by comparing those slices with the maximum, offset by offset.
+reference). The NumPy and CuPy fast paths of the forward and the gradient never build
+columns: the maximum is a chain of ``maximum`` over one strided slice per kernel offset,
+and the winner of each window is found by comparing those slices with the maximum, offset
+by offset. The gather runs only in second and higher derivatives and keeps its default.
 """
 
 from __future__ import annotations
@@ -162,18 +163,6 @@ def _register(name: str) -> None:
         crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
                                                   zip(x.shape[2:], pad))
         return gx[crop]
-
-    @max_pool_gather.override(name)
-    def _gather_fast(xp: Any, x: Any, y: Any, g: Any, ksize: tuple, stride: tuple,
-                     pad: tuple, dilation: tuple) -> Any:
-        m = _module(name)
-        xpad = _padded(m, x, pad, -m.inf)
-        gpad = _padded(m, g, pad, 0.0)
-        keys, _ = _keys(tuple(x.shape), ksize, stride, pad, dilation)
-        z = m.zeros(y.shape, dtype=g.dtype)
-        for won, key in _winners(m, xpad, y, keys):
-            z += gpad[key] * won
-        return z
 
 
 def _samples(m: Any, xpad: Any) -> Any:

