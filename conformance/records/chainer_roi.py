@@ -64,3 +64,63 @@ register(OpRecord(
     lambda x, b, i: ops.roi_average_pooling_2d(x, b, i, 2, 1.0),
     lambda x, b, i: _ref(x, [(i[k], *b[k]) for k in range(len(b))], 2, 2, 1.0, 0, "mean",
                          0.0), _sample(False), diff=(0,)))
+
+
+def _align_ref(x, boxes, idx, oh, ow, ratio, how):
+    """Chainer's per-point loop: a grid of bilinear samples per bin, then mean or max."""
+    n, c, h, w = x.shape
+    out = np.zeros((len(boxes), c, oh, ow))
+
+    def bounds(p, limit):
+        if p < -1 or p > limit:
+            return None
+        low = int(np.floor(p))
+        low = low - 1 if low == limit else low
+        p = 0.0 if low <= -1 else (limit - 1.0 if low + 1 >= limit else p)
+        return p, low, low + 1
+
+    for r, (y1, x1, y2, x2) in enumerate(boxes):
+        rh, rw = max(y2 - y1, 1.0), max(x2 - x1, 1.0)
+        gh, gw = ratio or int(np.ceil(rh / oh)), ratio or int(np.ceil(rw / ow))
+        for ph in range(oh):
+            for pw in range(ow):
+                vals = []
+                for iy in range(gh):
+                    by = bounds(y1 + ph * rh / oh + (iy + 0.5) * rh / oh / gh, h)
+                    for ix in range(gw):
+                        bx = bounds(x1 + pw * rw / ow + (ix + 0.5) * rw / ow / gw, w)
+                        if by is None or bx is None:
+                            continue
+                        (py, yl, yh), (px, xl, xh) = by, bx
+                        v = np.zeros(c)
+                        for wt, yy, xx in (((yh - py) * (xh - px), yl, xl),
+                                           ((yh - py) * (px - xl), yl, xh),
+                                           ((py - yl) * (xh - px), yh, xl),
+                                           ((py - yl) * (px - xl), yh, xh)):
+                            if wt > 0 and 0 <= yy < h and 0 <= xx < w:
+                                v = v + wt * x[idx[r], :, yy, xx]
+                        vals.append(v)
+                if how == "mean":
+                    out[r, :, ph, pw] = np.sum(vals, axis=0) / (gh * gw) if vals else 0.0
+                else:
+                    out[r, :, ph, pw] = np.max(vals, axis=0) if vals else -np.inf
+    return out
+
+
+def _align_sample(rng):
+    """Boxes whose sample points stay off the pixel lattice (the bilinear kinks)."""
+    x = _distinct(rng, (2, 2, 5, 6))
+    y1 = rng.integers(0, 2, 3) + 0.25
+    x1 = rng.integers(0, 2, 3) + 0.25
+    return x, np.stack([y1, x1, y1 + 2.0 + rng.integers(0, 2, 3), x1 + 2.0 + rng.integers(
+        0, 3, 3)], 1), rng.integers(0, 2, size=3), int(rng.integers(1, 3))
+
+
+register(OpRecord("roi_max_align_2d",
+                  lambda x, b, i, s: ops.roi_max_align_2d(x, b, i, 2, 1.0, s),
+                  lambda x, b, i, s: _align_ref(x, b, i, 2, 2, s, "max"), _align_sample,
+                  diff=(0,)))
+register(OpRecord("roi_average_align_2d",
+                  lambda x, b, i, s: ops.roi_average_align_2d(x, b, i, 2, 1.0, s),
+                  lambda x, b, i, s: _align_ref(x, b, i, 2, 2, s, "mean"), _align_sample,
+                  diff=(0,)))

@@ -5,6 +5,9 @@ R-CNN's ``(index, x1, y1, x2, y2)`` boxes), ``roi_max_pooling_2d`` and
 The bins follow Chainer's integer rounding. Each region is cropped once and reduced
 separably (rows, then columns), a max or mean over a rectangle being the reduction of
 the row reductions; the ops are getitem, max and mean, so derivatives come from them.
+RoI align (``roi_max_align_2d``, ``roi_average_align_2d``) samples each bin bilinearly
+at a grid of points: the corner indices and weights are computed on the host from the
+boxes, and one ``take`` gathers every corner of every point.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from .._errors import ShapeError
 from ..tape._variable import Variable
 from ._core import float_only, var, wrap
 from ._elementwise import where
-from ._indexing import getitem
+from ._indexing import getitem, take
 from ._reduction import max as _max
 from ._reduction import mean as _mean
-from ._shape import stack
+from ._reduction import sum as _sum
+from ._shape import permute_dims, reshape, stack
 
-__all__ = ["roi_pooling_2d", "roi_max_pooling_2d", "roi_average_pooling_2d"]
+__all__ = ["roi_pooling_2d", "roi_max_pooling_2d", "roi_average_pooling_2d",
+           "roi_max_align_2d", "roi_average_align_2d"]
 
 
 def _bins(n_out: int, stride: float, size: int, offset: int) -> list[tuple[int, int]]:
@@ -154,3 +159,113 @@ def roi_average_pooling_2d(x: Any, rois: Any, roi_indices: Any,
     xv, boxes = _indexed(x, rois, roi_indices, op)
     oh, ow = _outsize(outsize)
     return _pool(xv, boxes, oh, ow, spatial_scale, 0, "mean", 0.0)
+
+
+def _bounds(p: float, limit: int) -> tuple[float, int, int] | None:
+    if p < -1 or p > limit:
+        return None
+    low = math.floor(p)
+    if low == limit:
+        low -= 1
+    high = low + 1
+    if low <= -1:
+        p = 0.0
+    elif high >= limit:
+        p = float(limit - 1)
+    return p, low, high
+
+
+def _align(op: str, x: Any, rois: Any, roi_indices: Any, outsize: Any, spatial_scale: float,
+           sampling_ratio: Any, how: str) -> Variable:
+    xv, boxes = _indexed(x, rois, roi_indices, op)
+    xp = xv.xp
+    n, c, h, w = xv.array.shape
+    oh, ow = _outsize(outsize)
+    ratio = sampling_ratio if isinstance(sampling_ratio, (tuple, list)) else (
+        sampling_ratio, sampling_ratio)
+    grids = []
+    for _, y1, x1, y2, x2 in boxes:
+        rh = max((y2 - y1) * spatial_scale, 1.0)
+        rw = max((x2 - x1) * spatial_scale, 1.0)
+        grids.append((ratio[0] or math.ceil(rh / oh), ratio[1] or math.ceil(rw / ow)))
+    g_max = max((gh * gw for gh, gw in grids), default=1)
+    index: list[int] = []
+    weight: list[float] = []
+    valid: list[bool] = []
+    for (idx, y1, x1, y2, x2), (gh, gw) in zip(boxes, grids):
+        ys, xs = y1 * spatial_scale, x1 * spatial_scale
+        bh = max((y2 - y1) * spatial_scale, 1.0) / oh
+        bw = max((x2 - x1) * spatial_scale, 1.0) / ow
+        base = idx * h * w
+        for ph in range(oh):
+            for pw in range(ow):
+                for k in range(g_max):
+                    iy, ix = divmod(k, gw)
+                    by = _bounds(ys + ph * bh + (iy + 0.5) * bh / gh, h) if k < gh * gw else None
+                    bx = _bounds(xs + pw * bw + (ix + 0.5) * bw / gw, w) if by else None
+                    if by is None or bx is None:
+                        index += [0] * 4
+                        weight += [0.0] * 4
+                        valid.append(False)
+                        continue
+                    (py, yl, yh), (px, xl, xh) = by, bx
+                    ly, lx, hy, hx = py - yl, px - xl, yh - py, xh - px
+                    for wt, yy, xx in ((hy * hx, yl, xl), (hy * lx, yl, xh), (ly * hx, yh, xl),
+                                       (ly * lx, yh, xh)):
+                        ok = wt > 0 and 0 <= yy <= h - 1 and 0 <= xx <= w - 1
+                        index.append(base + yy * w + xx if ok else 0)
+                        weight.append(wt if ok else 0.0)
+                    valid.append(True)
+    r = len(boxes)
+    dev = xv.array.device
+    flat = reshape(permute_dims(xv, (1, 0, 2, 3)), (c, n * h * w))
+    vals = take(flat, xp.asarray(index, dtype=xp.int64, device=dev), axis=1) * wrap(
+        xp.asarray(weight, dtype=xv.array.dtype, device=dev), xp)
+    vals = _sum(reshape(vals, (c, r, oh, ow, g_max, 4)), axis=5)
+    if how == "mean":
+        counts = xp.asarray([float(gh * gw) for gh, gw in grids], dtype=xv.array.dtype,
+                            device=dev)
+        y = _sum(vals, axis=4) / wrap(xp.reshape(counts, (1, r, 1, 1)), xp)
+    else:
+        mask = xp.reshape(xp.asarray(valid, device=dev), (1, r, oh, ow, g_max))
+        y = _max(where(wrap(mask, xp), vals, -math.inf), axis=4)
+    return permute_dims(y, (1, 0, 2, 3))
+
+
+def roi_max_align_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Sequence[int],
+                     spatial_scale: float, sampling_ratio: Any = None) -> Variable:
+    """RoI align, max: each bin's maximum over a grid of bilinearly interpolated points
+    (``sampling_ratio`` per side, by default ``ceil`` of the bin size); ``rois`` rows are
+    ``(y1, x1, y2, x2)``. A bin with no point inside the map gives ``-inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_max_align_2d(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]), 2,
+    ...                         1.0).array
+    array([[[[ 7.5,  9. ],
+             [13.5, 15. ]]]])
+    """
+    return _align("roi_max_align_2d", x, rois, roi_indices, outsize, spatial_scale,
+                  sampling_ratio, "max")
+
+
+def roi_average_align_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Sequence[int],
+                         spatial_scale: float, sampling_ratio: Any = None) -> Variable:
+    """RoI align, average: each bin's mean over a grid of bilinearly interpolated points
+    (points outside the map count as zero); ``rois`` rows are ``(y1, x1, y2, x2)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_average_align_2d(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]), 2,
+    ...                             1.0).array
+    array([[[[ 5.  ,  6.75],
+             [12.  , 13.75]]]])
+    """
+    return _align("roi_average_align_2d", x, rois, roi_indices, outsize, spatial_scale,
+                  sampling_ratio, "mean")
