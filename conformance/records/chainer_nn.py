@@ -468,3 +468,44 @@ _rec("local_response_normalization",
      lambda x, n: ops.local_response_normalization(x, n, 1.5, 0.3, 0.75),
      lambda x, n: _lrn_ref(x, n, 1.5, 0.3, 0.75),
      lambda rng: (_u(rng, -2, 2, (2, 5, 2)), int(rng.integers(1, 6))))
+
+
+def _zca_ref(x, groups, eps):
+    b, c = x.shape[:2]
+    moved = np.moveaxis(x, 1, 0)
+    xh = moved.reshape(groups, c // groups, -1)
+    d = xh - xh.mean(axis=2, keepdims=True)
+    out = np.empty_like(d)
+    for g in range(groups):
+        cov = d[g] @ d[g].T / d.shape[2] + eps * np.eye(c // groups)
+        vals, vecs = np.linalg.eigh(cov)
+        out[g] = vecs @ np.diag(vals ** -0.5) @ vecs.T @ d[g]
+    return np.moveaxis(out.reshape(moved.shape), 0, 1)
+
+
+def _zca_sample(rng):
+    """Well-conditioned groups: distinct covariance eigenvalues keep eigh's derivatives
+    moderate."""
+    x = rng.standard_normal((6, 4)) @ np.diag([1.0, 2.0, 1.0, 3.0]) + np.array(
+        [[0.3, 0.0, 0.1, 0.0]])
+    return x, int(rng.choice([1, 2]))
+
+
+register(OpRecord("decorrelated_batch_normalization",
+                  lambda x, g: ops.decorrelated_batch_normalization(x, groups=g, eps=1e-2),
+                  lambda x, g: _zca_ref(x, g, 1e-2), _zca_sample,
+                  grad_tol=(1e-4, 1e-3),
+                  errors=[(lambda rng: (np.ones((3, 5)), 2), ShapeError)]))
+
+
+def _fzca_ref(x, m, p):
+    moved = np.moveaxis(x, 1, 0)
+    xh = moved.reshape(2, 2, -1) - m[:, :, None]
+    return np.moveaxis((p @ xh).reshape(moved.shape), 0, 1)
+
+
+register(OpRecord("fixed_decorrelated_batch_normalization",
+                  lambda x, m, p: ops.fixed_decorrelated_batch_normalization(x, m, p, 2),
+                  _fzca_ref,
+                  lambda rng: (_u(rng, -1, 1, (3, 4, 2)), _u(rng, -1, 1, (2, 2)),
+                               _u(rng, -1, 1, (2, 2, 2)))))

@@ -381,4 +381,13 @@ CASES = [
      lambda r: ((_u(r, (1, 2, 8, 8), dtype=np.float32),
                  np.array([[0.3, 0.2, 7.9, 6.1], [1.0, 1.0, 2.0, 2.5]], np.float32),
                  np.array([0, 0], dtype=np.int32), 2, 1.0), {}, (0,))),
+    ("decorrelated_batch_normalization", "decorrelated_batch_normalization",
+     lambda r: ((_u(r, (5, 4, 2)),), {"groups": 2, "eps": 1e-3}, (0,))),
+    ("decorrelated_batch_normalization_2d", "decorrelated_batch_normalization",
+     lambda r: ((_u(r, (6, 3)),), {"groups": 1}, (0,))),
+    # Only x's gradient is compared: Chainer 7.8.1 returns -(P^T gy)[..., 0] for the
+    # mean's and mean^T gy for the projection's (the conformance suite checks ours
+    # against finite differences).
+    ("fixed_decorrelated_batch_normalization", "fixed_decorrelated_batch_normalization",
+     lambda r: ((_u(r, (3, 4, 2)), _u(r, (2, 2)), _u(r, (2, 2, 2))), {"groups": 2}, (0,))),
 ]
