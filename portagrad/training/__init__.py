@@ -20,8 +20,8 @@ Examples
 True
 """
 
+from ..nn._classifier import Classifier as Classifier
 from . import extensions as extensions
-from ._classifier import Classifier as Classifier
 from ._reporter import Summary as Summary
 from ._reporter import report as report
 from ._reporter import report_scope as report_scope
