@@ -2,7 +2,9 @@
 
 Each gradient is written with portagrad ops (matmul, solve, inv), so every order works.
 They hold where the matrix is invertible (or, for pinv, where its rank is constant).
-Real floating inputs only.
+inv, det, slogdet, solve, matrix_power and matrix_rank take real or complex floating
+inputs (inv, det and solve are holomorphic: their rules follow the complex convention of
+``_complex``); pinv takes real floating inputs only.
 """
 
 from __future__ import annotations
@@ -13,21 +15,32 @@ from .._errors import DTypeError, ShapeError
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp import ensure_array
+from ._complex import conj, holomorphic
 from ._core import var, wrap
 from ._linalg import matmul
 from ._shape import broadcast_shapes, broadcast_to, matrix_transpose, reshape
 
 __all__ = ["inv", "det", "slogdet", "solve", "pinv", "matrix_power", "matrix_rank",
-           "SlogdetResult", "real_matrix", "eye_like"]
+           "SlogdetResult", "real_matrix", "floating_matrix", "eye_like"]
 
 mT = matrix_transpose
 
 
 def real_matrix(x: Any, op: str, arg: str = "x", square: bool = False) -> Variable:
     """``x`` as a Variable holding a (stack of) real floating matrices."""
+    return _matrix(x, op, arg, square, "real floating")
+
+
+def floating_matrix(x: Any, op: str, arg: str = "x", square: bool = False) -> Variable:
+    """``x`` as a Variable holding a (stack of) real or complex floating matrices."""
+    return _matrix(x, op, arg, square, ("real floating", "complex floating"))
+
+
+def _matrix(x: Any, op: str, arg: str, square: bool, kinds: Any) -> Variable:
     v = var(x, op, arg)
-    if not v.xp.isdtype(v.array.dtype, "real floating"):
-        raise DTypeError(f"{op}({arg}): expected a real floating-point array, got dtype "
+    if not v.xp.isdtype(v.array.dtype, kinds):
+        kind = "real floating-point" if kinds == "real floating" else "floating-point"
+        raise DTypeError(f"{op}({arg}): expected a {kind} array, got dtype "
                          f"{v.array.dtype}. Cast first, e.g. pg.ops.astype(x, "
                          f"pg.ops.float64)")
     shape = v.shape
@@ -51,6 +64,7 @@ def _inv(xp: Any, a: Any) -> Any:
 
 
 @_inv.defvjp
+@holomorphic
 def _(ctx: Any, gy: Variable) -> tuple:
     (y,) = ctx.outputs
     yt = mT(y)
@@ -68,7 +82,7 @@ def inv(x: Any, /) -> Variable:
     array([[0.5 , 0.  ],
            [0.  , 0.25]])
     """
-    return _inv(real_matrix(x, "linalg.inv", square=True))
+    return _inv(floating_matrix(x, "linalg.inv", square=True))
 
 
 @primitive(saves="both")
@@ -77,6 +91,7 @@ def _det(xp: Any, a: Any) -> Any:
 
 
 @_det.defvjp
+@holomorphic
 def _(ctx: Any, gy: Variable) -> tuple:
     (a,) = ctx.inputs
     (d,) = ctx.outputs
@@ -95,7 +110,7 @@ def det(x: Any, /) -> Variable:
     >>> round(float(pg.ops.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]])).array), 6)
     5.0
     """
-    return _det(real_matrix(x, "linalg.det", square=True))
+    return _det(floating_matrix(x, "linalg.det", square=True))
 
 
 class SlogdetResult(NamedTuple):
@@ -116,7 +131,8 @@ def _(ctx: Any, gys: tuple) -> tuple:
     if glog.array.device != a.array.device:  # an unused output's zeros (default device)
         glog = wrap(a.xp.zeros(tuple(glog.shape), dtype=a.array.dtype,
                                device=a.array.device), a.xp)
-    return (reshape(glog, (*glog.shape, 1, 1)) * mT(inv(a)),)
+    # d log|det A| = Re tr(inv(A) dA): the gradient is inv(A)^H (inv(A)^T for real A).
+    return (reshape(glog, (*glog.shape, 1, 1)) * mT(conj(inv(a))),)
 
 
 def slogdet(x: Any, /) -> SlogdetResult:
@@ -131,7 +147,7 @@ def slogdet(x: Any, /) -> SlogdetResult:
     >>> float(r.sign.array), round(float(r.logabsdet.array), 4)
     (-1.0, 0.6931)
     """
-    sign, logabs = _slogdet(real_matrix(x, "linalg.slogdet", square=True))
+    sign, logabs = _slogdet(floating_matrix(x, "linalg.slogdet", square=True))
     return SlogdetResult(sign.detach() if sign.creator is not None else sign, logabs)
 
 
@@ -141,6 +157,7 @@ def _solve(xp: Any, a: Any, b: Any) -> Any:
 
 
 @_solve.defvjp
+@holomorphic
 def _(ctx: Any, gx: Variable) -> tuple:
     a, _ = ctx.inputs
     (x,) = ctx.outputs
@@ -165,7 +182,7 @@ def solve(x1: Any, x2: Any, /) -> Variable:
     """
     from ._core import binary
 
-    a = real_matrix(x1, "linalg.solve", "x1", square=True)
+    a = floating_matrix(x1, "linalg.solve", "x1", square=True)
     b = var(x2, "linalg.solve", "x2")
     a, b = binary("linalg.solve", a, b)
     m = a.shape[-1]
@@ -250,7 +267,7 @@ def matrix_power(x: Any, n: int, /) -> Variable:
     """
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power(n): expected an integer, got {n!r}")
-    v = real_matrix(x, "linalg.matrix_power", square=True)
+    v = floating_matrix(x, "linalg.matrix_power", square=True)
     k = v.shape[-1]
     if n == 0:
         return broadcast_to(eye_like(v, k), v.shape)
@@ -278,7 +295,7 @@ def matrix_rank(x: Any, /, *, rtol: float | Any = None) -> Variable:
     >>> int(pg.ops.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])).array)
     1
     """
-    v = real_matrix(x, "linalg.matrix_rank")
+    v = floating_matrix(x, "linalg.matrix_rank")
     xp = v.xp
     s = xp.linalg.svdvals(v.array)
     tol = _default_rtol(v) if rtol is None else (rtol.array if isinstance(rtol, Variable)

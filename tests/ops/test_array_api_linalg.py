@@ -138,8 +138,10 @@ def test_wide_qr_is_differentiable(rng):
 def test_bad_inputs_raise_portagrad_errors():
     with pytest.raises(ShapeError, match=r"linalg.inv\(x\): expected square"):
         L.inv(np.ones((2, 3)))
-    with pytest.raises(DTypeError, match="real floating"):
+    with pytest.raises(DTypeError, match=r"linalg.det\(x\): expected a floating-point"):
         L.det(np.eye(2, dtype=np.int64))
+    with pytest.raises(DTypeError, match="real floating"):
+        L.pinv(np.eye(2, dtype=np.complex128))
     with pytest.raises(ShapeError):
         L.solve(np.eye(2), np.ones(3))
     with pytest.raises(ShapeError):

@@ -232,3 +232,108 @@ def test_count_nonzero_over_no_axis_of_booleans(backend):
     host = np.array([True, False, True])
     y = o.count_nonzero(backend.asarray(host), axis=())
     np.testing.assert_array_equal(pg.xp.to_numpy(y.array), [1, 0, 1])
+
+
+# -- complex linear algebra -------------------------------------------------------------------
+A_C = np.array([[2.0 + 1.0j, 1.0 - 0.5j, 0.2j], [0.3j, 3.0 - 1.0j, 0.5], [1.0, -0.4j, 2.5 + 0.5j]])
+B_C = np.array([[1.0j, 2.0], [0.5 - 1.0j, -1.0], [2.0, 1.0 + 1.0j]])
+
+
+@pytest.mark.parametrize("name,ours,ref", [
+    ("inv", lambda a, b: o.linalg.inv(a), lambda a, b: np.linalg.inv(a)),
+    ("det", lambda a, b: o.linalg.det(a), lambda a, b: np.linalg.det(a)),
+    ("solve", o.linalg.solve, np.linalg.solve),
+    ("matrix_power", lambda a, b: o.linalg.matrix_power(a, -2),
+     lambda a, b: np.linalg.matrix_power(a, -2)),
+    ("matrix_power3", lambda a, b: o.linalg.matrix_power(a, 3),
+     lambda a, b: np.linalg.matrix_power(a, 3)),
+])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_inverse_family_forward(backend, name, ours, ref, dtype):
+    a, b = A_C.astype(dtype), B_C.astype(dtype)
+    y = ours(backend.asarray(a), backend.asarray(b))
+    assert y.dtype == getattr(o, dtype)
+    tol = 1e-5 if dtype == "complex64" else 1e-12
+    np.testing.assert_allclose(pg.xp.to_numpy(y.array), ref(a, b), rtol=tol, atol=tol)
+
+
+def test_complex_slogdet_and_matrix_rank(backend):
+    r = o.linalg.slogdet(backend.asarray(A_C))
+    sign, logabs = np.linalg.slogdet(A_C)
+    assert r.sign.dtype == o.complex128 and r.logabsdet.dtype == o.float64
+    np.testing.assert_allclose(pg.xp.to_numpy(r.sign.array), sign, rtol=1e-12)
+    np.testing.assert_allclose(pg.xp.to_numpy(r.logabsdet.array), logabs, rtol=1e-12)
+    low_rank = np.outer([1.0, 1j, 2.0], [1.0, -1j, 0.5])
+    assert int(pg.xp.to_numpy(o.linalg.matrix_rank(backend.asarray(low_rank)).array)) == 1
+    assert int(pg.xp.to_numpy(o.linalg.matrix_rank(backend.asarray(A_C)).array)) == 3
+
+
+def _numerical_complex_grad(loss, z, eps=1e-6):
+    """dL/dx + i dL/dy of a real loss by central differences (the gradient convention)."""
+    g = np.zeros_like(z)
+    for idx in np.ndindex(z.shape):
+        for unit in (1.0, 1.0j):
+            zp, zm = z.copy(), z.copy()
+            zp[idx] += eps * unit
+            zm[idx] -= eps * unit
+            g[idx] += (loss(zp) - loss(zm)) / (2 * eps) * unit
+    return g
+
+
+W_C = np.array([[0.5 - 1.0j, 2.0, 1.0j], [-1.0, 0.3 + 0.7j, 1.0], [2.0j, 1.0, -0.5 + 0.5j]])
+
+
+@pytest.mark.parametrize("name,ours,ref", [
+    ("inv", lambda a: o.linalg.inv(a), np.linalg.inv),
+    ("det", lambda a: o.linalg.det(a), np.linalg.det),
+    ("solve", lambda a: o.linalg.solve(a, B_C), lambda a: np.linalg.solve(a, B_C)),
+    ("matrix_power", lambda a: o.linalg.matrix_power(a, -2),
+     lambda a: np.linalg.matrix_power(a, -2)),
+])
+def test_complex_inverse_family_gradient(name, ours, ref):
+    # L = sum(real(f(A) * conj(W))): a real loss of a complex (holomorphic) function.
+    def weights(y):
+        return W_C[..., : y.shape[-1]] if np.ndim(y) else W_C[0, 0]
+
+    def loss_np(a):
+        y = ref(a)
+        return float(np.sum(np.real(y * np.conj(weights(y)))))
+
+    a = pg.Variable(A_C.copy())
+    y = ours(a)
+    w = weights(pg.xp.to_numpy(y.array))
+    (g,) = pg.grad(o.sum(o.real(y * np.conj(w))), [a])
+    np.testing.assert_allclose(g.array, _numerical_complex_grad(loss_np, A_C), rtol=1e-6,
+                               atol=1e-7)
+
+
+def test_complex_solve_gradient_with_respect_to_the_right_hand_side():
+    b = pg.Variable(B_C.copy())
+    w = W_C[:, :2]
+    (g,) = pg.grad(o.sum(o.real(o.linalg.solve(A_C, b) * np.conj(w))), [b])
+    numerical = _numerical_complex_grad(
+        lambda bb: float(np.sum(np.real(np.linalg.solve(A_C, bb) * np.conj(w)))), B_C)
+    np.testing.assert_allclose(g.array, numerical, rtol=1e-6, atol=1e-7)
+
+
+def test_complex_slogdet_gradient():
+    a = pg.Variable(A_C.copy())
+    (g,) = pg.grad(o.linalg.slogdet(a).logabsdet * 1.5, [a])
+    numerical = _numerical_complex_grad(lambda m: 1.5 * np.linalg.slogdet(m)[1], A_C)
+    np.testing.assert_allclose(g.array, numerical, rtol=1e-6, atol=1e-7)
+
+
+def test_complex_inverse_second_order():
+    # The gradient of the gradient: d/dA of sum(real(grad_A L * conj(V))), by differences.
+    v = W_C[::-1].copy()
+
+    def first(a_np):
+        a = pg.Variable(a_np)
+        (g,) = pg.grad(o.sum(o.real(o.linalg.inv(a) * np.conj(W_C))), [a])
+        return float(np.sum(np.real(g.array * np.conj(v))))
+
+    a = pg.Variable(A_C.copy())
+    (g,) = pg.grad(o.sum(o.real(o.linalg.inv(a) * np.conj(W_C))), [a], create_graph=True)
+    (gg,) = pg.grad(o.sum(o.real(g * np.conj(v))), [a])
+    np.testing.assert_allclose(gg.array, _numerical_complex_grad(first, A_C), rtol=1e-5,
+                               atol=1e-6)
