@@ -380,3 +380,67 @@ _rec("simplified_dropconnect",
      _dropconnect_ref,
      lambda r: (_u(r, -1, 1, (2, 3)), _u(r, -1, 1, (4, 3)), _u(r, -1, 1, (4,)),
                 r.uniform(size=(2, 4, 3)) > 0.3), diff=(0, 1, 2))
+
+
+def _disc_ref(emb, labels, norm):
+    b, d = emb.shape[:2]
+
+    def nrm(v, axis):
+        return np.abs(v).sum(axis) if norm == 1 else np.sqrt((v * v).sum(axis))
+
+    masks = [(labels == c + 1)[:, None] for c in range(d)]
+    means = np.stack([(emb * m).sum((2, 3)) / np.maximum(m.sum((1, 2, 3)), 1)[:, None]
+                      for m in masks])  # (D, B, D)
+    l_var = 0.0
+    for c, m in enumerate(masks):
+        dist = nrm((means[c][:, :, None, None] - emb) * m, 1)
+        l_var += (np.maximum(dist - 0.3, 0) ** 2).sum() / max(m.sum(), 1)
+    l_dist, pairs = 0.0, 0
+    for a in range(d):
+        for c in range(a + 1, d):
+            l_dist += (np.maximum(2.0 - nrm(means[a] - means[c], 1), 0) ** 2).sum()
+            pairs += 1
+    l_reg = nrm(means, (1, 2)).sum() / (d * b)
+    return l_var / d, l_dist / max(pairs * b, 1), 0.01 * l_reg
+
+
+def _disc_kinks(emb, labels, norm):
+    """Distances of the loss's arguments from its kinks (abs at 0, the two hinges)."""
+    d = emb.shape[1]
+
+    def nrm(v, axis):
+        return np.abs(v).sum(axis) if norm == 1 else np.sqrt((v * v).sum(axis))
+
+    gaps = []
+    means = []
+    for c in range(d):
+        m = (labels == c + 1)[:, None]
+        mean = (emb * m).sum((2, 3)) / np.maximum(m.sum((1, 2, 3)), 1)[:, None]
+        means.append(mean)
+        diff = (mean[:, :, None, None] - emb)[np.broadcast_to(m, emb.shape)]
+        if norm == 1 and m.sum((1, 2, 3)).max() > 1:
+            gaps.append(np.abs(diff))
+        dist = nrm((mean[:, :, None, None] - emb) * m, 1)[m[:, 0]]
+        gaps.append(np.abs(dist - 0.3))
+    for a in range(d):
+        for c in range(a + 1, d):
+            gaps.append(np.abs(nrm(means[a] - means[c], 1) - 2.0))
+            if norm == 1:
+                gaps.append(np.abs(means[a] - means[c]).ravel())
+    gaps.append(np.abs(np.stack(means)).ravel())
+    return min(float(np.min(g)) for g in gaps if np.size(g))
+
+
+def _disc_sample(rng):
+    while True:
+        emb = _away(rng, 0.2, 1.5, (2, 2, 3, 3))
+        labels = rng.integers(0, 3, size=(2, 3, 3))
+        norm = int(rng.integers(1, 3))
+        if _disc_kinks(emb, labels, norm) > 0.05:
+            return emb, labels, norm
+
+
+_rec("discriminative_margin_based_clustering_loss",
+     lambda e, lab, n: ops.discriminative_margin_based_clustering_loss(e, lab, 0.3, 1.0, 2, n,
+                                                                        gamma=0.01),
+     _disc_ref, _disc_sample, diff=(0,))

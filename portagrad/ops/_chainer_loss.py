@@ -13,17 +13,17 @@ from .._errors import DTypeError, ShapeError
 from ..tape._variable import Variable
 from ._core import binary, float_only, var, wrap
 from ._elementwise import abs as _abs
-from ._elementwise import exp, maximum, sqrt
+from ._elementwise import exp, maximum, sqrt, where
 from ._linalg import matmul
 from ._nn_activation import softplus
 from ._reduction import mean as _mean
 from ._reduction import sum as _sum
-from ._shape import matrix_transpose
+from ._shape import expand_dims, matrix_transpose
 
 __all__ = ["absolute_error", "squared_error", "bernoulli_nll", "gaussian_kl_divergence",
            "contrastive", "hinge", "triplet", "decov", "cross_covariance",
            "binary_accuracy", "classification_summary", "precision", "recall", "f1_score",
-           "r2_score"]
+           "r2_score", "discriminative_margin_based_clustering_loss"]
 
 
 def _reduce(op: str, reduce: str, allowed: tuple[str, ...]) -> None:
@@ -251,6 +251,76 @@ def cross_covariance(y: Any, z: Any, reduce: str = "half_squared_sum") -> Variab
                          f"{tuple(yv.array.shape)} and {tuple(zv.array.shape)}")
     cov = matmul(matrix_transpose(_centered(yv)), _centered(zv)) / yv.array.shape[0]
     return _sum(cov * cov) * 0.5 if reduce == "half_squared_sum" else cov
+
+
+def discriminative_margin_based_clustering_loss(
+        embeddings: Any, labels: Any, delta_v: float, delta_d: float, max_embedding_dim: int,
+        norm: int = 1, alpha: float = 1.0, beta: float = 1.0, gamma: float = 0.001
+) -> tuple[Variable, Variable, Variable]:
+    """The discriminative (instance-embedding) loss: pixel embeddings ``(B, D, H, W)`` of
+    instance ``c`` (``labels == c + 1``, ``c < D``) pulled within ``delta_v`` of their
+    mean, instance means pushed ``2 delta_d`` apart, means kept small. Returns
+    ``(alpha * variance, beta * distance, gamma * regularization)``; ``norm`` is 1 or 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> emb = np.zeros((1, 2, 1, 2))
+    >>> labels = np.array([[[1, 2]]])
+    >>> [float(v) for v in pg.ops.discriminative_margin_based_clustering_loss(
+    ...     emb, labels, 0.5, 1.5, 2)]
+    [0.0, 9.0, 0.0]
+    """
+    from ._nn_activation import relu
+
+    op = "discriminative_margin_based_clustering_loss"
+    ev = var(embeddings, op, "embeddings")
+    float_only(ev, op, "embeddings")
+    xp = ev.xp
+    la = labels.array if isinstance(labels, Variable) else labels
+    d = max_embedding_dim
+    if d <= 0 or ev.array.ndim != 4 or ev.array.shape[1] != d or tuple(la.shape) != (
+            ev.array.shape[0],) + tuple(ev.array.shape[2:]):
+        raise ShapeError(f"{op}(embeddings): expected (B, {d}, H, W) embeddings and (B, H, W) "
+                         f"labels, got {tuple(ev.array.shape)} and {tuple(la.shape)}")
+    if norm not in (1, 2):
+        raise ValueError(f"{op}(norm): expected 1 or 2, got {norm!r}")
+
+    def nrm(v: Variable, axis: Any) -> Variable:
+        if norm == 1:
+            return _sum(_abs(v), axis=axis)
+        sq = _sum(v * v, axis=axis)
+        # a zero vector (a pixel outside the instance) gets the zero subgradient, not nan
+        pos = wrap(sq.array > 0, xp)
+        return where(pos, sqrt(where(pos, sq, 1.0)), 0.0)
+
+    b = ev.array.shape[0]
+    dt = ev.array.dtype
+    ms = xp.stack([xp.astype(xp.expand_dims(la == c + 1, axis=1), dt) for c in range(d)])
+    msv = wrap(ms, xp)  # (D, B, 1, H, W)
+    emb = expand_dims(ev, axis=0)  # (1, B, D, H, W)
+    counts = xp.maximum(xp.sum(ms, axis=(2, 3, 4)), xp.ones((d, b), dtype=dt,
+                                                             device=ms.device))
+    mns = _sum(emb * msv, axis=(3, 4)) / wrap(xp.expand_dims(counts, axis=2), xp)
+    l_reg = _sum(nrm(mns, (1, 2))) / float(d * b)
+    l_var = nrm((expand_dims(expand_dims(mns, axis=3), axis=4) - emb) * msv, 2)
+    l_var = relu(l_var - delta_v) ** 2
+    totals = xp.maximum(xp.sum(ms, axis=(1, 2, 3, 4)), xp.ones((d,), dtype=dt,
+                                                                device=ms.device))
+    l_var = _sum(_sum(l_var, axis=(1, 2, 3)) / wrap(totals, xp)) / float(d)
+    l_dist = None
+    pairs = 0
+    for ca in range(d):
+        for cb in range(ca + 1, d):
+            dist = nrm(mns[ca] - mns[cb], 1)
+            term = _sum(relu(2 * delta_d - dist) ** 2)
+            l_dist = term if l_dist is None else l_dist + term
+            pairs += 1
+    if l_dist is None:
+        l_dist = _sum(mns * 0.0)
+    l_dist = l_dist / float(max(pairs * b, 1))
+    return l_var * alpha, l_dist * beta, l_reg * gamma
 
 
 # -- evaluation (no gradient) ------------------------------------------------------------

@@ -390,4 +390,11 @@ CASES = [
     # against finite differences).
     ("fixed_decorrelated_batch_normalization", "fixed_decorrelated_batch_normalization",
      lambda r: ((_u(r, (3, 4, 2)), _u(r, (2, 2)), _u(r, (2, 2, 2))), {"groups": 2}, (0,))),
+    ("discriminative_loss", "discriminative_margin_based_clustering_loss",
+     lambda r: ((_u(r, (3, 3, 3, 4), -2, 2), r.integers(0, 4, size=(3, 3, 4)), 0.3, 1.0, 3),
+                {}, (0,))),  # Chainer broadcasts over the batch as if it were D: B = D
+    ("discriminative_loss_l2", "discriminative_margin_based_clustering_loss",
+     lambda r: ((_u(r, (1, 2, 3, 3), -2, 2), np.array([[[1, 1, 2], [1, 2, 2], [2, 2, 1]]]),
+                 0.2, 0.8, 2), {"norm": 2, "alpha": 2.0, "beta": 0.5, "gamma": 0.1}, ())),
+    # (no gradients: Chainer's are nan at the pixels outside an instance, ours are 0)
 ]
