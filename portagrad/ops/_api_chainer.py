@@ -7,6 +7,8 @@ from ._chainer_array import *  # noqa: F403
 from ._chainer_array import __all__ as _array_all
 from ._chainer_conv import *  # noqa: F403
 from ._chainer_conv import __all__ as _conv_all
+from ._chainer_eval import *  # noqa: F403
+from ._chainer_eval import __all__ as _eval_all
 from ._chainer_extra import *  # noqa: F403
 from ._chainer_extra import __all__ as _extra_all
 from ._chainer_loss import *  # noqa: F403
@@ -21,9 +23,11 @@ from ._chainer_roi import *  # noqa: F403
 from ._chainer_roi import __all__ as _roi_all
 from ._chainer_seq import *  # noqa: F403
 from ._chainer_seq import __all__ as _seq_all
+from ._chainer_shape import *  # noqa: F403
+from ._chainer_shape import __all__ as _shape_all
 from ._chainer_special import *  # noqa: F403
 from ._chainer_special import __all__ as _special_all
 
-__all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_extra_all, *_loss_all,
-                      *_math_all, *_norm_all, *_pool_all, *_roi_all, *_seq_all,
-                      *_special_all]
+__all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_eval_all, *_extra_all,
+                      *_loss_all, *_math_all, *_norm_all, *_pool_all, *_roi_all, *_seq_all,
+                      *_shape_all, *_special_all]

@@ -13,8 +13,9 @@ from typing import Any
 
 from .._errors import DTypeError, ShapeError
 from ..tape._variable import Variable
-from ._chainer_array import select_item, split_axis
+from ._chainer_array import select_item
 from ._chainer_conv import embed_id
+from ._chainer_shape import split_axis
 from ._core import float_only, var, wrap
 from ._elementwise import exp, log, tanh, where
 from ._indexing import getitem, take_along_axis
