@@ -47,7 +47,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
         return gx, gw
     gb = None
     if ctx.edges[2] is not None:
-        gb = _sum(gy, axis=(0,) + tuple(range(2, len(ctx.in_shapes[1]))), keepdims=False)
+        gb = _sum(gy, axis=(0,) + tuple(range(2, len(gy.shape))), keepdims=False)
     return gx, gw, gb
 
 

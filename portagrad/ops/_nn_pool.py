@@ -5,10 +5,10 @@ forward (each window's maximum), its gradient (each window's gradient sent to th
 first maximal element) and the transpose of that gradient (a read at each window's winner).
 The last two are linear in their array argument and each is the other's vjp, so every order
 is exact; the winners do not depend on ``x`` locally, so no gradient flows to it through
-them. Average pooling and
-unpooling are a depthwise convolution and a transposed convolution with a constant kernel
-of ones, and inherit the convolution's exact derivatives of every order. Adaptive pooling
-multiplies each spatial axis by a constant averaging matrix.
+them. Average pooling and unpooling are a depthwise convolution and a transposed
+convolution with a constant kernel of ones, and inherit the convolution's exact derivatives
+of every order. Adaptive pooling multiplies each spatial axis by a constant averaging
+matrix.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ __all__ = ["max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool", "av
 # -- primitives ---------------------------------------------------------------------------
 @primitive(saves="both")
 def _max_pool_forward(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
-              dilation: tuple) -> Any:
+                      dilation: tuple) -> Any:
     return max_pool_forward(xp, x, ksize, stride, pad, dilation)
 
 

@@ -156,6 +156,20 @@ def test_fast_paths_on_a_non_contiguous_input():
                                    rtol=1e-12)
 
 
+def test_conv_bias_gradient_with_a_frozen_weight():
+    x = pg.Variable(np.arange(32.0).reshape(2, 1, 4, 4))
+    w = pg.Variable(np.ones((3, 1, 2, 2)), requires_grad=False)
+    b = pg.Variable(np.zeros(3))
+    y = ops.conv2d(x, w, b)
+    (gb,) = pg.grad(ops.sum(y * y), [b])
+    # d/db sum((conv + b)^2) = 2 * sum of the convolution over batch and space, per channel.
+    np.testing.assert_allclose(_np(gb), 2 * _np(y).sum(axis=(0, 2, 3)), rtol=1e-12)
+    # A float32 bias on float64 data takes the unfused path: the same values, promoted.
+    y32 = ops.conv2d(x, w.array, np.full(3, 0.5, dtype=np.float32))
+    assert y32.dtype == np.float64
+    np.testing.assert_allclose(_np(y32), _np(y) + 0.5, rtol=1e-12)
+
+
 def test_conv_errors_are_clear():
     with pytest.raises(pg.ShapeError, match=r"conv2d\(x\): expected 4 dimensions"):
         ops.conv2d(np.ones((2, 3, 4)), np.ones((2, 3, 3, 3)))
