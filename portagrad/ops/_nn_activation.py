@@ -14,7 +14,9 @@ from typing import Any
 
 from .._errors import ShapeError
 from ..tape import primitive
-from ..tape._variable import Variable
+from ..tape._mode import state
+from ..tape._variable import Variable, _leaf
+from ..xp import ensure_array
 from ..xp._activation import relu_grad as _relu_grad_kernel
 from ..xp._special import erf as _erf_kernel
 from ._core import float_only, var
@@ -52,6 +54,10 @@ def _relu(xp: Any, x: Any) -> Any:
 def _(ctx: Any, gy: Variable) -> tuple:
     (y,) = ctx.outputs
     # The gradient at exactly 0 is 0 (as in PyTorch).
+    if not state.grad_enabled:
+        # Nothing is recorded: _relu_grad's forward on the raw arrays, without its node.
+        xp = ctx.xp
+        return (_leaf(ensure_array(xp, _relu_grad_kernel(xp, gy.array, y.array)), xp),)
     return (_relu_grad(gy, y),)
 
 

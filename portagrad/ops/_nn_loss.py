@@ -12,7 +12,8 @@ from typing import Any
 
 from .._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ..tape import primitive
-from ..tape._variable import Variable
+from ..tape._mode import state
+from ..tape._variable import Variable, _leaf
 from ..xp._loss import softmax_xent, softmax_xent_grad
 from ._core import binary, float_only, size_of, var, wrap
 from ._elementwise import abs as _abs
@@ -181,6 +182,11 @@ def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool) -> Any:
 def _(ctx: Any, gl: Variable) -> tuple:
     (x,) = ctx.inputs
     p = ctx.params
+    if not state.grad_enabled:
+        # Nothing is recorded: _sce_grad's forward on the raw arrays, without its node.
+        xp = ctx.xp
+        return (_leaf(softmax_xent_grad(xp, x.array, gl.array, p["axis"], p["t"], p["w"]),
+                      xp),)
     return (_sce_grad(x, gl, axis=p["axis"], t=p["t"], w=p["w"]),)
 
 
