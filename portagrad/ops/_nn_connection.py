@@ -9,7 +9,7 @@ from ..tape import primitive
 from ..tape._mode import state
 from ..tape._variable import Variable, _leaf
 from ..xp import check_same_device, check_same_namespace
-from ._core import binary, float_only, var
+from ._core import _multi_device, binary, float_only, is_floating_dtype, var
 from ._elementwise import where
 from ._indexing import take
 from ._linalg import _matmul, tensordot
@@ -101,6 +101,19 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Variable:
     >>> pg.ops.linear(np.array([[1.0, 2.0]]), w, np.array([0.0, 0.0, 1.0])).array
     array([[1., 3., 5.]])
     """
+    if isinstance(x, Variable) and isinstance(weight, Variable):
+        # The common case (one library on one device, one floating dtype, matching
+        # shapes) checked in a few comparisons; anything else takes the checks below.
+        xp = x.xp
+        xa, wa = x.array, weight.array
+        if (weight.xp is xp and xa.dtype == wa.dtype and wa.ndim == 2 and xa.ndim
+                and xa.shape[-1] == wa.shape[1] and is_floating_dtype(xp, wa.dtype)
+                and not _multi_device(xp)):
+            if bias is None:
+                return _linear(x, weight)
+            if isinstance(bias, Variable) and bias.xp is xp and bias.array.dtype == wa.dtype \
+                    and bias.array.shape == (wa.shape[0],):
+                return _linear(x, weight, bias)
     xv = _float(x, "linear", "x")
     wv = _float(weight, "linear", "weight")
     xv, wv = binary("linear", xv, wv, ("x", "weight"))
