@@ -19,6 +19,8 @@ from ._chainer_norm import *  # noqa: F403
 from ._chainer_norm import __all__ as _norm_all
 from ._chainer_pool import *  # noqa: F403
 from ._chainer_pool import __all__ as _pool_all
+from ._chainer_rnn import *  # noqa: F403
+from ._chainer_rnn import __all__ as _rnn_all
 from ._chainer_roi import *  # noqa: F403
 from ._chainer_roi import __all__ as _roi_all
 from ._chainer_seq import *  # noqa: F403
@@ -29,5 +31,5 @@ from ._chainer_special import *  # noqa: F403
 from ._chainer_special import __all__ as _special_all
 
 __all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_eval_all, *_extra_all,
-                      *_loss_all, *_math_all, *_norm_all, *_pool_all, *_roi_all, *_seq_all,
-                      *_shape_all, *_special_all]
+                      *_loss_all, *_math_all, *_norm_all, *_pool_all, *_rnn_all, *_roi_all,
+                      *_seq_all, *_shape_all, *_special_all]

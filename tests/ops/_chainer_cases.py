@@ -397,4 +397,32 @@ CASES = [
      lambda r: ((_u(r, (1, 2, 3, 3), -2, 2), np.array([[[1, 1, 2], [1, 2, 2], [2, 2, 1]]]),
                  0.2, 0.8, 2), {"norm": 2, "alpha": 2.0, "beta": 0.5, "gamma": 0.1}, ())),
     # (no gradients: Chainer's are nan at the pixels outside an instance, ours are 0)
+    # -- stacked recurrent networks (xs: batch sizes 3, 3, 2 over time) ------------------
+    ("n_step_rnn", "n_step_rnn",
+     lambda r: ((2, 0.0, _u(r, (2, 3, 2)),
+                 [[_u(r, (2, 3)), _u(r, (2, 2))], [_u(r, (2, 2)), _u(r, (2, 2))]],
+                 [[_u(r, (2,)), _u(r, (2,))], [_u(r, (2,)), _u(r, (2,))]],
+                 [_u(r, (3, 3)), _u(r, (3, 3)), _u(r, (2, 3))]), {}, (2,))),
+    ("n_step_rnn_relu", "n_step_rnn",
+     lambda r: ((1, 0.0, _u(r, (1, 2, 2)), [[_u(r, (2, 2)), _u(r, (2, 2))]],
+                 [[_u(r, (2,)), _u(r, (2,))]], [_u(r, (2, 2)), _u(r, (1, 2))]),
+                {"activation": "relu"}, (2,))),
+    ("n_step_birnn", "n_step_birnn",
+     lambda r: ((2, 0.0, _u(r, (4, 3, 2)),
+                 [[_u(r, (2, 3)), _u(r, (2, 2))], [_u(r, (2, 3)), _u(r, (2, 2))],
+                  [_u(r, (2, 4)), _u(r, (2, 2))], [_u(r, (2, 4)), _u(r, (2, 2))]],
+                 [[_u(r, (2,)), _u(r, (2,))] for _ in range(4)],
+                 [_u(r, (3, 3)), _u(r, (3, 3)), _u(r, (2, 3))]), {}, (2,))),
+    ("n_step_bigru", "n_step_bigru",
+     lambda r: ((1, 0.0, _u(r, (2, 3, 2)),
+                 [[_u(r, (2, 3)) for _ in range(3)] + [_u(r, (2, 2)) for _ in range(3)]
+                  for _ in range(2)],
+                 [[_u(r, (2,)) for _ in range(6)] for _ in range(2)],
+                 [_u(r, (3, 3)), _u(r, (3, 3)), _u(r, (2, 3))]), {}, (2,))),
+    ("n_step_bilstm", "n_step_bilstm",
+     lambda r: ((2, 0.0, _u(r, (4, 3, 2)), _u(r, (4, 3, 2)),
+                 [[_u(r, (2, 3 if k < 2 else 4)) for _ in range(4)] + [
+                     _u(r, (2, 2)) for _ in range(4)] for k in range(4)],
+                 [[_u(r, (2,)) for _ in range(8)] for _ in range(4)],
+                 [_u(r, (3, 3)), _u(r, (3, 3)), _u(r, (2, 3))]), {}, (2, 3))),
 ]

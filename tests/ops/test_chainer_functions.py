@@ -79,7 +79,8 @@ _MODULES = ["portagrad.ops._chainer_activation", "portagrad.ops._chainer_array",
             "portagrad.ops._chainer_conv", "portagrad.ops._chainer_extra",
             "portagrad.ops._chainer_loss",
             "portagrad.ops._chainer_math", "portagrad.ops._chainer_norm",
-            "portagrad.ops._chainer_pool", "portagrad.ops._chainer_roi",
+            "portagrad.ops._chainer_pool", "portagrad.ops._chainer_rnn",
+            "portagrad.ops._chainer_roi",
             "portagrad.ops._chainer_seq",
             "portagrad.ops._chainer_special"]
 
