@@ -264,3 +264,34 @@ register(OpRecord("black_out", lambda x, w, t, s: ops.black_out(x, t, w, s, "no"
                   lambda rng: (_u(rng, -1, 1, (3, 2)), _u(rng, -1, 1, (5, 2)),
                                rng.integers(0, 5, size=3), rng.integers(0, 5, size=(3, 2))),
                   diff=(0, 1)))
+
+
+def _deform_ref(x, offset, w, b):
+    n, c, h, wd = x.shape
+    out_c, _, kh, kw = w.shape
+    oh, ow = offset.shape[2:]
+    kk = kh * kw
+    ys = np.arange(oh)[None, None, :, None]
+    xs = np.arange(ow)[None, None, None, :]
+    fx = (np.arange(kk) % kw)[None, :, None, None]
+    fy = (np.arange(kk) // kw)[None, :, None, None]
+    gx = ((offset[:, :kk] + xs + fx) / (wd - 1) - 0.5) * 2
+    gy = ((offset[:, kk:] + ys + fy) / (h - 1) - 0.5) * 2
+    grid = np.concatenate([gx, gy], 1).reshape(n, 2, kk, oh * ow)
+    sampled = _sampler_ref(x, grid)  # (N, C, kk, oh ow)
+    y = np.einsum("nckp,ock->nop", sampled, w.reshape(out_c, c, kk))
+    return y.reshape(n, out_c, oh, ow) + b[None, :, None, None]
+
+
+def _deform_sample(rng):
+    """Offsets keep every tap inside the image and off the pixel lattice (the bilinear
+    weights' kinks)."""
+    x = _u(rng, -1, 1, (1, 2, 4, 4))
+    frac = rng.uniform(0.15, 0.85, size=(1, 8, 3, 3))
+    shift = rng.integers(-1, 1, size=(1, 8, 3, 3))
+    return x, frac + shift * (rng.random((1, 8, 3, 3)) < 0.3), _u(
+        rng, -1, 1, (2, 2, 2, 2)), _u(rng, -1, 1, (2,))
+
+
+register(OpRecord("deformable_convolution_2d_sampler",
+                  ops.deformable_convolution_2d_sampler, _deform_ref, _deform_sample))

@@ -7,6 +7,8 @@ from ._chainer_array import *  # noqa: F403
 from ._chainer_array import __all__ as _array_all
 from ._chainer_conv import *  # noqa: F403
 from ._chainer_conv import __all__ as _conv_all
+from ._chainer_deform import *  # noqa: F403
+from ._chainer_deform import __all__ as _deform_all
 from ._chainer_eval import *  # noqa: F403
 from ._chainer_eval import __all__ as _eval_all
 from ._chainer_extra import *  # noqa: F403
@@ -30,6 +32,6 @@ from ._chainer_shape import __all__ as _shape_all
 from ._chainer_special import *  # noqa: F403
 from ._chainer_special import __all__ as _special_all
 
-__all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_eval_all, *_extra_all,
-                      *_loss_all, *_math_all, *_norm_all, *_pool_all, *_rnn_all, *_roi_all,
-                      *_seq_all, *_shape_all, *_special_all]
+__all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_deform_all, *_eval_all,
+                      *_extra_all, *_loss_all, *_math_all, *_norm_all, *_pool_all, *_rnn_all,
+                      *_roi_all, *_seq_all, *_shape_all, *_special_all]

@@ -425,4 +425,7 @@ CASES = [
                      _u(r, (2, 2)) for _ in range(4)] for k in range(4)],
                  [[_u(r, (2,)) for _ in range(8)] for _ in range(4)],
                  [_u(r, (3, 3)), _u(r, (3, 3)), _u(r, (2, 3))]), {}, (2, 3))),
+    ("deformable_convolution_2d_sampler", "deformable_convolution_2d_sampler",
+     lambda r: ((_u(r, (2, 2, 4, 5)), _u(r, (2, 8, 3, 2), -1.3, 1.3), _u(r, (3, 2, 2, 2)),
+                 _u(r, (3,))), {"stride": (1, 2), "pad": (0, 1)}, (0, 1, 2, 3))),
 ]
