@@ -46,9 +46,9 @@ class Info:
         """The default namespace's default device."""
         return self._backend().default_device()
 
-    def devices(self) -> Any:
-        """The default namespace's devices."""
-        return self._backend().devices()
+    def devices(self) -> list[Any]:
+        """The default namespace's devices, as a list (the standard's type)."""
+        return list(self._backend().devices())
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
         """Default dtypes per kind, as portagrad dtype objects."""

@@ -337,3 +337,9 @@ def test_complex_inverse_second_order():
     (gg,) = pg.grad(o.sum(o.real(g * np.conj(v))), [a])
     np.testing.assert_allclose(gg.array, _numerical_complex_grad(first, A_C), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_inspection_devices_is_a_list():
+    info = o.__array_namespace_info__()
+    devices = info.devices()
+    assert isinstance(devices, list) and info.default_device() in devices
