@@ -174,8 +174,7 @@ def _weighted(v: Variable, w: Any, xp: Any) -> Variable:
 @primitive(saves="inputs")
 def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool) -> Any:
     """``-w * log_softmax(x)[t]`` per sample (summed when ``total``), fused for speed."""
-    loss = softmax_xent(xp, x, axis, t, w)
-    return xp.sum(loss) if total else loss
+    return softmax_xent(xp, x, axis, t, w, total)
 
 
 @_sce.defvjp

@@ -15,9 +15,9 @@ __all__ = ["softmax_xent", "softmax_xent_grad"]
 
 
 @kernel
-def softmax_xent(xp: Any, x: Any, axis: int, t: Any, w: Any) -> Any:
-    """Per-sample ``-w * log_softmax(x, axis)[t]``; ``t`` keeps ``axis`` with length 1;
-    ``w`` is per sample or one Python float.
+def softmax_xent(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False) -> Any:
+    """Per-sample ``-w * log_softmax(x, axis)[t]`` (their sum, 0-d, when ``total``); ``t``
+    keeps ``axis`` with length 1; ``w`` is per sample or one Python float.
 
     Examples
     --------
@@ -33,7 +33,8 @@ def softmax_xent(xp: Any, x: Any, axis: int, t: Any, w: Any) -> Any:
     z = x - m
     lse = xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
     zt = xp.take_along_axis(z, t, axis=axis)
-    return xp.squeeze(lse - zt, axis=axis) * w
+    loss = xp.squeeze(lse - zt, axis=axis) * w
+    return xp.sum(loss) if total else loss
 
 
 @kernel
@@ -75,7 +76,7 @@ def _module(name: str) -> Any:
 
 def _register(name: str) -> None:
     @softmax_xent.override(name)
-    def _fast(xp: Any, x: Any, axis: int, t: Any, w: Any) -> Any:
+    def _fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False) -> Any:
         if axis != x.ndim - 1:
             return NotImplemented
         m_ = _module(name)
@@ -84,7 +85,9 @@ def _register(name: str) -> None:
         zt = buf.reshape(-1, x.shape[-1])[m_.arange(tt.shape[0]), tt]
         m_.exp(buf, out=buf)
         lse = m_.log(buf.sum(axis=-1))
-        return (lse - zt.reshape(lse.shape)) * w
+        loss = (lse - zt.reshape(lse.shape)) * w
+        # A 0-d array, not a NumPy scalar (which would promote strongly downstream).
+        return m_.asarray(loss.sum()) if total else loss
 
     @softmax_xent_grad.override(name)
     def _fast_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> Any:
