@@ -26,18 +26,20 @@ def _x(lo, hi):
 
 
 def _neg_noninteger(rng):
-    """Negative inputs at least 0.2 from the poles, or positive ones."""
+    """Negative inputs at least 0.3 from the poles, or positive ones."""
     shape = _shape(rng, 0, 2)
-    x = -rng.integers(0, 4, size=shape) - rng.uniform(0.2, 0.8, size=shape)
+    x = -rng.integers(0, 4, size=shape) - rng.uniform(0.3, 0.7, size=shape)
     return (np.where(rng.random(shape) < 0.5, -x, x),)
 
 
 # f32 tolerances follow the inputs' rounding: these functions grow fast near poles
 _TOL = {"float32": (1e-4, 1e-3), "float64": (1e-10, 1e-8)}
+# Near the poles the higher derivatives are large: a smaller step keeps the differences
+# accurate.
 register(OpRecord("lgamma", ops.lgamma, _sp("gammaln"), _neg_noninteger, errors=_INT,
-                  tol=_TOL))
+                  tol=_TOL, eps=2e-4))
 register(OpRecord("digamma", ops.digamma, _sp("digamma"), _neg_noninteger, errors=_INT,
-                  tol=_TOL))
+                  tol=_TOL, eps=2e-4))
 register(OpRecord("polygamma", lambda n, x: ops.polygamma(n, x), _sp("polygamma"),
                   lambda rng: (rng.integers(0, 3, size=3), _u(rng, 0.5, 4, (3,))), tol=_TOL))
 register(OpRecord("zeta", ops.zeta, _sp("zeta"),
