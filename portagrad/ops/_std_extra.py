@@ -142,7 +142,7 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
     v = var(x, "cumulative_prod")
     axis = scan_axis(axis, v.array.ndim, "cumulative_prod")
     if dtype is not None:
-        v = astype(v, dtype)
+        v = astype(v, dtype, copy=False)
     xp = v.xp
     if not _floating(v):
         # An explicit dtype is kept: without one, libraries widen small integers.
