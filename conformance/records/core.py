@@ -33,7 +33,7 @@ for _name, _ref, _lo, _hi in [
     ("asin", np.arcsin, -0.8, 0.8), ("acos", np.arccos, -0.8, 0.8), ("atan", np.arctan, -2, 2),
     ("sinh", np.sinh, -2, 2), ("cosh", np.cosh, -2, 2), ("tanh", np.tanh, -2, 2),
     ("asinh", np.arcsinh, -2, 2), ("acosh", np.arccosh, 1.3, 3),
-    ("atanh", np.arctanh, -0.8, 0.8), ("sqrt", np.sqrt, 0.5, 3), ("square", np.square, -2, 2),
+    ("atanh", np.arctanh, -0.7, 0.7), ("sqrt", np.sqrt, 0.5, 3), ("square", np.square, -2, 2),
 ]:
     _unary(_name, _ref, _lo, _hi)
 _unary("reciprocal", np.reciprocal, 0.5, 2, away=True)
