@@ -62,3 +62,22 @@ def test_bias_of_another_library_is_an_error():
     xps = pytest.importorskip("array_api_strict")
     with pytest.raises(NamespaceMismatchError, match=r"linear\(weight, bias\)"):
         pg.ops.linear(np.ones((2, 3)), np.ones((4, 3)), xps.ones(4, dtype=xps.float64))
+
+
+def test_errors_with_variable_inputs():
+    # Variables take the short check first; anything it does not accept is checked in full.
+    x = pg.Variable(np.ones((2, 3)))
+    with pytest.raises(pg.ShapeError, match=r"linear\(x\): expected a last axis of 2"):
+        pg.ops.linear(x, pg.nn.Parameter(np.ones((4, 2))))
+    with pytest.raises(pg.ShapeError, match=r"linear\(bias\): expected shape \(4,\)"):
+        pg.ops.linear(x, pg.nn.Parameter(np.ones((4, 3))), pg.nn.Parameter(np.ones(3)))
+    with pytest.raises(pg.ShapeError, match=r"linear\(weight\)"):
+        pg.ops.linear(x, pg.Variable(np.ones(3)))
+    with pytest.raises(pg.DTypeError, match=r"linear\(x\)"):
+        pg.ops.linear(pg.Variable(np.ones((2, 3), dtype=np.int64)),
+                      pg.Variable(np.ones((4, 3), dtype=np.int64)))
+    # Parameters (a Variable subclass) and a weight of a wider dtype than x.
+    y = pg.ops.linear(pg.Variable(np.ones((2, 3), dtype=np.float32)),
+                      pg.nn.Parameter(np.ones((4, 3))), pg.nn.Parameter(np.zeros(4)))
+    assert y.dtype == np.float64
+    np.testing.assert_array_equal(y.array, np.full((2, 4), 3.0))
