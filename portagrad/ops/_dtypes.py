@@ -6,7 +6,9 @@ standard, with two properties:
 
 * they compare equal to every library's dtype of the same name, so ``x.dtype ==
   pg.ops.float32`` holds for a Variable of NumPy, CuPy, torch, JAX or array-api-strict
-  (``Variable.dtype`` stays the library's own dtype object);
+  (``Variable.dtype`` stays the library's own dtype object), and hash as NumPy's dtype
+  of that name, so a dict keyed by portagrad dtypes is also indexed by the dtypes of
+  NumPy, CuPy, JAX and array-api-strict (all NumPy's or wrapping it);
 * every portagrad function taking ``dtype=`` translates them, per call, to the dtype of
   the namespace it works in (the inputs' namespace, or the one named by ``device=``, or
   the default namespace), so ``pg.ops.asarray(1.0, dtype=pg.ops.float32)`` works anywhere.
@@ -14,8 +16,8 @@ standard, with two properties:
 array-api-strict's dtype ``__eq__`` answers ``False`` to foreign objects instead of
 deferring, so where that library is installed :class:`DType` subclasses its dtype class:
 Python then asks the subclass first. Equal objects should hash alike, which cannot hold
-across libraries; a portagrad dtype hashes by its name, so do not mix portagrad and
-library dtypes as keys of one dict.
+for torch, whose dtypes hash by identity: do not index a dict of portagrad dtypes with
+torch dtypes.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, NamedTuple
 from .._errors import DTypeError, describe
 from ..tape._variable import Variable
 from ..xp import binary_result_dtype, default_namespace, infer_namespace
+from ..xp._dtypes import host_dtype_hash
 from ..xp._namespace import is_array, namespace_of
 
 __all__ = ["DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -77,6 +80,7 @@ class DType(*_strict_base()):  # type: ignore[misc]
         # The base class (when there is one) is not initialised: its fields hold a NumPy
         # dtype, and this object never reaches array-api-strict untranslated.
         object.__setattr__(self, "name", name)
+        object.__setattr__(self, "_hash", host_dtype_hash(name))
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("portagrad dtypes are immutable")
@@ -92,7 +96,7 @@ class DType(*_strict_base()):  # type: ignore[misc]
         return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
-        return hash(("portagrad.dtype", self.name))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"portagrad.ops.{self.name}"

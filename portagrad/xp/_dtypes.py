@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["is_floating", "is_complex", "is_integral", "binary_result_dtype", "default_float"]
+__all__ = ["is_floating", "is_complex", "is_integral", "binary_result_dtype", "default_float",
+           "host_dtype_hash"]
 
 
 def is_floating(xp: Any, dtype: Any) -> bool:
@@ -55,3 +56,23 @@ def default_float(xp: Any, device: Any = None) -> Any:
         return xp.__array_namespace_info__().default_dtypes(device=device)["real floating"]
     except Exception:  # noqa: BLE001 - namespaces without the inspection API
         return xp.float64
+
+
+def host_dtype_hash(name: str) -> int:
+    """The hash of NumPy's dtype called ``name`` (the hash of CuPy's, JAX's and
+    array-api-strict's dtypes too, which are or wrap NumPy's); a hash of the name for
+    dtypes NumPy lacks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.xp._dtypes import host_dtype_hash
+    >>> host_dtype_hash("float32") == hash(np.dtype("float32"))
+    True
+    """
+    import numpy as np
+
+    try:
+        return hash(np.dtype(name))
+    except TypeError:
+        return hash(("portagrad.dtype", name))

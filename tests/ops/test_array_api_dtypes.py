@@ -143,3 +143,14 @@ def test_missing_dtype_in_a_namespace_raises_a_clear_error():
 
     with pytest.raises(DTypeError, match="bfloat16"):
         resolve_dtype(__import__("array_api_strict"), DType("bfloat16"), "zeros")
+
+
+def test_a_dict_of_portagrad_dtypes_is_indexed_by_array_dtypes():
+    import array_api_strict as xs
+
+    names = {pg.ops.float32: "float32", pg.ops.int16: "int16", pg.ops.bool: "bool",
+             pg.ops.complex128: "complex128"}
+    assert names[pg.ops.asarray(np.ones(2, np.float32)).dtype] == "float32"
+    assert names[xs.asarray([1], dtype=xs.int16).dtype] == "int16"
+    assert names[np.dtype(bool)] == "bool" and names[np.dtype("complex128")] == "complex128"
+    assert len({pg.ops.float32, np.dtype("float32")}) == 1
