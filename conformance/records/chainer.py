@@ -280,3 +280,13 @@ _rec("simplified_dropconnect",
      _dropconnect_ref,
      lambda r: (_u(r, -1, 1, (2, 3)), _u(r, -1, 1, (4, 3)), _u(r, -1, 1, (4,)),
                 r.uniform(size=(2, 4, 3)) > 0.3), diff=(0, 1, 2))
+
+
+def _strided_ref(x, shape, strides, offset):
+    return np.lib.stride_tricks.as_strided(
+        x.ravel()[offset:], shape, tuple(s * x.itemsize for s in strides)).copy()
+
+
+_rec("as_strided", lambda x, sh, st, off: ops.as_strided(x, sh, st, off), _strided_ref,
+     lambda r: (_u(r, -1, 1, (2, 4)), (3, 2), (2, 1), int(r.integers(0, 2))),
+     errors=[(lambda rng: (np.ones(4), (3, 2), (1, 2), 0), ShapeError)])

@@ -19,7 +19,7 @@ from ._indexing import getitem, take, take_along_axis
 from ._shape import _norm_axis, concat, reshape, stack
 
 __all__ = ["get_item", "select_item", "permutate", "pad", "pad_sequence",
-           "transpose_sequence"]
+           "transpose_sequence", "as_strided"]
 
 
 def get_item(x: Any, slices: Any) -> Variable:
@@ -225,3 +225,49 @@ def transpose_sequence(xs: Sequence[Any]) -> tuple[Variable, ...]:
                          f"sorted by decreasing length, got lengths {lengths}")
     return tuple(stack([getitem(v, t) for v in vs if v.array.shape[0] > t], axis=0)
                  for t in range(lengths[0]))
+
+
+def as_strided(x: Any, shape: Sequence[int], strides: Sequence[int],
+               storage_offset: int | None = None) -> Variable:
+    """A strided view of ``x``'s elements in C order: element ``i`` of the result is
+    ``flat[storage_offset + sum(i_k * strides[k])]`` (strides and offset in elements, as
+    Chainer). A copy, not a view; overlapping reads add up in the gradient.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.as_strided(np.arange(4.0), (3, 2), (1, 1), 0).array
+    array([[0., 1.],
+           [1., 2.],
+           [2., 3.]])
+    """
+    op = "as_strided"
+    xv = var(x, op)
+    shape = tuple(int(n) for n in shape)
+    strides = tuple(int(st) for st in strides)
+    if len(shape) != len(strides) or any(n < 0 for n in shape):
+        raise ShapeError(f"{op}(strides): expected one stride per axis of a valid shape, got "
+                         f"shape {shape} and strides {strides}")
+    offset = 0 if storage_offset is None else int(storage_offset)
+    size = 1
+    for n in xv.array.shape:
+        size *= n
+    total = 1
+    for n in shape:
+        total *= n
+    lo = offset + sum(min(0, (n - 1) * st) for n, st in zip(shape, strides))
+    hi = offset + sum(max(0, (n - 1) * st) for n, st in zip(shape, strides))
+    if total and (lo < 0 or hi >= size):
+        raise ShapeError(f"{op}(strides): expected positions inside the {size} elements of "
+                         f"x, got positions {lo} to {hi}")
+    xp = xv.xp
+    dev = xv.array.device
+    idx = xp.full((), offset, dtype=xp.int64, device=dev)
+    for k, (n, st) in enumerate(zip(shape, strides)):
+        axis = xp.reshape(xp.arange(n, dtype=xp.int64, device=dev) * st,
+                          tuple(n if j == k else 1 for j in range(len(shape))))
+        idx = idx + axis
+    idx = xp.broadcast_to(idx, shape)
+    return reshape(take(reshape(xv, (-1,)), xp.reshape(idx, (-1,)), axis=0), shape)
+

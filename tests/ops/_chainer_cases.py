@@ -428,4 +428,7 @@ CASES = [
     ("deformable_convolution_2d_sampler", "deformable_convolution_2d_sampler",
      lambda r: ((_u(r, (2, 2, 4, 5)), _u(r, (2, 8, 3, 2), -1.3, 1.3), _u(r, (3, 2, 2, 2)),
                  _u(r, (3,))), {"stride": (1, 2), "pad": (0, 1)}, (0, 1, 2, 3))),
+    ("as_strided", "as_strided", lambda r: ((_u(r, (2, 3)), (3, 2), (1, 2), 1), {}, (0,))),
+    ("as_strided_overlap", "as_strided",
+     lambda r: ((_u(r, (6,)), (4, 3), (1, 1)), {}, (0,))),
 ]
