@@ -7,7 +7,7 @@ import numpy as np
 import portagrad.ops as ops
 from conformance._db import OpRecord, register
 from conformance.records.nn import _shape, _u
-from portagrad import DTypeError
+from portagrad import DTypeError, ShapeError
 
 _INT = [(lambda rng: (np.arange(1, 4),), DTypeError)]
 
@@ -58,3 +58,13 @@ register(OpRecord("log_ndtr", ops.log_ndtr, _sp("log_ndtr"), _x(-20, 6), errors=
 # Their higher derivatives grow fast: a smaller step keeps finite differences accurate.
 register(OpRecord("ndtri", ops.ndtri, _sp("ndtri"), _x(0.1, 0.9), errors=_INT, tol=_TOL,
                   eps=2e-4))
+
+
+def _ifft_ref(re, im):
+    y = np.fft.ifft(re + 1j * im, axis=-1)
+    return y.real, y.imag
+
+
+register(OpRecord("ifft", lambda re, im: ops.ifft((re, im)), _ifft_ref,
+                  lambda rng: (_u(rng, -1, 1, (2, 3)), _u(rng, -1, 1, (2, 3))),
+                  errors=[(lambda rng: (np.ones(3), np.ones(2)), ShapeError)]))

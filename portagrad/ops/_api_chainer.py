@@ -13,6 +13,8 @@ from ._chainer_eval import *  # noqa: F403
 from ._chainer_eval import __all__ as _eval_all
 from ._chainer_extra import *  # noqa: F403
 from ._chainer_extra import __all__ as _extra_all
+from ._chainer_fft import *  # noqa: F403
+from ._chainer_fft import __all__ as _fft_all
 from ._chainer_loss import *  # noqa: F403
 from ._chainer_loss import __all__ as _loss_all
 from ._chainer_math import *  # noqa: F403
@@ -33,5 +35,5 @@ from ._chainer_special import *  # noqa: F403
 from ._chainer_special import __all__ as _special_all
 
 __all__: list[str] = [*_activation_all, *_array_all, *_conv_all, *_deform_all, *_eval_all,
-                      *_extra_all, *_loss_all, *_math_all, *_norm_all, *_pool_all, *_rnn_all,
-                      *_roi_all, *_seq_all, *_shape_all, *_special_all]
+                      *_extra_all, *_fft_all, *_loss_all, *_math_all, *_norm_all, *_pool_all,
+                      *_rnn_all, *_roi_all, *_seq_all, *_shape_all, *_special_all]

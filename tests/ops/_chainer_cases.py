@@ -431,4 +431,5 @@ CASES = [
     ("as_strided", "as_strided", lambda r: ((_u(r, (2, 3)), (3, 2), (1, 2), 1), {}, (0,))),
     ("as_strided_overlap", "as_strided",
      lambda r: ((_u(r, (6,)), (4, 3), (1, 1)), {}, (0,))),
+    ("ifft", "ifft", lambda r: (((_u(r, (2, 4)), _u(r, (2, 4))),), {}, ())),
 ]

@@ -77,7 +77,7 @@ def test_matches_chainer(cid):
 _MODULES = ["portagrad.ops._chainer_activation", "portagrad.ops._chainer_array",
             "portagrad.ops._chainer_eval", "portagrad.ops._chainer_shape",
             "portagrad.ops._chainer_conv", "portagrad.ops._chainer_deform",
-            "portagrad.ops._chainer_extra",
+            "portagrad.ops._chainer_extra", "portagrad.ops._chainer_fft",
             "portagrad.ops._chainer_loss",
             "portagrad.ops._chainer_math", "portagrad.ops._chainer_norm",
             "portagrad.ops._chainer_pool", "portagrad.ops._chainer_rnn",
