@@ -11,7 +11,7 @@ export OMP_NUM_THREADS ?= 1
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,mpi,plot,examples]"
+	$(BIN)/python -m pip install --quiet -e ".[test,mpi,plot,examples,bench]"
 	touch $(STAMP)
 
 install: $(STAMP)
