@@ -12,6 +12,7 @@ from .._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp import ensure_array, index_add, is_array
+from ..xp._index import basic_getitem, basic_scatter
 from ._core import size_of, var
 from ._shape import _norm_axis, permute_dims, reshape
 
@@ -21,7 +22,7 @@ __all__ = ["getitem", "take", "take_along_axis"]
 # -- basic indexing -----------------------------------------------------------------------
 @primitive(saves="none")
 def _getitem_basic(xp: Any, x: Any, key: tuple) -> Any:
-    return ensure_array(xp, x[key])
+    return ensure_array(xp, basic_getitem(xp, x, key))
 
 
 @_getitem_basic.defvjp
@@ -35,9 +36,8 @@ def _getitem_basic_grad(xp: Any, gy: Any, key: tuple, shape: tuple) -> Any:
     if any(k is None for k in key):
         # The standard's setitem takes no None: drop the new axes (all of length 1) of gy.
         key = tuple(k for k in key if k is not None)
-        gy = xp.reshape(gy, out[key].shape)
-    out[key] = gy
-    return out
+        gy = xp.reshape(gy, basic_getitem(xp, out, key).shape)
+    return basic_scatter(xp, out, key, gy)
 
 
 @_getitem_basic_grad.defvjp

@@ -163,10 +163,11 @@ class Variable:
 
     def backward(
         self,
-        retain_graph: bool = False,
+        retain_graph: Any = False,
         create_graph: bool = False,
         *,
         grad: Any = None,
+        gradient: Any = None,
     ) -> None:
         """Accumulate gradients of this Variable into the ``grad`` of every leaf.
 
@@ -174,12 +175,14 @@ class Variable:
         ----------
         retain_graph
             Keep the graph (and what its nodes saved) for another backward. Defaults to
-            ``False``: the graph is freed as backward goes.
+            ``False``: the graph is freed as backward goes. An array or Variable here is
+            taken as the seed gradient, as PyTorch's ``y.backward(g)``.
         create_graph
             Record the backward computation itself, so the gradients can be differentiated
             again (Hessian-vector products, gradient penalties). Implies ``retain_graph``.
-        grad
-            The seed gradient, needed when this Variable has more than one element.
+        grad, gradient
+            The seed gradient (two spellings), needed when this Variable has more than one
+            element.
 
         Examples
         --------
@@ -189,10 +192,24 @@ class Variable:
         >>> (x ** 3).backward()
         >>> float(x.grad)
         27.0
+        >>> y = pg.Variable(np.array([1.0, 2.0]))
+        >>> (y * 2.0).backward(np.array([1.0, 10.0]))
+        >>> y.grad
+        array([ 2., 20.])
         """
         from ._engine import backward
 
-        backward([self], None if grad is None else [grad], retain_graph, create_graph)
+        if isinstance(retain_graph, Variable) or is_array(retain_graph):
+            if grad is not None or gradient is not None:
+                raise TypeError("backward(grad): expected one seed gradient, got two (a "
+                                "positional one and a keyword one)")
+            grad, retain_graph = retain_graph, False
+        if gradient is not None:
+            if grad is not None:
+                raise TypeError("backward(grad): expected one seed gradient, got both grad= "
+                                "and gradient=")
+            grad = gradient
+        backward([self], None if grad is None else [grad], bool(retain_graph), create_graph)
 
     def detach(self) -> Variable:
         """A new leaf sharing this array, outside any graph, not requiring gradients."""

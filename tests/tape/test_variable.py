@@ -163,3 +163,31 @@ def test_numpy_copies_to_the_host(backend):
     h = x.numpy()
     assert type(h) is np.ndarray
     np.testing.assert_array_equal(h, [1.0, 2.0])
+
+
+def test_backward_takes_the_seed_positionally_or_by_either_keyword(backend):
+    for call in (lambda y, g: y.backward(g), lambda y, g: y.backward(grad=g),
+                 lambda y, g: y.backward(gradient=g)):
+        x = pg.Variable(backend.asarray(np.array([1.0, 2.0])))
+        call(x * 3.0, backend.asarray(np.array([1.0, -1.0])))
+        np.testing.assert_allclose(to_numpy(x.grad), [3.0, -3.0])
+    x = pg.Variable(backend.asarray(np.array([1.0])))
+    with pytest.raises(TypeError, match="one seed gradient"):
+        (x * 2.0).backward(backend.asarray(np.array([1.0])), grad=backend.asarray(
+            np.array([1.0])))
+
+
+def test_negative_slice_steps_on_every_library(backend):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    keys = [(slice(None, None, -1),), (slice(None), slice(None, None, -2)),
+            (Ellipsis, slice(None, None, -3)), (None, 1, slice(2, None, -1)),
+            (slice(1, None, -1), Ellipsis, 2), (slice(0, 1, -1),)]
+    for key in keys:
+        x = pg.Variable(backend.asarray(a))
+        y = x[key]
+        np.testing.assert_array_equal(to_numpy(y.array), a[key])
+        g = np.arange(1.0, 1.0 + a[key].size).reshape(a[key].shape)
+        (gx,) = pg.grad(y, x, grad_outputs=backend.asarray(g))
+        want = np.zeros_like(a)
+        want[key] += g
+        np.testing.assert_array_equal(to_numpy(gx.array), want)

@@ -1,0 +1,90 @@
+"""Basic indexing where a library departs from the standard.
+
+The standard lets a slice step be negative; torch tensors refuse it. For torch the key is
+rewritten: every axis sliced backwards is flipped (``flip`` is in the standard) and then
+sliced forwards, which selects the same elements in the same order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._namespace import namespace_name
+
+__all__ = ["basic_getitem", "basic_scatter"]
+
+
+def _forward_plan(key: tuple, shape: tuple) -> tuple[tuple[int, ...], tuple]:
+    """Axes to flip and the key with only positive steps (``()`` when none is negative)."""
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    axis = 0
+    flips: list[int] = []
+    out = []
+    for k in key:
+        if k is None:
+            out.append(k)
+            continue
+        if k is Ellipsis:
+            out.append(k)
+            axis += len(shape) - consumed
+            continue
+        if isinstance(k, slice) and k.step is not None and k.step < 0:
+            n = shape[axis]
+            r = range(*k.indices(n))
+            if len(r) == 0:
+                out.append(slice(0, 0, 1))
+            else:
+                start = n - 1 - r[0]
+                out.append(slice(start, start + (len(r) - 1) * -k.step + 1, -k.step))
+                flips.append(axis)
+        else:
+            out.append(k)
+        axis += 1
+    return tuple(flips), tuple(out)
+
+
+def _needs_plan(xp: Any, key: tuple) -> bool:
+    return any(isinstance(k, slice) and k.step is not None and k.step < 0 for k in key) and (
+        namespace_name(xp) == "torch")
+
+
+def basic_getitem(xp: Any, x: Any, key: tuple) -> Any:
+    """``x[key]`` for a key of slices, integers, ``None`` and ``...``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> basic_getitem(xp, np.arange(5), (slice(None, None, -2),))
+    array([4, 2, 0])
+    """
+    if _needs_plan(xp, key):
+        flips, fwd = _forward_plan(key, tuple(x.shape))
+        if flips:
+            x = xp.flip(x, axis=flips)
+        return x[fwd]
+    return x[key]
+
+
+def basic_scatter(xp: Any, out: Any, key: tuple, values: Any) -> Any:
+    """``out[key] = values`` for a key of slices, integers and ``...``; returns ``out``.
+
+    ``out`` holds zeros where the key does not select (the gradient of a basic index).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> basic_scatter(xp, np.zeros(4), (slice(None, None, -2),), np.array([1.0, 2.0]))
+    array([0., 2., 0., 1.])
+    """
+    if _needs_plan(xp, key):
+        flips, fwd = _forward_plan(key, tuple(out.shape))
+        if flips:
+            tmp = xp.zeros_like(out)
+            tmp[fwd] = values
+            return xp.flip(tmp, axis=flips)
+        out[fwd] = values
+        return out
+    out[key] = values
+    return out
