@@ -77,7 +77,7 @@ class Optimizer:
     params
         A :class:`portagrad.nn.Module` (its parameters are listed again at every step, so
         lazily created ones are included), or an iterable of Parameters or of
-        ``(name, Parameter)`` pairs.
+        ``(name, Parameter)`` pairs; or ``None``, and :meth:`setup` later (Chainer's form).
     lr
         Learning rate; change it any time (schedules do).
     **hyper
@@ -97,18 +97,8 @@ class Optimizer:
     def __init__(self, params: Any, lr: float, **hyper: Any) -> None:
         self._module = None
         self._fixed: list[tuple[str, Any]] = []
-        if hasattr(params, "named_parameters"):
-            self._module = params
-        else:
-            items = list(params)
-            for i, item in enumerate(items):
-                if isinstance(item, tuple):
-                    self._fixed.append((str(item[0]), item[1]))
-                else:
-                    self._fixed.append((str(i), item))
-            if not items:
-                raise ValueError(f"{type(self).__name__}(params): expected parameters, "
-                                 f"got an empty list")
+        if params is not None:
+            self._set_params(params)
         self.lr = float(lr)
         for k, v in hyper.items():
             setattr(self, k, v)
@@ -119,6 +109,37 @@ class Optimizer:
         self._pending_state: dict[str, dict[str, Any]] = {}
 
     # -- parameters -------------------------------------------------------------------
+    def _set_params(self, params: Any) -> None:
+        name = type(self).__name__
+        if isinstance(params, (int, float)) and not isinstance(params, bool):
+            raise TypeError(f"{name}(params): expected a Module or parameters, got the number "
+                            f"{params!r}. Pass the learning rate by keyword: {name}(model, "
+                            f"lr={params!r}), or Chainer's {name}(lr={params!r}).setup(model)")
+        if hasattr(params, "named_parameters"):
+            self._module = params
+            self._fixed = []
+            return
+        items = list(params)
+        if not items:
+            raise ValueError(f"{name}(params): expected parameters, got an empty list")
+        self._module = None
+        self._fixed = [(str(item[0]), item[1]) if isinstance(item, tuple) else (str(i), item)
+                       for i, item in enumerate(items)]
+
+    def setup(self, params: Any) -> Optimizer:
+        """Chainer's form: give the parameters (usually a Module) after construction.
+
+        Examples
+        --------
+        >>> import portagrad as pg
+        >>> model = pg.nn.Linear(3, 2)
+        >>> opt = pg.optim.MomentumSGD(lr=0.1).setup(model)
+        >>> len(opt.named_parameters())
+        2
+        """
+        self._set_params(params)
+        return self
+
     def named_parameters(self) -> list[tuple[str, Any]]:
         if self._module is not None:
             return list(self._module.named_parameters())
@@ -145,6 +166,9 @@ class Optimizer:
         Returns ``False`` (and changes no parameter) when loss scaling found a
         non-finite gradient; ``True`` otherwise.
         """
+        if self._module is None and not self._fixed:
+            raise ValueError(f"{type(self).__name__}.step(): expected parameters, got none. "
+                             f"Pass them to the constructor or call setup(model) first")
         with set_grad_enabled(False):
             grads = []
             for name, p in self.named_parameters():

@@ -32,7 +32,7 @@ class SGD(Optimizer):
     array([0.5, 2.5])
     """
 
-    def __init__(self, params: Any, lr: float = 0.01) -> None:
+    def __init__(self, params: Any = None, lr: float = 0.01) -> None:
         super().__init__(params, lr)
 
     def update_one(self, p: Any, g: Any, st: dict[str, Any]) -> None:
@@ -45,7 +45,7 @@ class MomentumSGD(Optimizer):
     state_names = ("v",)
     hyper_names = ("momentum",)
 
-    def __init__(self, params: Any, lr: float = 0.01, momentum: float = 0.9) -> None:
+    def __init__(self, params: Any = None, lr: float = 0.01, momentum: float = 0.9) -> None:
         super().__init__(params, lr, momentum=float(momentum))
 
     def init_state(self, p: Any) -> dict[str, Any]:
@@ -87,7 +87,7 @@ class Adam(Optimizer):
 
     hyper_names = ("beta1", "beta2", "eps", "weight_decay", "amsgrad")
 
-    def __init__(self, params: Any, lr: float = 1e-3, beta1: float = 0.9,
+    def __init__(self, params: Any = None, lr: float = 1e-3, beta1: float = 0.9,
                  beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0,
                  amsgrad: bool = False) -> None:
         super().__init__(params, lr, beta1=float(beta1), beta2=float(beta2), eps=float(eps),
@@ -123,7 +123,7 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay: ``p -= lr * weight_decay * p`` besides Adam."""
 
-    def __init__(self, params: Any, lr: float = 1e-3, beta1: float = 0.9,
+    def __init__(self, params: Any = None, lr: float = 1e-3, beta1: float = 0.9,
                  beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.01,
                  amsgrad: bool = False) -> None:
         super().__init__(params, lr, beta1, beta2, eps, weight_decay, amsgrad)
@@ -138,7 +138,7 @@ class RMSprop(Optimizer):
     state_names = ("ms",)
     hyper_names = ("alpha", "eps")
 
-    def __init__(self, params: Any, lr: float = 0.01, alpha: float = 0.99,
+    def __init__(self, params: Any = None, lr: float = 0.01, alpha: float = 0.99,
                  eps: float = 1e-8) -> None:
         super().__init__(params, lr, alpha=float(alpha), eps=float(eps))
 
@@ -161,7 +161,7 @@ class AdaGrad(Optimizer):
     state_names = ("h",)
     hyper_names = ("eps",)
 
-    def __init__(self, params: Any, lr: float = 0.01, eps: float = 1e-8) -> None:
+    def __init__(self, params: Any = None, lr: float = 0.01, eps: float = 1e-8) -> None:
         super().__init__(params, lr, eps=float(eps))
 
     def init_state(self, p: Any) -> dict[str, Any]:
@@ -182,7 +182,7 @@ class AdaDelta(Optimizer):
     state_names = ("msg", "msdx")
     hyper_names = ("rho", "eps")
 
-    def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.95,
+    def __init__(self, params: Any = None, lr: float = 1.0, rho: float = 0.95,
                  eps: float = 1e-6) -> None:
         super().__init__(params, lr, rho=float(rho), eps=float(eps))
 
@@ -210,7 +210,7 @@ class Lion(Optimizer):
     state_names = ("m",)
     hyper_names = ("beta1", "beta2", "weight_decay")
 
-    def __init__(self, params: Any, lr: float = 1e-4, beta1: float = 0.9,
+    def __init__(self, params: Any = None, lr: float = 1e-4, beta1: float = 0.9,
                  beta2: float = 0.99, weight_decay: float = 0.0) -> None:
         super().__init__(params, lr, beta1=float(beta1), beta2=float(beta2),
                          weight_decay=float(weight_decay))
