@@ -6,10 +6,10 @@ standard's in-place operators (which rebind on immutable libraries) and return i
 
 The fast paths make fewer passes over memory, which is what an update costs:
 torch's ``add_`` with ``alpha`` is one pass; NumPy has no fused multiply-add, so its fast
-path calls BLAS ``axpy`` (``y += a * x``, one pass) through SciPy when SciPy is installed,
-and otherwise declines. A scratch array kept across steps for ``lr * grad`` was measured
-slower than a fresh one: the fresh one reuses memory that backward just freed and that is
-still in cache.
+path calls BLAS ``axpy`` (``y += a * x``, one pass) in the OpenBLAS that NumPy's wheels
+already load (no second BLAS library, no extra memory), and otherwise declines. A scratch
+array kept across steps for ``lr * grad`` was measured slower than a fresh one: the fresh
+one reuses memory that backward just freed and that is still in cache.
 """
 
 from __future__ import annotations
@@ -108,29 +108,62 @@ def adam_update(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1
     return param, m, v, vhat
 
 
-# -- NumPy: BLAS axpy through SciPy ---------------------------------------------------------
+# -- NumPy: BLAS axpy of the OpenBLAS NumPy loaded --------------------------------------
 _AXPY: dict[Any, Any] = {}
-_SCIPY: list[Any] = []  # [scipy.linalg.blas] once imported, [None] when SciPy is missing
-_INT32_MAX = 2**31 - 1  # SciPy's BLAS takes 32-bit lengths
+_BLAS: list[Any] = []  # [the library's axpy pair] once looked up, [None] when unavailable
+
+
+class _OpenBLAS:
+    """``saxpy``/``daxpy`` of NumPy's bundled OpenBLAS (scipy-openblas, 64-bit integers,
+    symbols ``scipy_cblas_?axpy64_``), called through ctypes; ``fn(x, y, a=...)``
+    updates ``y`` in place and returns it."""
+
+    def __init__(self, lib: Any) -> None:
+        import ctypes
+
+        i64, ptr = ctypes.c_int64, ctypes.c_void_p
+        self._s = lib.scipy_cblas_saxpy64_
+        self._s.argtypes = [i64, ctypes.c_float, ptr, i64, ptr, i64]
+        self._s.restype = None
+        self._d = lib.scipy_cblas_daxpy64_
+        self._d.argtypes = [i64, ctypes.c_double, ptr, i64, ptr, i64]
+        self._d.restype = None
+
+    def saxpy(self, x: Any, y: Any, a: float) -> Any:
+        self._s(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)
+        return y
+
+    def daxpy(self, x: Any, y: Any, a: float) -> Any:
+        self._d(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)
+        return y
 
 
 def _blas() -> Any:
-    if not _SCIPY:
+    if not _BLAS:
+        blas = None
         try:
-            import scipy.linalg.blas as blas
-        except ImportError:
+            import ctypes
+            import glob
+            import os
+
+            libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+            paths = sorted(glob.glob(os.path.join(libs, "libscipy_openblas64_*.so*")))
+            if paths:
+                # NumPy has loaded this file already: dlopen returns that same library.
+                blas = _OpenBLAS(ctypes.CDLL(paths[0]))
+        except (OSError, AttributeError):
             blas = None
-        _SCIPY.append(blas)
-    return _SCIPY[0]
+        _BLAS.append(blas)
+    return _BLAS[0]
 
 
 def _axpy_for(y: Any, x: Any) -> Any:
-    """SciPy's ``?axpy`` for updating ``y`` in place with ``x``, or None when it does not
-    apply (no SciPy, dtypes other than float32/float64 or not equal, shapes not equal,
-    layouts not C-contiguous, ``y`` read-only, or too long for 32-bit lengths)."""
+    """BLAS ``?axpy`` for updating ``y`` in place with ``x``, or None when it does not
+    apply (no bundled OpenBLAS, dtypes other than float32/float64 or not equal, shapes
+    not equal, layouts not C-contiguous, ``y`` read-only)."""
     if (type(y) is not np.ndarray or type(x) is not np.ndarray or y.dtype != x.dtype
             or y.shape != x.shape or not y.flags.c_contiguous or not x.flags.c_contiguous
-            or not y.flags.writeable or y.size > _INT32_MAX):
+            or not y.flags.writeable):
         return None
     fn = _AXPY.get(y.dtype)
     if fn is None:
@@ -149,10 +182,7 @@ def _axpy_for(y: Any, x: Any) -> Any:
 
 def _axpy(fn: Any, a: float, x: Any, y: Any) -> None:
     """``y += a * x`` in place (``y``, ``x`` as accepted by :func:`_axpy_for`)."""
-    flat = y.reshape(-1)
-    out = fn(x.reshape(-1), flat, a=a)
-    if out is not flat:  # SciPy copied instead of updating in place
-        flat[...] = out
+    fn(x, y, a=a)
 
 
 @sgd_update.override("numpy")

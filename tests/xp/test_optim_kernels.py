@@ -92,8 +92,8 @@ def test_numpy_declines_what_axpy_cannot_take(rng):
     assert out.dtype == np.float16
 
 
-def test_without_scipy_the_default_runs(rng, monkeypatch):
-    monkeypatch.setattr(_optim, "_SCIPY", [None])
+def test_without_a_bundled_blas_the_default_runs(rng, monkeypatch):
+    monkeypatch.setattr(_optim, "_BLAS", [None])
     monkeypatch.setattr(_optim, "_AXPY", {})
     p, g, v = _arrays(rng, (5,), np.float64)
     assert _optim._axpy_for(p, g) is None
