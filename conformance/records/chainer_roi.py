@@ -107,13 +107,46 @@ def _align_ref(x, boxes, idx, oh, ow, ratio, how):
     return out
 
 
+def _align_values(x, boxes, idx, ratio):
+    """Per bin and channel, the interpolated values at its distinct sample points."""
+    h, w = x.shape[2:]
+    out = []
+    for r, (y1, x1, y2, x2) in enumerate(boxes):
+        rh, rw = max(y2 - y1, 1.0), max(x2 - x1, 1.0)
+        gh, gw = ratio or int(np.ceil(rh / 2)), ratio or int(np.ceil(rw / 2))
+        for ph in range(2):
+            for pw in range(2):
+                points = {}
+                for iy in range(gh):
+                    for ix in range(gw):
+                        py = min(max(y1 + ph * rh / 2 + (iy + 0.5) * rh / 2 / gh, 0.0), h - 1.0)
+                        px = min(max(x1 + pw * rw / 2 + (ix + 0.5) * rw / 2 / gw, 0.0), w - 1.0)
+                        y0, x0 = min(int(py), h - 2), min(int(px), w - 2)
+                        a, b = py - y0, px - x0
+                        v = ((1 - a) * (1 - b) * x[idx[r], :, y0, x0]
+                             + (1 - a) * b * x[idx[r], :, y0, x0 + 1]
+                             + a * (1 - b) * x[idx[r], :, y0 + 1, x0]
+                             + a * b * x[idx[r], :, y0 + 1, x0 + 1])
+                        points[(round(py, 9), round(px, 9))] = v
+                out.append(np.stack(list(points.values())))
+    return out
+
+
 def _align_sample(rng):
-    """Boxes whose sample points stay off the pixel lattice (the bilinear kinks)."""
-    x = _distinct(rng, (2, 2, 5, 6))
-    y1 = rng.integers(0, 2, 3) + 0.25
-    x1 = rng.integers(0, 2, 3) + 0.25
-    return x, np.stack([y1, x1, y1 + 2.0 + rng.integers(0, 2, 3), x1 + 2.0 + rng.integers(
-        0, 3, 3)], 1), rng.integers(0, 2, size=3), int(rng.integers(1, 3))
+    """Boxes whose sample points stay off the pixel lattice (the bilinear kinks), and
+    whose bins' largest two distinct samples differ (no tie for the max)."""
+    while True:
+        x = _distinct(rng, (2, 2, 5, 6))
+        y1 = rng.integers(0, 2, 3) + 0.25
+        x1 = rng.integers(0, 2, 3) + 0.25
+        boxes = np.stack([y1, x1, y1 + 2.0 + rng.integers(0, 2, 3),
+                          x1 + 2.0 + rng.integers(0, 3, 3)], 1)
+        idx = rng.integers(0, 2, size=3)
+        ratio = int(rng.integers(1, 3))
+        gaps = [np.min(np.diff(np.sort(v, axis=0)[-2:], axis=0)) for v in
+                _align_values(x, boxes, idx, ratio) if len(v) > 1]
+        if not gaps or min(gaps) > 0.05:
+            return x, boxes, idx, ratio
 
 
 register(OpRecord("roi_max_align_2d",
