@@ -41,10 +41,11 @@ register(OpRecord("lgamma", ops.lgamma, _sp("gammaln"), _neg_noninteger, errors=
 register(OpRecord("digamma", ops.digamma, _sp("digamma"), _neg_noninteger, errors=_INT,
                   tol=_TOL, eps=2e-4))
 register(OpRecord("polygamma", lambda n, x: ops.polygamma(n, x), _sp("polygamma"),
-                  lambda rng: (rng.integers(0, 3, size=3), _u(rng, 0.5, 4, (3,))), tol=_TOL))
+                  lambda rng: (rng.integers(0, 3, size=3), _u(rng, 1.0, 4, (3,))), tol=_TOL,
+                  eps=2e-4))
 register(OpRecord("zeta", ops.zeta, _sp("zeta"),
-                  lambda rng: (_u(rng, 1.5, 4, (3,)), _u(rng, 0.5, 4, (3,))), diff=(1,),
-                  tol=_TOL))
+                  lambda rng: (_u(rng, 1.5, 4, (3,)), _u(rng, 1.0, 4, (3,))), diff=(1,),
+                  tol=_TOL, eps=2e-4))
 register(OpRecord("erfc", ops.erfc, _sp("erfc"), _x(-4, 4), errors=_INT))
 register(OpRecord("erfcx", ops.erfcx, _sp("erfcx"), _x(-2, 8), errors=_INT))
 register(OpRecord("erfinv", ops.erfinv, _sp("erfinv"), _x(-0.85, 0.85), errors=_INT,
