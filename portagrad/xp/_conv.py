@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from ._index import add_at, set_at
 from ._kernels import kernel
 
 __all__ = ["conv_forward", "conv_input_grad", "conv_weight_grad", "conv_out_size"]
@@ -47,8 +48,7 @@ def _pad(xp: Any, x: Any, pad: tuple, fill: float = 0.0) -> Any:
         out = xp.full(shape, fill, dtype=x.dtype, device=x.device)
     key = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
                                              zip(spatial, pad))
-    out[key] = x
-    return out
+    return set_at(xp, out, key, x)
 
 
 def _offset_key(k: tuple, out: tuple, stride: tuple, dilation: tuple) -> tuple:
@@ -114,7 +114,7 @@ def _col2im(xp: Any, cols: Any, in_spatial: tuple, ksize: tuple, stride: tuple, 
     acc = xp.zeros((n, c) + padded, dtype=cols.dtype, device=cols.device)
     for i, k in enumerate(itertools.product(*(range(kk) for kk in ksize))):
         key = _offset_key(k, out, stride, dilation)
-        acc[key] = acc[key] + cols[:, :, i, ...]
+        acc = add_at(xp, acc, key, cols[:, :, i, ...])
     crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
                                               zip(in_spatial, pad))
     return acc[crop]

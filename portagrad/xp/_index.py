@@ -3,6 +3,10 @@
 The standard lets a slice step be negative; torch tensors refuse it. For torch the key is
 rewritten: every axis sliced backwards is flipped (``flip`` is in the standard) and then
 sliced forwards, which selects the same elements in the same order.
+
+The standard's ``x[key] = v`` is optional for libraries whose arrays are immutable (JAX):
+:func:`set_at` and :func:`add_at` write through JAX's ``.at`` there and return the new
+array; elsewhere they write in place and return the same array.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from typing import Any
 
 from ._namespace import namespace_name
 
-__all__ = ["basic_getitem", "basic_scatter"]
+__all__ = ["basic_getitem", "basic_scatter", "set_at", "add_at"]
 
 
 def _forward_plan(key: tuple, shape: tuple) -> tuple[tuple[int, ...], tuple]:
@@ -41,6 +45,42 @@ def _forward_plan(key: tuple, shape: tuple) -> tuple[tuple[int, ...], tuple]:
             out.append(k)
         axis += 1
     return tuple(flips), tuple(out)
+
+
+def _immutable(xp: Any) -> bool:
+    return namespace_name(xp) == "jax"
+
+
+def set_at(xp: Any, arr: Any, key: Any, values: Any) -> Any:
+    """``arr[key] = values``; returns the array holding the result (use it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> set_at(xp, np.zeros(3), (slice(1, None),), np.array([1.0, 2.0]))
+    array([0., 1., 2.])
+    """
+    if _immutable(xp):
+        return arr.at[key].set(values)
+    arr[key] = values
+    return arr
+
+
+def add_at(xp: Any, arr: Any, key: Any, values: Any) -> Any:
+    """``arr[key] += values`` for a basic key (no repeated element); returns the array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> add_at(xp, np.ones(3), (slice(None, 2),), np.array([1.0, 2.0]))
+    array([2., 3., 1.])
+    """
+    if _immutable(xp):
+        return arr.at[key].add(values)
+    arr[key] = arr[key] + values
+    return arr
 
 
 def _needs_plan(xp: Any, key: tuple) -> bool:
@@ -86,5 +126,4 @@ def basic_scatter(xp: Any, out: Any, key: tuple, values: Any) -> Any:
             return xp.flip(tmp, axis=flips)
         out[fwd] = values
         return out
-    out[key] = values
-    return out
+    return set_at(xp, out, key, values)
