@@ -86,9 +86,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # portagrad.vision is imported on first use: most programs never need it.
-    if name == "vision":
+    # portagrad.vision and portagrad.parallel are imported on first use: most programs
+    # need neither (and parallel brings MPI in).
+    if name in ("vision", "parallel"):
         import importlib
 
-        return importlib.import_module(".vision", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'portagrad' has no attribute {name!r}")

@@ -64,3 +64,14 @@ def test_every_module_was_collected():
         except Exception as e:  # noqa: BLE001 - reported below
             broken.append(f"{name}: {type(e).__name__}: {e}")
     assert not broken, "modules that fail to import:\n" + "\n".join(broken)
+
+
+def test_subpackages_load_on_first_attribute_access():
+    import subprocess
+    import sys
+
+    code = ("import sys, portagrad as pg; assert 'portagrad.parallel' not in sys.modules; "
+            "pg.parallel.create_communicator; pg.vision.utils; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "ok"
