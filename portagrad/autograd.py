@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._errors import DTypeError, GradientError, ShapeError, describe
+from .ops._core import size_of
 from .tape._engine import grad
 from .tape._mode import enable_grad
 from .tape._variable import Variable
@@ -79,7 +80,7 @@ def _outputs(value: Any, op: str) -> tuple[bool, tuple[Variable, ...]]:
 def _vectors(v: Any, like: tuple[Variable, ...], op: str, what: str) -> tuple[Variable, ...]:
     """``v`` as one Variable per entry of ``like`` (the ``what``), each of the same shape."""
     if v is None:
-        if len(like) == 1 and _size(like[0]) == 1:
+        if len(like) == 1 and size_of(like[0]) == 1:
             x = like[0]
             return (Variable(x.xp.ones_like(x.array), requires_grad=False),)
         raise ShapeError(f"{op}(v): expected one vector per {what}, got None; v may be "
@@ -96,13 +97,6 @@ def _vectors(v: Any, like: tuple[Variable, ...], op: str, what: str) -> tuple[Va
                              f"{tuple(vv.shape)}")
         out.append(vv)
     return tuple(out)
-
-
-def _size(x: Variable) -> int:
-    n = 1
-    for d in x.shape:
-        n *= d
-    return n
 
 
 def _zeros(x: Variable) -> Variable:
@@ -124,8 +118,9 @@ def _fill(gs: Sequence[Variable | None], like: Sequence[Variable], strict: bool,
 
 def _grad(outs: Sequence[Variable], ins: Sequence[Variable], seeds: Sequence[Variable],
           create_graph: bool, retain_graph: bool | None = None) -> list[Variable | None]:
-    """``grad`` that tolerates outputs with no graph (their gradient is zero)."""
-    pairs = [(o, s) for o, s in zip(outs, seeds) if o.requires_grad]
+    """``grad`` that tolerates outputs that are ``None`` or have no graph (their gradient
+    is zero)."""
+    pairs = [(o, s) for o, s in zip(outs, seeds) if o is not None and o.requires_grad]
     if not pairs:
         return [None] * len(ins)
     return list(grad([o for o, _ in pairs], list(ins), grad_outputs=[s for _, s in pairs],
@@ -201,14 +196,9 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         # u^T J is linear in u: its gradient in u along v is J v.
         us = tuple(Variable(o.xp.zeros_like(o.array), requires_grad=True) for o in outs)
         gs = _grad(outs, xs, us, create_graph=True, retain_graph=True)
-        used = [(g, vi) for g, vi in zip(gs, vs) if g is not None]
-        if strict and len(used) < len(xs):
+        if strict:
             _fill(gs, xs, True, "jvp")
-        if used:
-            jv = _grad([g for g, _ in used], us, [vi for _, vi in used], create_graph)
-        else:
-            jv = [None] * len(us)
-        ts = _fill(jv, outs, False, "jvp")
+        ts = _fill(_grad(gs, us, vs, create_graph), outs, False, "jvp")
     return _result(out_tuple, outs, create_graph), _result(out_tuple, ts, create_graph)
 
 
@@ -216,7 +206,7 @@ def _scalar_output(func: Callable[..., Any], xs: tuple, op: str) -> Variable:
     out = func(*xs)
     if not isinstance(out, Variable):
         raise TypeError(f"{op}: expected func to return a Variable, got {describe(out)}")
-    if _size(out) != 1:
+    if size_of(out) != 1:
         raise ShapeError(f"{op}: expected func to return a single element, got shape "
                          f"{tuple(out.shape)}")
     return out
@@ -244,12 +234,7 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         out = _scalar_output(func, xs, "vhp")
         seed = Variable(out.xp.ones_like(out.array), requires_grad=False)
         gs = _grad([out], xs, [seed], create_graph=True, retain_graph=True)
-        used = [(g, vi) for g, vi in zip(gs, vs) if g is not None and g.requires_grad]
-        if used:
-            hv = _grad([g for g, _ in used], xs, [vi for _, vi in used], create_graph)
-        else:
-            hv = [None] * len(xs)
-        res = _fill(hv, xs, strict, "vhp")
+        res = _fill(_grad(gs, xs, vs, create_graph), xs, strict, "vhp")
     return _result(False, [out], create_graph), _result(in_tuple, res, create_graph)
 
 
@@ -274,7 +259,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 
 def _one_hot_seeds(o: Variable) -> list[Variable]:
     xp = o.xp
-    n = _size(o)
+    n = size_of(o)
     shape = tuple(o.shape)
     return [Variable(xp.reshape(xp.eye(1, n, k=k, dtype=o.dtype, device=o.device), shape),
                      requires_grad=False) for k in range(n)]
