@@ -27,8 +27,10 @@ conformance: $(STAMP)
 	$(BIN)/portagrad conformance --namespace numpy
 	$(BIN)/portagrad conformance --namespace array_api_strict
 
+# OpenBLAS chooses its kernels itself here: some machines pin OPENBLAS_CORETYPE (and
+# OPENBLAS_L2_SIZE) for older builds, which would slow NumPy's current one but not PyTorch.
 bench: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/portagrad bench
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 $(BIN)/portagrad bench
 
 clean:
 	rm -rf $(VENV) result .pytest_cache .hypothesis

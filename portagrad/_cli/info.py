@@ -11,6 +11,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import platform
 import re
 import sys
@@ -101,34 +102,43 @@ def _cpu_flags() -> set[str]:
     return set()
 
 
-def openblas_hint(libs: list[dict[str, Any]], flags: set[str] | None = None) -> str | None:
+def openblas_hint(libs: list[dict[str, Any]], flags: set[str] | None = None,
+                  env: dict[str, str] | None = None) -> str | None:
     """A note when OpenBLAS runs kernels older than the CPU it is on, else ``None``.
 
-    OpenBLAS picks its kernels from the CPU it recognises when it loads; on CPUs newer than
-    the OpenBLAS build (AMD's family 26, for one) it falls back to its AVX2 "Haswell"
-    kernels even when the CPU has AVX-512, and single-precision GEMM runs about half as
-    fast. ``OPENBLAS_CORETYPE=SkylakeX``, set before NumPy is imported, selects the AVX-512
-    kernels.
+    OpenBLAS picks its kernels when it loads: the ones ``OPENBLAS_CORETYPE`` names when
+    that is set, else the best it knows for the CPU it recognises (on a CPU newer than
+    the build, a fallback). AVX2 kernels ("Haswell") on a CPU with AVX-512 run
+    single-precision GEMM at about half the speed of the AVX-512 ones ("SkylakeX").
 
     Examples
     --------
     >>> libs = [{"internal_api": "openblas", "architecture": "Haswell"}]
     >>> flags = {"avx2", "avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
-    >>> openblas_hint(libs, flags).split(":")[0]
+    >>> openblas_hint(libs, flags, {}).split(":")[0]
     'OpenBLAS runs its Haswell kernels on a CPU with AVX-512'
+    >>> "is set" in openblas_hint(libs, flags, {"OPENBLAS_CORETYPE": "Haswell"})
+    True
     >>> openblas_hint(libs, {"avx2"}) is None
     True
     """
     if flags is None:
         flags = _cpu_flags()
+    if env is None:
+        env = dict(os.environ)
     if not all(f in flags for f in _AVX512):
         return None
     for lib in libs:
         arch = str(lib.get("architecture") or "")
         if lib.get("internal_api") == "openblas" and arch.lower() in _AVX2_KERNELS:
-            return (f"OpenBLAS runs its {arch} kernels on a CPU with AVX-512: export "
-                    f"OPENBLAS_CORETYPE=SkylakeX before starting Python for faster float32 "
-                    f"GEMM")
+            forced = env.get("OPENBLAS_CORETYPE")
+            if forced:
+                return (f"OpenBLAS runs its {arch} kernels on a CPU with AVX-512: "
+                        f"OPENBLAS_CORETYPE={forced} is set in the environment (unset it, "
+                        f"with OPENBLAS_L2_SIZE, to let OpenBLAS choose)")
+            return (f"OpenBLAS runs its {arch} kernels on a CPU with AVX-512: it does not "
+                    f"recognise this CPU; OPENBLAS_CORETYPE=SkylakeX set before Python "
+                    f"starts selects the AVX-512 kernels")
     return None
 
 
