@@ -1,6 +1,8 @@
 """Normalization: batch, layer, group, instance, local response, L2.
 
-All are composites of differentiable ops, so derivatives of every order are exact.
+All are composites of differentiable ops, so derivatives of every order are exact;
+batch normalization in training runs as one fused primitive
+(:mod:`portagrad.ops._nn_norm_fused`) whose backward is again such a composite.
 
 Running statistics of batch normalization are raw arrays (not Variables: they get no
 gradient) kept on a :class:`BatchNormState`. Training with a state *replaces* its
@@ -18,6 +20,7 @@ from ..tape._variable import Variable
 from ._core import binary, float_only, var, wrap
 from ._elementwise import maximum, sqrt
 from ._nn_config import resolve_train
+from ._nn_norm_fused import batch_norm_train
 from ._reduction import mean as _mean
 from ._reduction import sum as _sum
 from ._shape import concat, reshape
@@ -145,16 +148,44 @@ def batch_norm(x: Any, weight: Any = None, bias: Any = None, *,
         raise ShapeError(f"batch_norm(x): expected more than one value per channel to "
                          f"estimate a variance when training, got shape "
                          f"{tuple(xv.array.shape)}")
-    mu = _mean(xv, axis=axes, keepdims=True)
-    d = xv - mu
-    v = _mean(d * d, axis=axes, keepdims=True)
-    y = d / sqrt(v + float(eps))
+    params = _fusable(xv, weight, bias, c, op)
+    if params is not None:
+        y, mu_a, v_a = batch_norm_train(xv, params[0], params[1], bshape, float(eps))
+    else:
+        mu = _mean(xv, axis=axes, keepdims=True)
+        d = xv - mu
+        v = _mean(d * d, axis=axes, keepdims=True)
+        y = _affine(d / sqrt(v + float(eps)), weight, bias, (c,), bshape, op)
+        mu_a, v_a = mu.array, v.array
     if state is not None:
         xp = xv.xp
-        bm = xp.reshape(mu.array, (c,))
-        bv = xp.reshape(v.array, (c,)) * (n / (n - 1))
+        bm = xp.reshape(mu_a, (c,))
+        bv = xp.reshape(v_a, (c,)) * (n / (n - 1))
         state.update(bm, bv)
-    return _affine(y, weight, bias, (c,), bshape, op)
+    return y
+
+
+def _fusable(x: Variable, weight: Any, bias: Any, c: int,
+             op: str) -> tuple[Variable | None, Variable | None] | None:
+    """weight and bias as Variables when the fused primitive computes exactly what the
+    composite would (real floating ``x`` with elements; parameters of its dtype,
+    namespace and device, shape ``(C,)``), else None: the composite then promotes, or
+    raises its errors."""
+    xp = x.xp
+    if not xp.isdtype(x.array.dtype, "real floating") or 0 in tuple(x.array.shape):
+        return None
+    out = []
+    for arg, p in (("weight", weight), ("bias", bias)):
+        if p is None:
+            out.append(None)
+            continue
+        pv = _f(p, op, arg)
+        a = pv.array
+        if (pv.xp is not xp or a.dtype != x.array.dtype or tuple(a.shape) != (c,)
+                or a.device != x.array.device):
+            return None
+        out.append(pv)
+    return out[0], out[1]
 
 
 def fixed_batch_norm(x: Any, weight: Any, bias: Any, mean: Any, var: Any, *,
