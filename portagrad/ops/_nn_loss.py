@@ -133,7 +133,7 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
         elif w is None:
             w = 1.0
         kept = xp.reshape(safe, tshape[:axis] + (1,) + tshape[axis:])
-        return _sce(scores, axis=axis, t=kept, w=w, total=reduction != "none")
+        return _sce(scores, axis=axis, t=kept, w=w, total=reduction != "none", cache=[])
     if w is None:
         w = xp.ones(tshape, dtype=a.dtype, device=a.device)
         mask = w
@@ -172,9 +172,11 @@ def _weighted(v: Variable, w: Any, xp: Any) -> Variable:
 
 
 @primitive(saves="inputs")
-def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool) -> Any:
-    """``-w * log_softmax(x)[t]`` per sample (summed when ``total``), fused for speed."""
-    return softmax_xent(xp, x, axis, t, w, total)
+def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool, cache: list) -> Any:
+    """``-w * log_softmax(x)[t]`` per sample (summed when ``total``), fused for speed; the
+    per-sample log-sum-exp goes into ``cache`` for the gradient."""
+    cache.clear()  # a fresh list per call; cleared all the same, so stale values never count
+    return softmax_xent(xp, x, axis, t, w, total, cache)
 
 
 @_sce.defvjp
@@ -184,16 +186,16 @@ def _(ctx: Any, gl: Variable) -> tuple:
     if not state.grad_enabled:
         # Nothing is recorded: _sce_grad's forward on the raw arrays, without its node.
         xp = ctx.xp
-        return (_leaf(softmax_xent_grad(xp, x.array, gl.array, p["axis"], p["t"], p["w"]),
-                      xp),)
-    return (_sce_grad(x, gl, axis=p["axis"], t=p["t"], w=p["w"]),)
+        return (_leaf(softmax_xent_grad(xp, x.array, gl.array, p["axis"], p["t"], p["w"],
+                                        p["cache"]), xp),)
+    return (_sce_grad(x, gl, axis=p["axis"], t=p["t"], w=p["w"], cache=p["cache"]),)
 
 
 @primitive(saves="inputs")
-def _sce_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> Any:
+def _sce_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any, cache: list) -> Any:
     """Gradient of :func:`_sce` in ``x``: ``(softmax(x) - onehot(t)) * gl * w``; ``gl`` is
-    per sample, or 0-d for a summed loss."""
-    return softmax_xent_grad(xp, x, gl, axis, t, w)
+    per sample, or 0-d for a summed loss; ``cache`` is :func:`_sce`'s."""
+    return softmax_xent_grad(xp, x, gl, axis, t, w, cache)
 
 
 @_sce_grad.defvjp

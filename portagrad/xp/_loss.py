@@ -3,6 +3,11 @@
 The defaults are pure standard. The NumPy and CuPy fast paths (classes on the last axis)
 work in place on one fresh buffer and subtract at the labels by indexing, where the
 standard, which cannot scatter, compares every class with the label.
+
+The forward can leave each sample's maximum ``m`` and sum ``s = sum(exp(x - m))`` in a
+``cache`` list (two numbers per sample); the gradient ``exp(x - m) * (c / s)`` then skips
+the maximum and sum passes over the logits. (Caching ``m + log(s)`` instead would save one
+more pass but round, in float32, to a thousandth at logits of 1e4.)
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ __all__ = ["softmax_xent", "softmax_xent_grad"]
 
 
 @kernel
-def softmax_xent(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False) -> Any:
+def softmax_xent(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False,
+                 cache: list | None = None) -> Any:
     """Per-sample ``-w * log_softmax(x, axis)[t]`` (their sum, 0-d, when ``total``); ``t``
-    keeps ``axis`` with length 1; ``w`` is per sample or one Python float.
+    keeps ``axis`` with length 1; ``w`` is per sample or one Python float. A ``cache``
+    list receives the maximum and the sum of ``exp(x - max)`` over ``axis`` (keepdims) for
+    :func:`softmax_xent_grad`.
 
     Examples
     --------
@@ -31,16 +39,21 @@ def softmax_xent(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False
     """
     m = xp.max(x, axis=axis, keepdims=True)
     z = x - m
-    lse = xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
+    s = xp.sum(xp.exp(z), axis=axis, keepdims=True)
+    if cache is not None:
+        cache.append((m, s))
+    lse = xp.log(s)
     zt = xp.take_along_axis(z, t, axis=axis)
     loss = xp.squeeze(lse - zt, axis=axis) * w
     return xp.sum(loss) if total else loss
 
 
 @kernel
-def softmax_xent_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> Any:
+def softmax_xent_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
+                      cache: list | None = None) -> Any:
     """``(softmax(x) - onehot(t)) * gl * w``, the gradient of :func:`softmax_xent` (or,
-    with a 0-d ``gl``, of its sum).
+    with a 0-d ``gl``, of its sum); ``cache`` as filled by :func:`softmax_xent` on the
+    same ``x``, or None.
 
     Examples
     --------
@@ -53,12 +66,16 @@ def softmax_xent_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> An
     ...                       np.ones(1))
     array([[ 0.5, -0.5]])
     """
-    m = xp.max(x, axis=axis, keepdims=True)
-    e = xp.exp(x - m)
     c = gl * w
     if c.ndim:
         c = xp.expand_dims(c, axis=axis)
-    g = e * (c / xp.sum(e, axis=axis, keepdims=True))
+    if cache:
+        m, s = cache[0]
+        g = xp.exp(x - m) * (c / s)
+    else:
+        m = xp.max(x, axis=axis, keepdims=True)
+        e = xp.exp(x - m)
+        g = e * (c / xp.sum(e, axis=axis, keepdims=True))
     shape = tuple(x.shape[axis] if i == axis else 1 for i in range(x.ndim))
     classes = xp.reshape(xp.arange(x.shape[axis], dtype=t.dtype, device=x.device), shape)
     return xp.where(classes == t, g - c, g)
@@ -76,28 +93,43 @@ def _module(name: str) -> Any:
 
 def _register(name: str) -> None:
     @softmax_xent.override(name)
-    def _fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False) -> Any:
+    def _fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False,
+              cache: list | None = None) -> Any:
         if axis != x.ndim - 1:
             return NotImplemented
         m_ = _module(name)
-        buf = x - x.max(axis=-1, keepdims=True)
+        mx = x.max(axis=-1, keepdims=True)
+        buf = x - mx
         tt = t.reshape(-1)
         zt = buf.reshape(-1, x.shape[-1])[m_.arange(tt.shape[0]), tt]
         m_.exp(buf, out=buf)
-        lse = m_.log(buf.sum(axis=-1))
+        # Row sums as a matrix-vector product: one streaming pass (BLAS), twice as fast
+        # as NumPy's pairwise sum over the last axis, as accurate for these positive terms.
+        ones = m_.ones(x.shape[-1], dtype=buf.dtype)
+        s = buf @ ones
+        if cache is not None:
+            cache.append((mx, s[..., None]))
+        lse = m_.log(s)
         loss = (lse - zt.reshape(lse.shape)) * w
         # A 0-d array, not a NumPy scalar (which would promote strongly downstream).
         return m_.asarray(loss.sum()) if total else loss
 
     @softmax_xent_grad.override(name)
-    def _fast_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any) -> Any:
+    def _fast_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
+                   cache: list | None = None) -> Any:
         if axis != x.ndim - 1:
             return NotImplemented
         m_ = _module(name)
-        g = x - x.max(axis=-1, keepdims=True)
-        m_.exp(g, out=g)
-        c = m_.asarray(gl * w, dtype=g.dtype)[..., None]
-        g *= c / g.sum(axis=-1, keepdims=True)
+        c = m_.asarray(gl * w, dtype=x.dtype)[..., None]
+        if cache:
+            mx, s = cache[0]
+            g = x - mx
+            m_.exp(g, out=g)
+            g *= c / s
+        else:
+            g = x - x.max(axis=-1, keepdims=True)
+            m_.exp(g, out=g)
+            g *= c / g.sum(axis=-1, keepdims=True)
         flat = g.reshape(-1, x.shape[-1])
         rows = m_.arange(flat.shape[0])
         # One label per row, so the indexed subtraction has no repeated index.
