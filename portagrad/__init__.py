@@ -22,6 +22,9 @@ from . import random as random
 from . import training as training
 from . import xp as xp
 from ._errors import (
+    AxisError as AxisError,
+)
+from ._errors import (
     CheckpointError as CheckpointError,
 )
 from ._errors import (

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "PortagradError",
     "ShapeError",
+    "AxisError",
     "DTypeError",
     "NamespaceMismatchError",
     "DeviceMismatchError",
@@ -26,6 +27,14 @@ class PortagradError(Exception):
 
 class ShapeError(PortagradError, ValueError):
     """An argument has a shape the operation cannot use."""
+
+
+class AxisError(ShapeError, IndexError):
+    """An axis argument lies outside the array's dimensions.
+
+    Also an :class:`IndexError`, as the Array API standard asks of ``expand_dims`` (and as
+    NumPy's ``AxisError`` is both).
+    """
 
 
 class DTypeError(PortagradError, TypeError):

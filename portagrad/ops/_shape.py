@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from .._errors import DTypeError, ShapeError, describe
+from .._errors import AxisError, DTypeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp import check_same_namespace
@@ -19,7 +19,7 @@ __all__ = ["reshape", "permute_dims", "broadcast_to", "sum_to", "expand_dims", "
 
 def _norm_axis(axis: int, ndim: int, op: str, arg: str = "axis") -> int:
     if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise ShapeError(f"{op}({arg}): expected an axis in [{-ndim}, {ndim}), got {axis}")
+        raise AxisError(f"{op}({arg}): expected an axis in [{-ndim}, {ndim}), got {axis}")
     return axis % ndim if ndim else 0
 
 
@@ -502,8 +502,14 @@ def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Variable:
         shape[ax] = n * repeats
         return reshape(y, tuple(shape))
     xp = x.xp
-    r = repeats.array if isinstance(repeats, Variable) else repeats
-    idx = xp.repeat(xp.arange(n, device=x.array.device), r)
+    r = repeats.array if isinstance(repeats, Variable) else xp.asarray(repeats)
+    if not xp.isdtype(r.dtype, "integral"):
+        raise DTypeError(f"repeat(repeats): expected an int or an integer array, got "
+                         f"{describe(repeats)}")
+    # Counts of any integer dtype (uint64 too, which NumPy will not cast to its index type)
+    # are read as the index dtype of arange.
+    idx = xp.arange(n, device=x.array.device)
+    idx = xp.repeat(idx, xp.astype(r, idx.dtype))
     return take(x, wrap(idx, xp), axis=ax)
 
 

@@ -1,0 +1,65 @@
+"""Corners of the standard's functions: error types it prescribes, argument dtypes it
+allows. Each expectation is checked against NumPy or array-api-strict doing the same."""
+
+from __future__ import annotations
+
+import array_api_strict as xs
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad import AxisError, DTypeError, ShapeError
+from portagrad.xp import to_numpy
+
+o = pg.ops
+
+
+@pytest.mark.parametrize("axis", [3, -4, 7])
+def test_expand_dims_axis_out_of_range_is_an_index_error(backend, axis):
+    # The standard asks expand_dims for an IndexError; array-api-strict raises one too.
+    with pytest.raises(IndexError):
+        xs.expand_dims(xs.zeros((2, 0)), axis=axis)
+    x = pg.Variable(backend.asarray(np.zeros((2, 0))))
+    with pytest.raises(IndexError, match=r"expand_dims\(axis\): expected an axis in \[-3, 3\)"):
+        o.expand_dims(x, axis=axis)
+
+
+def test_axis_error_is_still_a_shape_error():
+    # Code that caught ShapeError/ValueError for a bad axis keeps working, as with NumPy's
+    # AxisError (a ValueError and an IndexError).
+    assert issubclass(AxisError, ShapeError)
+    assert issubclass(AxisError, ValueError) and issubclass(AxisError, IndexError)
+    assert issubclass(np.exceptions.AxisError, ValueError)
+    with pytest.raises(ShapeError):
+        o.sum(pg.Variable(np.zeros((2, 3))), axis=2)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint64", "int16", "int64"])
+def test_repeat_counts_of_any_integer_dtype(backend, dtype):
+    if backend.name == "torch" and dtype == "uint64":
+        pytest.skip("torch has no general uint64 support")
+    x = np.array([[1.5, -2.0, 3.0], [4.0, 5.0, 6.0]])
+    counts = np.array([2, 0, 3], dtype=dtype)
+    expected = np.repeat(x, counts.astype(np.int64), axis=1)
+    got = o.repeat(pg.Variable(backend.asarray(x)), pg.Variable(backend.asarray(counts)),
+                   axis=1)
+    np.testing.assert_array_equal(to_numpy(got.array), expected)
+    # Gradient: each input element collects its copies.
+    xv = pg.Variable(backend.asarray(x), requires_grad=True)
+    o.sum(o.repeat(xv, pg.Variable(backend.asarray(counts)), axis=1)).backward()
+    np.testing.assert_array_equal(to_numpy(xv.grad), np.broadcast_to([2.0, 0.0, 3.0], x.shape))
+
+
+def test_repeat_empty_uint64_counts_on_an_empty_array():
+    # The case NumPy's own repeat refuses (uint64 counts cannot be cast to intp "safely").
+    with pytest.raises(TypeError):
+        np.repeat(np.array([], dtype=bool), np.array([], dtype=np.uint64))
+    got = o.repeat(pg.Variable(np.array([], dtype=bool)),
+                   pg.Variable(np.array([], dtype=np.uint64)))
+    assert got.shape == (0,) and got.dtype == np.bool_
+
+
+def test_repeat_rejects_non_integer_counts(backend):
+    x = pg.Variable(backend.asarray(np.array([1.0, 2.0])))
+    with pytest.raises(DTypeError, match=r"repeat\(repeats\): expected an int or an integer"):
+        o.repeat(x, pg.Variable(backend.asarray(np.array([1.0, 2.0]))))
