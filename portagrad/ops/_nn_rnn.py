@@ -15,6 +15,8 @@ from ._core import float_only, var
 from ._elementwise import tanh, where
 from ._linalg import matmul
 from ._nn_activation import _sigmoid
+from ._nn_connection import _linear
+from ._nn_rnn_fused import lstm_update
 from ._shape import matrix_transpose, reshape, stack
 
 __all__ = ["lstm", "lstm_cell", "gru_cell", "n_step_lstm", "n_step_gru"]
@@ -56,18 +58,44 @@ def lstm(c_prev: Any, gates: Any) -> tuple[Variable, Variable]:
         raise ShapeError(f"{op}(gates): expected shape {tuple(c.array.shape[:-1])} + "
                          f"({4 * c.array.shape[-1]},) for c_prev of shape "
                          f"{tuple(c.array.shape)}, got {tuple(g.array.shape)}")
+    if _alike(c, g):
+        return lstm_update(c, g)
     i, f, gg, o = _split(g, 4, op)
     c_new = _sigmoid(f) * c + _sigmoid(i) * tanh(gg)
     return c_new, _sigmoid(o) * tanh(c_new)
+
+
+def _alike(*vs: Variable | None) -> bool:
+    """Whether the Variables (None skipped) share namespace, device and a real floating
+    dtype: then a fused primitive computes what the composite would, which otherwise
+    promotes dtypes or raises its errors."""
+    first = None
+    for v in vs:
+        if v is None:
+            continue
+        a = v.array
+        if first is None:
+            first = v
+            if not v.xp.isdtype(a.dtype, "real floating"):
+                return False
+            continue
+        f = first.array
+        if v.xp is not first.xp or a.dtype != f.dtype or a.device != f.device:
+            return False
+    return True
 
 
 def _proj(x: Variable, w: Variable, b: Any, op: str, arg: str) -> Variable:
     if w.array.ndim != 2 or x.array.shape[-1] != w.array.shape[1]:
         raise ShapeError(f"{op}({arg}): expected shape (gates, {x.array.shape[-1]}), got "
                          f"{tuple(w.array.shape)}")
+    bv = None if b is None else _f(b, op, arg.replace("w", "b"))
+    if _alike(x, w, bv) and (bv is None or tuple(bv.array.shape) == (w.array.shape[0],)):
+        # One primitive for product and bias, with the weight's gradient in its layout.
+        return _linear(x, w, bv)
     y = matmul(x, matrix_transpose(w))
-    if b is not None:
-        y = y + _f(b, op, arg.replace("w", "b"))
+    if bv is not None:
+        y = y + bv
     return y
 
 
