@@ -17,7 +17,7 @@ from ._linalg import matmul
 from ._nn_activation import _sigmoid
 from ._nn_connection import _linear
 from ._nn_rnn_fused import lstm_update
-from ._shape import matrix_transpose, reshape, stack
+from ._shape import matrix_transpose, reshape, stack, unstack
 
 __all__ = ["lstm", "lstm_cell", "gru_cell", "n_step_lstm", "n_step_gru"]
 
@@ -177,10 +177,11 @@ def _run(op: str, xv: Variable, mask: Any, states: list[Variable], w_ih: Variabl
     t, n = xv.array.shape[0], xv.array.shape[1]
     # One product for the input projection of every step.
     xg = _proj(reshape(xv, (t * n, -1)), w_ih, b_ih, op, "w_ih")
-    xg = reshape(xg, (t, n, -1))
+    # One op splits the steps: its gradient is one stack, not a full-size array per step.
+    xgs = unstack(reshape(xg, (t, n, -1)), axis=0)
     ys = []
     for k in range(t):
-        new = step(xg[k, ...], states)
+        new = step(xgs[k], states)
         if mask is not None:
             keep = mask[k, ...]
             new = [where(keep, s_new, s_old) for s_new, s_old in zip(new, states)]

@@ -32,8 +32,10 @@ def _sig(xp: Any, x: Any) -> Any:
 
 def _gates(xp: Any, a: Any) -> tuple:
     h = a.shape[-1] // 4
-    return (_sig(xp, a[..., :h]), _sig(xp, a[..., h:2 * h]), xp.tanh(a[..., 2 * h:3 * h]),
-            _sig(xp, a[..., 3 * h:]))
+    # One sigmoid over all four blocks (the cell block's is not used): a quarter more
+    # arithmetic, a third of the calls, which is what counts at (N, 4H) for small N.
+    s = _sig(xp, a)
+    return s[..., :h], s[..., h:2 * h], xp.tanh(a[..., 2 * h:3 * h]), s[..., 3 * h:]
 
 
 @primitive(saves="inputs", nout=2)

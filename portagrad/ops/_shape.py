@@ -8,6 +8,7 @@ from typing import Any
 
 from .._errors import AxisError, DTypeError, ShapeError, describe
 from ..tape import primitive
+from ..tape._node import Primitive
 from ..tape._variable import Variable
 from ..xp import check_same_namespace
 from ._core import var, wrap
@@ -366,6 +367,10 @@ def stack(arrays: Sequence[Any], /, *, axis: int = 0) -> Variable:
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Variable, ...]:
     """Split ``x`` along ``axis`` into a tuple of arrays with that axis removed.
 
+    One recorded op with one output per slice: its backward stacks the slices' gradients
+    (zeros for unused ones) into one array, where a slice-by-slice split would make a
+    gradient of ``x``'s full size per slice and add them all up.
+
     Examples
     --------
     >>> import numpy as np
@@ -373,13 +378,39 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Variable, ...]:
     >>> [a.shape for a in pg.ops.unstack(np.zeros((2, 3)))]
     [(3,), (3,)]
     """
-    from ._indexing import getitem
-
     x = var(x, "unstack")
     nd = x.array.ndim
     ax = _norm_axis(axis, nd, "unstack")
-    pre = (slice(None),) * ax
-    return tuple(getitem(x, pre + (i,)) for i in range(x.array.shape[ax]))
+    n = x.array.shape[ax]
+    if n == 0:
+        return ()
+    out = _unstack_primitive(n)(x, axis=ax)
+    return out if n > 1 else (out,)
+
+
+_UNSTACK: dict[int, Primitive] = {}
+
+
+def _unstack_forward(xp: Any, x: Any, axis: int) -> Any:
+    pre = (slice(None),) * axis
+    # A trailing ellipsis: the standard wants every axis indexed.
+    parts = tuple(x[pre + (i, Ellipsis)] for i in range(x.shape[axis]))
+    return parts if len(parts) > 1 else parts[0]
+
+
+def _unstack_vjp(ctx: Any, gys: Any) -> tuple:
+    gys = gys if isinstance(gys, tuple) else (gys,)
+    return (stack(list(gys), axis=ctx.params["axis"]),)
+
+
+def _unstack_primitive(n: int) -> Primitive:
+    """The unstack primitive with ``n`` outputs (a primitive's output count is fixed)."""
+    prim = _UNSTACK.get(n)
+    if prim is None:
+        prim = Primitive("unstack", _unstack_forward, saves="none", nout=n)
+        prim.defvjp(_unstack_vjp)
+        _UNSTACK[n] = prim
+    return prim
 
 
 def _axes_tuple(axis: Any, nd: int, op: str) -> tuple[int, ...]:
