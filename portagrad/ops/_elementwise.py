@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .._errors import DTypeError
 from ..tape import primitive
 from ..tape._variable import Variable
 from ._core import binary, float_only, var, wrap
@@ -536,6 +537,31 @@ for _name, (_doc, _ex) in _UNARY_DOCS.items():
 
 _abs_prim = abs
 _neg_prim = negative
+_square_float = square
+
+
+def square(x: Any) -> Variable:
+    """Elementwise x * x, for any numeric dtype (integer results are not differentiable).
+
+    Differentiable to any order for floating-point inputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.square(np.array([3.0])).array
+    array([9.])
+    >>> pg.ops.square(np.array([-3], dtype=np.int8)).array
+    array([9], dtype=int8)
+    """
+    x = var(x, "square")
+    xp = x.xp
+    if xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        return _square_float(x)
+    if not xp.isdtype(x.array.dtype, "integral"):
+        raise DTypeError(f"square(x): expected a numeric array, got dtype {x.array.dtype}. "
+                         f"Cast booleans first, e.g. portagrad.ops.astype(x, int8).")
+    return wrap(x.array * x.array, xp)
 
 
 def abs(x: Any) -> Variable:

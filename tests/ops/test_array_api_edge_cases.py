@@ -63,3 +63,30 @@ def test_repeat_rejects_non_integer_counts(backend):
     x = pg.Variable(backend.asarray(np.array([1.0, 2.0])))
     with pytest.raises(DTypeError, match=r"repeat\(repeats\): expected an int or an integer"):
         o.repeat(x, pg.Variable(backend.asarray(np.array([1.0, 2.0]))))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint8", "uint16"])
+def test_square_of_integers_keeps_the_dtype(backend, dtype):
+    # The standard's square takes any numeric dtype; the result keeps it (wrapping as
+    # NumPy's does).
+    host = np.array([[0, 3], [-5, 15]]).astype(dtype)
+    got = o.square(pg.Variable(backend.asarray(host)))
+    expected = np.square(host)
+    assert to_numpy(got.array).dtype == expected.dtype
+    np.testing.assert_array_equal(to_numpy(got.array), expected)
+    np.testing.assert_array_equal(
+        to_numpy(got.array), to_numpy(xs.square(xs.asarray(host)))
+    )
+
+
+def test_square_of_floats_still_differentiates(backend):
+    x = pg.Variable(backend.asarray(np.array([1.5, -2.0])), requires_grad=True)
+    o.sum(o.square(x)).backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [3.0, -4.0])
+
+
+def test_square_rejects_booleans():
+    with pytest.raises(TypeError):
+        xs.square(xs.asarray([True]))
+    with pytest.raises(DTypeError, match=r"square\(x\): expected a numeric array"):
+        o.square(np.array([True]))
