@@ -271,7 +271,21 @@ def _getitem_advanced(x: Variable, entries: list) -> Variable:
     # Boolean masks become the integer arrays of their nonzero positions.
     flat_entries: list = []
     new_axes = set()  # entries that index an axis the key itself adds
+    shape = tuple(x.array.shape)
+    pos = 0  # axis of x the next entry indexes
     for k in entries:
+        if is_array(k) and _is_bool(k) and k.ndim:
+            # Each mask dimension must match the axis it selects from (NumPy and
+            # array-api-strict let an empty mask through); else nonzero would silently
+            # select from the wrong positions.
+            want = shape[pos:pos + k.ndim]
+            if any(m not in (n, 0) for m, n in zip(tuple(k.shape), want)):
+                raise IndexOutOfRangeError(
+                    f"getitem(key): expected a boolean mask of shape {want} for axes "
+                    f"{pos}..{pos + k.ndim - 1}, got shape {tuple(k.shape)}")
+            pos += k.ndim
+        elif k is not None and not (is_array(k) and _is_bool(k)):
+            pos += 1
         if is_array(k) and _is_bool(k) and k.ndim == 0:
             # A 0-d mask adds an axis of length 1 (True) or 0 (False): a new axis taken at
             # the positions of the mask's nonzero elements.

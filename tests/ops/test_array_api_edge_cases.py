@@ -90,3 +90,33 @@ def test_square_rejects_booleans():
         xs.square(xs.asarray([True]))
     with pytest.raises(DTypeError, match=r"square\(x\): expected a numeric array"):
         o.square(np.array([True]))
+
+
+@pytest.mark.parametrize("shape, mask_shape", [((2, 3), (3,)), ((2, 3), (2, 2)),
+                                              ((0, 0), (0, 1)), ((3,), (2,))])
+def test_boolean_mask_of_the_wrong_shape_is_an_index_error(backend, shape, mask_shape):
+    # NumPy and array-api-strict refuse a mask that does not match the axes it selects
+    # from; selecting through its nonzero positions would silently pick the wrong elements.
+    host, mask = np.zeros(shape), np.ones(mask_shape, dtype=bool)
+    with pytest.raises(IndexError):
+        host[mask]
+    with pytest.raises(IndexError):
+        xs.zeros(shape)[xs.asarray(mask)]
+    x = pg.Variable(backend.asarray(host))
+    with pytest.raises(IndexError, match=r"getitem\(key\): expected a boolean mask of shape"):
+        x[backend.asarray(mask)]
+
+
+@pytest.mark.parametrize("key", [
+    np.array([True, False]),
+    (slice(None), np.array([True, False, True])),
+    np.array([[True, False, True], [False, False, True]]),
+    (np.array([False, True]), 1),
+    np.zeros((0,), dtype=bool),  # an empty mask selects nothing, as in NumPy
+])
+def test_boolean_masks_that_match_select_as_numpy(backend, key):
+    host = np.arange(6.0).reshape(2, 3)
+    bkey = tuple(backend.asarray(k) if isinstance(k, np.ndarray) else k for k in key) \
+        if isinstance(key, tuple) else backend.asarray(key)
+    got = pg.Variable(backend.asarray(host))[bkey]
+    np.testing.assert_array_equal(to_numpy(got.array), host[key])
