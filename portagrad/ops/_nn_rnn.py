@@ -16,7 +16,7 @@ from ._elementwise import tanh, where
 from ._linalg import matmul
 from ._nn_activation import _sigmoid
 from ._nn_connection import _linear
-from ._nn_rnn_fused import lstm_update
+from ._nn_rnn_fused import lstm_sequence, lstm_update
 from ._shape import matrix_transpose, reshape, stack, unstack
 
 __all__ = ["lstm", "lstm_cell", "gru_cell", "n_step_lstm", "n_step_gru"]
@@ -222,6 +222,10 @@ def n_step_lstm(xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: Any = Non
     op = "n_step_lstm"
     xv, m = _sequence(op, xs, mask)
     whh = _f(w_hh, op, "w_hh")
+    if m is None:
+        args = _fused_lstm_args(op, xv, h0, c0, w_ih, whh, b_ih, b_hh)
+        if args is not None:
+            return lstm_sequence(*args)
 
     def step(xg: Variable, states: list[Variable]) -> list[Variable]:
         h, c = states
@@ -231,6 +235,25 @@ def n_step_lstm(xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: Any = Non
     ys, (h, c) = _run(op, xv, m, [_f(h0, op, "h0"), _f(c0, op, "c0")], _f(w_ih, op, "w_ih"),
                       b_ih, step)
     return ys, h, c
+
+
+def _fused_lstm_args(op: str, xv: Variable, h0: Any, c0: Any, w_ih: Any, whh: Variable,
+                     b_ih: Any, b_hh: Any) -> tuple | None:
+    """The arguments as Variables when the whole-sequence primitive applies: one
+    namespace, device and real floating dtype, and PyTorch's shapes; else None (the
+    per-step path then promotes dtypes or raises its errors)."""
+    vs = [xv, _f(h0, op, "h0"), _f(c0, op, "c0"), _f(w_ih, op, "w_ih"), whh,
+          None if b_ih is None else _f(b_ih, op, "b_ih"),
+          None if b_hh is None else _f(b_hh, op, "b_hh")]
+    if not _alike(*vs):
+        return None
+    n, i = xv.array.shape[1], xv.array.shape[2]
+    h = whh.array.shape[-1] if whh.array.ndim == 2 else -1
+    want = [(n, h), (n, h), (4 * h, i), (4 * h, h), (4 * h,), (4 * h,)]
+    for v, shape in zip(vs[1:], want):
+        if v is not None and tuple(v.array.shape) != shape:
+            return None
+    return tuple(vs)
 
 
 def n_step_gru(xs: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None,

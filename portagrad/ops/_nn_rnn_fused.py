@@ -20,7 +20,7 @@ from ._elementwise import tanh
 from ._nn_activation import _sigmoid
 from ._shape import concat
 
-__all__ = ["lstm_update"]
+__all__ = ["lstm_update", "lstm_sequence", "lstm_steps"]
 
 
 def _sig(xp: Any, x: Any) -> Any:
@@ -112,3 +112,151 @@ def lstm_update(c_prev: Variable, gates: Variable) -> tuple[Variable, Variable]:
     (array([[0.3808]]), array([[0.1817]]))
     """
     return _lstm(c_prev, gates)
+
+
+# -- a whole sequence ----------------------------------------------------------------------
+@primitive(saves="inputs", nout=3)
+def _lstm_seq(xp: Any, xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: Any,
+              b_hh: Any, *, cache: list) -> tuple:
+    """``(ys, h_T, c_T)`` of an LSTM over ``xs`` (T, N, I), in one primitive: the steps'
+    activations go into ``cache`` for the vjp, which runs backpropagation through time on
+    raw arrays with one product per weight gradient for the whole sequence."""
+    t_len, n = xs.shape[0], xs.shape[1]
+    pre = xp.reshape(xs, (t_len * n, xs.shape[2])) @ w_ih.mT
+    for b in (b_ih, b_hh):
+        if b is not None:
+            pre += b  # rebinds on immutable libraries (JAX)
+    pre = xp.reshape(pre, (t_len, n, pre.shape[-1]))
+    h, c = h0, c0
+    steps, ys = [], []
+    for t in range(t_len):
+        g = pre[t, ...] + h @ w_hh.mT
+        i, f, gg, o = _gates(xp, g)
+        c = f * c
+        c += i * gg
+        tc = xp.tanh(c)
+        h = o * tc
+        steps.append((i, f, gg, o, c, tc))
+        ys.append(h)
+    ys_a = xp.stack(ys, axis=0)
+    cache.clear()
+    cache.append((steps, ys_a))
+    return ys_a, h, c
+
+
+@_lstm_seq.defvjp
+def _(ctx: Any, grads: tuple) -> tuple:
+    if state.grad_enabled:
+        return _lstm_seq_vjp_recorded(ctx, grads)
+    xp = ctx.xp
+    arrays = [None if v is None else v.array for v in ctx.inputs]
+    cache = ctx.params["cache"]
+    if not cache:  # taken by an earlier backward (retain_graph=True): run the steps again
+        _lstm_seq.forward(xp, *arrays, cache=cache)
+    # Taken, so the activations are not held for as long as the outputs live.
+    saved = cache.pop()
+    return _lstm_seq_vjp_arrays(xp, [g.array for g in grads], arrays, saved, ctx.edges)
+
+
+def _lstm_seq_vjp_arrays(xp: Any, grads: list, arrays: list, saved: tuple,
+                         e: tuple) -> tuple:
+    gys, g_h, g_c = grads
+    xs, h0, c0, w_ih, w_hh, b_ih, b_hh = arrays
+    steps, ys = saved
+    t_len, n = xs.shape[0], xs.shape[1]
+    dh_next, dc_next = g_h, g_c
+    dgates = []
+    for t in range(t_len - 1, -1, -1):
+        i, f, gg, o, _, tc = steps[t]
+        c_prev = steps[t - 1][4] if t > 0 else c0
+        dh = gys[t, ...] + dh_next
+        # dc = dh * o * (1 - tc^2) + dc_next, in one buffer.
+        dc = tc * tc
+        dc -= 1
+        dc *= -o
+        dc *= dh
+        dc += dc_next
+        di = dc * gg
+        di *= i * (1 - i)
+        df = dc * c_prev
+        df *= f * (1 - f)
+        dg = dc * i
+        dg *= 1 - gg * gg
+        do = dh * tc
+        do *= o * (1 - o)
+        d = xp.concat([di, df, dg, do], axis=-1)
+        dgates.append(d)
+        dc_next = dc * f
+        dh_next = d @ w_hh
+    dg = xp.stack(dgates[::-1], axis=0)
+    dg2 = xp.reshape(dg, (t_len * n, dg.shape[-1]))
+    out: list[Any] = [None] * 7
+    if e[0] is not None:
+        out[0] = xp.reshape(dg2 @ w_ih, tuple(xs.shape))
+    if e[1] is not None:
+        out[1] = dh_next
+    if e[2] is not None:
+        out[2] = dc_next
+    if e[3] is not None:
+        out[3] = dg2.mT @ xp.reshape(xs, (t_len * n, xs.shape[2]))
+    if e[4] is not None:
+        hprev = xp.concat([xp.expand_dims(h0, axis=0), ys[:-1, ...]], axis=0)
+        out[4] = dg2.mT @ xp.reshape(hprev, (t_len * n, hprev.shape[-1]))
+    if e[5] is not None or e[6] is not None:
+        db = xp.sum(dg2, axis=0)
+        out[5] = db if e[5] is not None else None
+        out[6] = db if e[6] is not None else None
+    return tuple(None if a is None else _leaf(a, xp) for a in out)
+
+
+def _lstm_seq_vjp_recorded(ctx: Any, grads: tuple) -> tuple:
+    """With ``create_graph``: the steps again as recorded ops, and their gradient."""
+    from ..tape import grad
+
+    inputs = list(ctx.inputs)
+    wanted = [i for i, e in enumerate(ctx.edges) if e is not None]
+    outs = lstm_steps(*inputs)
+    pairs = [(y, g) for y, g in zip(outs, grads) if y.requires_grad]
+    gs = grad([y for y, _ in pairs], [inputs[i] for i in wanted], [g for _, g in pairs],
+              create_graph=True, allow_unused=True) if pairs else [None] * len(wanted)
+    out: list[Any] = [None] * len(inputs)
+    for i, g in zip(wanted, gs):
+        out[i] = g
+    return tuple(out)
+
+
+def lstm_steps(xs: Variable, h0: Variable, c0: Variable, w_ih: Variable, w_hh: Variable,
+               b_ih: Variable | None, b_hh: Variable | None) -> tuple:
+    """The same sequence as recorded per-step ops: what :func:`lstm_sequence`'s vjp
+    differentiates under ``create_graph``."""
+    from ._nn_connection import _linear
+    from ._shape import reshape, stack, unstack
+
+    t_len, n = xs.shape[0], xs.shape[1]
+    xg = _linear(reshape(xs, (t_len * n, xs.shape[2])), w_ih, b_ih)
+    h, c = h0, c0
+    ys = []
+    for x_t in unstack(reshape(xg, (t_len, n, xg.shape[-1])), axis=0):
+        c, h = _lstm(c, x_t + _linear(h, w_hh, b_hh))
+        ys.append(h)
+    return stack(ys, axis=0), h, c
+
+
+def lstm_sequence(xs: Variable, h0: Variable, c0: Variable, w_ih: Variable, w_hh: Variable,
+                  b_ih: Variable | None, b_hh: Variable | None) -> tuple:
+    """``(ys, h_T, c_T)`` of an LSTM over ``xs`` (T, N, I) as one primitive; arguments
+    already checked (one namespace, device and real floating dtype; PyTorch's shapes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> from portagrad.ops._nn_rnn_fused import lstm_sequence
+    >>> v = pg.Variable
+    >>> ys, h, c = lstm_sequence(v(np.ones((2, 1, 1))), v(np.zeros((1, 1))),
+    ...                          v(np.zeros((1, 1))), v(np.ones((4, 1))), v(np.ones((4, 1))),
+    ...                          None, None)
+    >>> ys.shape, bool(h.array[0, 0] == ys.array[1, 0, 0])
+    ((2, 1, 1), True)
+    """
+    return _lstm_seq(xs, h0, c0, w_ih, w_hh, b_ih, b_hh, cache=[])

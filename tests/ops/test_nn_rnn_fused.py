@@ -118,3 +118,74 @@ def test_n_step_lstm_matches_a_loop_of_composite_cells():
     np.testing.assert_allclose(cT.array, cc.array, rtol=1e-10)
     for p, q in zip(ps, qs):
         np.testing.assert_allclose(p.grad, q.grad, rtol=1e-9, atol=1e-12)
+
+
+def _seq_inputs(rng, t=4, n=2, i=3, h=5, bias=True):
+    arrays = [rng.standard_normal((t, n, i)), rng.standard_normal((n, h)),
+              rng.standard_normal((n, h)), rng.standard_normal((4 * h, i)) * 0.4,
+              rng.standard_normal((4 * h, h)) * 0.4]
+    arrays += [rng.standard_normal(4 * h), rng.standard_normal(4 * h)] if bias else [None, None]
+    return arrays
+
+
+@pytest.mark.parametrize("use", ["ys", "h", "c", "all"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_sequence_matches_per_step_ops_to_second_order(use, bias):
+    from portagrad.ops._nn_rnn_fused import lstm_sequence, lstm_steps
+
+    rng = np.random.default_rng(4)
+    arrays = _seq_inputs(rng, bias=bias)
+    weights = [rng.standard_normal(s) for s in ((4, 2, 5), (2, 5), (2, 5))]
+    vs = [None if a is None else rng.standard_normal(a.shape) for a in arrays]
+
+    def loss(outs):
+        terms = {"ys": [0], "h": [1], "c": [2], "all": [0, 1, 2]}[use]
+        return sum(ops.sum(ops.tanh(outs[k]) * weights[k]) for k in terms)
+
+    def run(f):
+        ps = [None if a is None else Parameter(a.copy()) for a in arrays]
+        live = [p for p in ps if p is not None]
+        gs = pg.grad(loss(f(*ps)), live, create_graph=True, allow_unused=True)
+        dot = sum(ops.sum(g * v) for g, v in zip(gs, [v for v in vs if v is not None])
+                  if g is not None)
+        hv = pg.grad(dot, live, allow_unused=True)
+        qs = [None if a is None else Parameter(a.copy()) for a in arrays]
+        loss(f(*qs)).backward()
+        first = [p.grad for p in qs if p is not None]
+        return ([None if g is None else g.array for g in gs],
+                [None if h is None else h.array for h in hv], first)
+
+    fused, steps = run(lstm_sequence), run(lstm_steps)
+    for got_group, want_group in zip(fused, steps):
+        for got, want in zip(got_group, want_group):
+            if want is None:
+                assert got is None or not np.any(got)
+                continue
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    for got, want in zip(fused[2], steps[0]):  # the raw-array backward
+        np.testing.assert_allclose(got, 0 if want is None else want, rtol=1e-9, atol=1e-12)
+
+
+def test_sequence_backward_twice_with_retain_graph():
+    rng = np.random.default_rng(5)
+    arrays = _seq_inputs(rng)
+    ps = [Parameter(a.copy()) for a in arrays]
+    ys, h, c = ops.n_step_lstm(*ps)
+    loss = ops.sum(ys * ys) + ops.sum(c)
+    loss.backward(retain_graph=True)
+    first = [p.grad.copy() for p in ps]
+    loss.backward()
+    for p, g in zip(ps, first):
+        np.testing.assert_allclose(p.grad, 2 * g, rtol=1e-12)
+
+
+def test_sequence_with_constant_inputs_and_numerical_check():
+    rng = np.random.default_rng(6)
+    xs, h0, c0, w_ih, w_hh, b_ih, b_hh = _seq_inputs(rng, t=3, n=2, i=2, h=2)
+
+    def f(w_ih, w_hh, b):
+        ys, h, c = ops.n_step_lstm(xs, h0, c0, w_ih, w_hh, b, None)
+        return ops.sum(ys, axis=0) + c
+
+    check_backward(f, [w_ih, w_hh, b_ih], rtol=1e-5, atol=1e-6)
+    check_double_backward(f, [w_ih, w_hh, b_ih], rtol=1e-4, atol=1e-5)
