@@ -240,12 +240,12 @@ def n_step_lstm(xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: Any = Non
 def _fused_lstm_args(op: str, xv: Variable, h0: Any, c0: Any, w_ih: Any, whh: Variable,
                      b_ih: Any, b_hh: Any) -> tuple | None:
     """The arguments as Variables when the whole-sequence primitive applies: one
-    namespace, device and real floating dtype, and PyTorch's shapes; else None (the
-    per-step path then promotes dtypes or raises its errors)."""
+    namespace, device and real floating dtype, PyTorch's shapes, no empty axis; else None
+    (the per-step path then promotes dtypes or raises its errors)."""
     vs = [xv, _f(h0, op, "h0"), _f(c0, op, "c0"), _f(w_ih, op, "w_ih"), whh,
           None if b_ih is None else _f(b_ih, op, "b_ih"),
           None if b_hh is None else _f(b_hh, op, "b_hh")]
-    if not _alike(*vs):
+    if not _alike(*vs) or 0 in tuple(xv.array.shape):
         return None
     n, i = xv.array.shape[1], xv.array.shape[2]
     h = whh.array.shape[-1] if whh.array.ndim == 2 else -1
