@@ -95,26 +95,68 @@ def _prod(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
 
 @_prod.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
-    from ._elementwise import where
-
     (x,) = ctx.inputs
     (y,) = ctx.outputs
     p = ctx.params
     xp = gy.xp
     shape = tuple(ctx.in_shapes[0])
     axes, keep = p["axis"], p["keepdims"]
-    zero = x.array == 0
-    if not bool(xp.any(zero)):
+    if not bool(xp.any(x.array == 0)):
         return (_unreduce(gy * y, shape, axes, keep) / x,)
-    # d prod / d x_i is the product of the others: with one zero in a slice only that
-    # position gets it, with two or more every position gets 0.
-    n_zero = xp.sum(xp.astype(zero, xp.int64), axis=axes, keepdims=True)
-    x_safe = where(wrap(zero, xp), 1.0, x)
-    others = _prod(x_safe, axis=axes, keepdims=True)
-    lone = wrap(zero & (n_zero == 1), xp)
-    none = wrap(xp.broadcast_to(n_zero == 0, shape), xp)
-    g = _unreduce(gy, shape, axes, keep)
-    return (g * where(none, others / x_safe, where(lone, others, 0.0)),)
+    # d prod / d x_i is the product of the others; with a zero that cannot come from a
+    # division. Products of the others by prefix and suffix scans are multiplications
+    # only, so their own derivatives (every order) are exact at zeros too.
+    return (_unreduce(gy, shape, axes, keep) * _prod_of_others(x, axes),)
+
+
+def _prod_of_others(x: Variable, axes: tuple) -> Variable:
+    """``out[i] = prod of x[j] over the reduced axes, j != i`` (same shape as ``x``)."""
+    from ._shape import _permute_dims
+
+    shape = tuple(x.array.shape)
+    nd = len(shape)
+    kept = [i for i in range(nd) if i not in axes]
+    order = kept + list(axes)
+    n = _count(shape, axes)
+    v = _permute_dims(x, axes=tuple(order)) if order != list(range(nd)) else x
+    moved = tuple(v.array.shape)
+    v = _reshape(v, shape=moved[:len(kept)] + (n,))
+    left = _scan_prod(v, n, reverse=False)
+    right = _scan_prod(v, n, reverse=True)
+    others = _reshape(left * right, shape=moved)
+    if order == list(range(nd)):
+        return others
+    inverse = [0] * nd
+    for k, ax in enumerate(order):
+        inverse[ax] = k
+    return _permute_dims(others, axes=tuple(inverse))
+
+
+def _scan_prod(v: Variable, n: int, reverse: bool) -> Variable:
+    """Exclusive running product along the last axis (from the end with ``reverse``), by
+    doubling steps (Hillis-Steele): ``log2(n)`` multiplications of shifted copies."""
+    from ._indexing import getitem
+    from ._shape import concat
+
+    def ones(k: int) -> Variable:
+        a = v.array
+        return wrap(v.xp.ones(tuple(a.shape[:-1]) + (k,), dtype=a.dtype, device=a.device),
+                    v.xp)
+
+    def shift(a: Variable, k: int) -> Variable:
+        # a moved k places along the scan, ones coming in.
+        if k >= n:
+            return ones(n)
+        if reverse:
+            return concat([getitem(a, (Ellipsis, slice(k, None))), ones(k)], axis=-1)
+        return concat([ones(k), getitem(a, (Ellipsis, slice(0, n - k)))], axis=-1)
+
+    acc = shift(v, 1)
+    k = 1
+    while k < n:
+        acc = acc * shift(acc, k)
+        k *= 2
+    return acc
 
 
 def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
