@@ -132,31 +132,43 @@ def _prod_of_others(x: Variable, axes: tuple) -> Variable:
     return _permute_dims(others, axes=tuple(inverse))
 
 
-def _scan_prod(v: Variable, n: int, reverse: bool) -> Variable:
-    """Exclusive running product along the last axis (from the end with ``reverse``), by
-    doubling steps (Hillis-Steele): ``log2(n)`` multiplications of shifted copies."""
+def _shifted(a: Variable, k: int, n: int, reverse: bool, fill: float) -> Variable:
+    """``a`` moved ``k`` places along its last axis (of length ``n``) -- towards the end,
+    or towards the start with ``reverse`` -- with ``fill`` coming in."""
     from ._indexing import getitem
     from ._shape import concat
 
-    def ones(k: int) -> Variable:
-        a = v.array
-        return wrap(v.xp.ones(tuple(a.shape[:-1]) + (k,), dtype=a.dtype, device=a.device),
-                    v.xp)
+    arr = a.array
+    k = k if k < n else n
+    pad = wrap(a.xp.full(tuple(arr.shape[:-1]) + (k,), fill, dtype=arr.dtype,
+                         device=arr.device), a.xp)
+    if k == n:
+        return pad
+    if reverse:
+        return concat([getitem(a, (Ellipsis, slice(k, None))), pad], axis=-1)
+    return concat([pad, getitem(a, (Ellipsis, slice(0, n - k)))], axis=-1)
 
-    def shift(a: Variable, k: int) -> Variable:
-        # a moved k places along the scan, ones coming in.
-        if k >= n:
-            return ones(n)
-        if reverse:
-            return concat([getitem(a, (Ellipsis, slice(k, None))), ones(k)], axis=-1)
-        return concat([ones(k), getitem(a, (Ellipsis, slice(0, n - k)))], axis=-1)
 
-    acc = shift(v, 1)
+def _scan_prod(v: Variable, n: int, reverse: bool) -> Variable:
+    """Exclusive running product along the last axis (from the end with ``reverse``), by
+    doubling steps (Hillis-Steele): ``log2(n)`` multiplications of shifted copies."""
+    acc = _shifted(v, 1, n, reverse, 1.0)
     k = 1
     while k < n:
-        acc = acc * shift(acc, k)
+        acc = acc * _shifted(acc, k, n, reverse, 1.0)
         k *= 2
     return acc
+
+
+def _scan_affine_from_end(b: Variable, a: Variable, n: int) -> Variable:
+    """``r`` with ``r[j] = b[j] + a[j] * r[j + 1]`` along the last axis (``r[n] = 0``), by
+    doubling steps of composed affine maps: multiplications and sums only."""
+    k = 1
+    while k < n:
+        b = b + a * _shifted(b, k, n, True, 0.0)
+        a = a * _shifted(a, k, n, True, 0.0)
+        k *= 2
+    return b
 
 
 def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,

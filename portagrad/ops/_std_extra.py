@@ -117,17 +117,42 @@ def _(ctx: Any, gy: Variable) -> tuple:
     (x,) = ctx.inputs
     (y,) = ctx.outputs
     axis = ctx.params["axis"]
-    # d y_i / d x_j = y_i / x_j for i >= j: a reversed cumulative sum of gy * y, over x.
-    # Like prod, this needs nonzero inputs (the standard's smooth domain).
-    rev = flip(cumulative_sum(flip(gy * y, axis=axis), axis=axis), axis=axis)
-    return (rev / x,)
+    if not bool(x.xp.any(x.array == 0)):
+        # d y_i / d x_j = y_i / x_j for i >= j: a reversed cumulative sum of gy * y, over x.
+        rev = flip(cumulative_sum(flip(gy * y, axis=axis), axis=axis), axis=axis)
+        return (rev / x,)
+    return (_cumprod_grad_with_zeros(x, gy, axis),)
+
+
+def _cumprod_grad_with_zeros(x: Variable, gy: Variable, axis: int) -> Variable:
+    """``g[j] = prod(x[:j]) * sum_{i >= j} gy[i] * prod(x[j+1:i+1])`` without dividing by
+    ``x``: an exclusive prefix product times the linear recurrence
+    ``r[j] = gy[j] + x[j+1] * r[j+1]``, both by scans of multiplications and sums, so
+    derivatives of every order are exact at zeros too."""
+    from ._reduction import _scan_affine_from_end, _scan_prod, _shifted
+    from ._shape import _permute_dims
+
+    nd = x.array.ndim
+    n = x.array.shape[axis]
+    order = [i for i in range(nd) if i != axis] + [axis]
+    moved = order != list(range(nd))
+    xm = _permute_dims(x, axes=tuple(order)) if moved else x
+    gm = _permute_dims(gy, axes=tuple(order)) if moved else gy
+    r = _scan_affine_from_end(gm, _shifted(xm, 1, n, True, 0.0), n)
+    g = _scan_prod(xm, n, reverse=False) * r
+    if not moved:
+        return g
+    inverse = [0] * nd
+    for k, ax in enumerate(order):
+        inverse[ax] = k
+    return _permute_dims(g, axes=tuple(inverse))
 
 
 def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
                     include_initial: bool = False) -> Variable:
     """Cumulative product along ``axis`` (may be omitted for 1-d input).
 
-    Differentiable where no element is zero.
+    Differentiable to any order, zeros included.
 
     Examples
     --------

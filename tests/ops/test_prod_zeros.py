@@ -54,3 +54,25 @@ def test_second_order_over_axes_against_finite_differences(axis):
 
     check_backward(f, [x0])
     check_double_backward(f, [x0])
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_cumulative_prod_at_zeros(axis):
+    from portagrad.gradcheck import check_backward, check_double_backward
+
+    rng = np.random.default_rng(1)
+    x0 = rng.standard_normal((3, 4))
+    x0[1, 2] = x0[0, 0] = x0[2, 1] = 0.0
+
+    def f(v):
+        return ops.cumulative_prod(v, axis=axis)
+
+    check_backward(f, [x0])
+    check_double_backward(f, [x0])
+    # Closed form of the first derivative on a row with zeros: d/dx_j of sum_i y_i is
+    # sum_{i >= j} prod_{k <= i, k != j} x_k.
+    x1 = np.array([2.0, 0.0, 3.0, 0.0, 1.5])
+    v = pg.nn.Parameter(x1)
+    (g,) = pg.grad(ops.sum(ops.cumulative_prod(v)), [v])
+    want = [sum(_others(x1[:i + 1], {j}) for i in range(j, 5)) for j in range(5)]
+    np.testing.assert_allclose(g.array, want)
