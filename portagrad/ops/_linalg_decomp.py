@@ -5,7 +5,9 @@ Giles / Townsend for eigh and SVD), written with portagrad ops so that every ord
 They assume what the math needs: symmetric positive-definite input for cholesky (the
 gradient is symmetrized, as the input is taken to be symmetric), distinct eigenvalues for
 eigh's eigenvectors, distinct nonzero singular values for svd's singular vectors, and
-full column rank for qr. Real floating inputs only.
+full column rank for qr. They take real or complex floating inputs, as the standard asks;
+gradients are implemented for real inputs (backward through a complex decomposition raises
+:class:`portagrad.GradientError`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ._core import wrap
 from ._creation import tril
 from ._indexing import getitem
 from ._linalg import matmul
-from ._linalg_solve import _solve, eye_like, real_matrix
+from ._linalg_solve import _solve, eye_like, floating_matrix, real_gradients_only
 from ._shape import concat, matrix_transpose, reshape
 
 __all__ = ["cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals", "QRResult", "EighResult",
@@ -85,8 +87,10 @@ def cholesky(x: Any, /, *, upper: bool = False) -> Variable:
     array([[2., 0.],
            [1., 2.]])
     """
-    low = _cholesky(real_matrix(x, "linalg.cholesky", square=True))
-    return mT(low) if upper else low
+    low = _cholesky(floating_matrix(x, "linalg.cholesky", square=True))
+    if not upper:
+        return low
+    return _conj_if_complex(mT(low))  # U = L^H
 
 
 # -- qr -------------------------------------------------------------------------------------
@@ -136,7 +140,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
     """
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr(mode): expected 'reduced' or 'complete', got {mode!r}")
-    v = real_matrix(x, "linalg.qr")
+    v = floating_matrix(x, "linalg.qr")
     m, n = v.shape[-2:]
     if m >= n:
         q, r = _qr(v, mode=mode)
@@ -145,7 +149,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
     left = getitem(v, (*lead, slice(0, m)))
     right = getitem(v, (*lead, slice(m, None)))
     q, r1 = _qr(left, mode="reduced")
-    r2 = matmul(mT(q), right)
+    r2 = matmul(_conj_if_complex(mT(q)), right)  # Q^H Y
     return QRResult(q, concat([r1, r2], axis=-1))
 
 
@@ -184,7 +188,7 @@ def eigh(x: Any, /) -> EighResult:
     >>> pg.ops.linalg.eigh(np.array([[2.0, 0.0], [0.0, 1.0]])).eigenvalues.array
     array([1., 2.])
     """
-    w, v = _eigh(real_matrix(x, "linalg.eigh", square=True))
+    w, v = _eigh(floating_matrix(x, "linalg.eigh", square=True))
     return EighResult(w, v)
 
 
@@ -261,7 +265,7 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     >>> pg.ops.linalg.svd(np.array([[3.0, 0.0], [0.0, -2.0]])).S.array
     array([3., 2.])
     """
-    u, s, vh = _svd(real_matrix(x, "linalg.svd"), full_matrices=bool(full_matrices))
+    u, s, vh = _svd(floating_matrix(x, "linalg.svd"), full_matrices=bool(full_matrices))
     return SVDResult(u, s, vh)
 
 
@@ -277,3 +281,15 @@ def svdvals(x: Any, /) -> Variable:
     """
     return svd(x, full_matrices=False).S
 
+
+def _conj_if_complex(v: Variable) -> Variable:
+    if v.xp.isdtype(v.array.dtype, "complex floating"):
+        from ._complex import conj
+
+        return conj(v)
+    return v
+
+
+for _prim, _op in ((_cholesky, "linalg.cholesky"), (_qr, "linalg.qr"), (_eigh, "linalg.eigh"),
+                   (_svd, "linalg.svd")):
+    _prim.vjp = real_gradients_only(_prim.vjp, _op)

@@ -4,7 +4,7 @@ Each gradient is written with portagrad ops (matmul, solve, inv), so every order
 They hold where the matrix is invertible (or, for pinv, where its rank is constant).
 inv, det, slogdet, solve, matrix_power and matrix_rank take real or complex floating
 inputs (inv, det and solve are holomorphic: their rules follow the complex convention of
-``_complex``); pinv takes real floating inputs only.
+``_complex``). pinv takes complex inputs too, with gradients for real inputs only.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ._linalg import matmul
 from ._shape import broadcast_shapes, broadcast_to, matrix_transpose, reshape
 
 __all__ = ["inv", "det", "slogdet", "solve", "pinv", "matrix_power", "matrix_rank",
-           "SlogdetResult", "real_matrix", "floating_matrix", "eye_like"]
+           "SlogdetResult", "real_matrix", "floating_matrix", "eye_like", "real_gradients_only"]
 
 mT = matrix_transpose
 
@@ -50,6 +50,24 @@ def _matrix(x: Any, op: str, arg: str, square: bool, kinds: Any) -> Variable:
     if square and shape[-1] != shape[-2]:
         raise ShapeError(f"{op}({arg}): expected square matrices, got shape {shape}")
     return v
+
+
+def real_gradients_only(rule: Any, op: str) -> Any:
+    """Wrap the vjp of a rule written for real matrices: backward through a complex result
+    raises :class:`GradientError` instead of returning a wrong gradient."""
+    from .._errors import GradientError
+
+    def vjp(ctx: Any, gy: Any) -> Any:
+        for o in ctx.outputs or ():
+            if o is not None and o.xp.isdtype(o.array.dtype, "complex floating"):
+                raise GradientError(
+                    f"{op}: expected a real floating input to differentiate, got a complex "
+                    f"one. Gradients of this decomposition are implemented for real inputs; "
+                    f"detach a complex input (x.detach()) to use the result without one.")
+        return rule(ctx, gy)
+
+    vjp.__wrapped__ = rule  # type: ignore[attr-defined]
+    return vjp
 
 
 def eye_like(v: Variable, n: int) -> Variable:
@@ -245,7 +263,7 @@ def pinv(x: Any, /, *, rtol: float | Any = None) -> Variable:
     >>> pg.ops.linalg.pinv(np.array([[1.0], [1.0]])).array
     array([[0.5, 0.5]])
     """
-    v = real_matrix(x, "linalg.pinv")
+    v = floating_matrix(x, "linalg.pinv")
     if rtol is None:
         rtol = _default_rtol(v)
     elif isinstance(rtol, Variable):
@@ -304,3 +322,6 @@ def matrix_rank(x: Any, /, *, rtol: float | Any = None) -> Variable:
         tol = xp.expand_dims(tol, axis=-1)
     cutoff = xp.max(s, axis=-1, keepdims=True) * tol
     return wrap(ensure_array(xp, xp.count_nonzero(s > cutoff, axis=-1)), xp)
+
+
+_pinv.vjp = real_gradients_only(_pinv.vjp, "linalg.pinv")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import portagrad as pg
-from portagrad import AxisError, DTypeError, ShapeError
+from portagrad import AxisError, DTypeError, GradientError, ShapeError
 from portagrad.xp import to_numpy
 
 o = pg.ops
@@ -120,3 +120,56 @@ def test_boolean_masks_that_match_select_as_numpy(backend, key):
         if isinstance(key, tuple) else backend.asarray(key)
     got = pg.Variable(backend.asarray(host))[bkey]
     np.testing.assert_array_equal(to_numpy(got.array), host[key])
+
+
+def _hermitian_and_wide(rng):
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    w = rng.standard_normal((2, 4)) + 1j * rng.standard_normal((2, 4))
+    return a @ a.conj().T + 3 * np.eye(3), a, w
+
+
+def test_decompositions_take_complex_matrices_as_numpy(backend, rng):
+    # The standard's cholesky, qr, eigh, eigvalsh, svd, svdvals and pinv take any
+    # floating-point dtype, complex included.
+    if backend.name == "torch":
+        pytest.skip("compared on NumPy and array-api-strict")
+    L = pg.ops.linalg
+    h, a, w = _hermitian_and_wide(rng)
+
+    def v(m):
+        return pg.Variable(backend.asarray(m), requires_grad=False)
+
+    np.testing.assert_allclose(to_numpy(L.cholesky(v(h)).array), np.linalg.cholesky(h))
+    np.testing.assert_allclose(to_numpy(L.cholesky(v(h), upper=True).array),
+                               np.linalg.cholesky(h).conj().T)
+    for m in (a, w):  # square and wide (the wide one is factored in two parts)
+        q, r = L.qr(v(m))
+        np.testing.assert_allclose(to_numpy((q @ r).array), m, atol=1e-12)
+        np.testing.assert_allclose(to_numpy(r.array), np.triu(to_numpy(r.array)))
+        np.testing.assert_allclose(to_numpy((q.mT @ pg.ops.conj(q)).array).conj(),
+                                   np.eye(q.shape[-1]), atol=1e-12)
+    eig = L.eigh(v(h))
+    assert to_numpy(eig.eigenvalues.array).dtype == np.float64  # real eigenvalues
+    np.testing.assert_allclose(to_numpy(eig.eigenvalues.array), np.linalg.eigvalsh(h))
+    np.testing.assert_allclose(to_numpy(L.eigvalsh(v(h)).array), np.linalg.eigvalsh(h))
+    np.testing.assert_allclose(to_numpy(L.svd(v(w)).S.array),
+                               np.linalg.svd(w, compute_uv=False))
+    np.testing.assert_allclose(to_numpy(L.svdvals(v(a)).array),
+                               np.linalg.svd(a, compute_uv=False))
+    np.testing.assert_allclose(to_numpy(L.pinv(v(w)).array), np.linalg.pinv(w), atol=1e-12)
+    np.testing.assert_allclose(to_numpy(L.matrix_norm(v(a), ord="nuc").array),
+                               np.linalg.norm(a, ord="nuc"))
+    np.testing.assert_allclose(
+        to_numpy(xs.linalg.svdvals(xs.asarray(a))), np.linalg.svd(a, compute_uv=False))
+
+
+@pytest.mark.parametrize("op", ["cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
+                                "pinv"])
+def test_complex_decompositions_refuse_a_gradient_instead_of_a_wrong_one(rng, op):
+    h, _, _ = _hermitian_and_wide(rng)
+    x = pg.Variable(h, requires_grad=True)
+    out = getattr(pg.ops.linalg, op)(x)
+    first = out if isinstance(out, pg.Variable) else out[0]
+    loss = pg.ops.sum(pg.ops.real(first) if "complex" in str(first.dtype) else first)
+    with pytest.raises(GradientError, match=r"expected a real floating input to differentiate"):
+        loss.backward()
