@@ -7,7 +7,9 @@ import math
 from typing import Any
 
 from .._errors import ShapeError
+from ..tape import primitive
 from ..tape._variable import Variable
+from ..xp import ensure_array
 from ._core import binary, float_only, var, wrap
 from ._indexing import getitem, take
 from ._shape import _axes_tuple, _norm_axis, broadcast_arrays, reshape, stack
@@ -119,13 +121,52 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=ax)
 
 
+@primitive(saves="both")
+def _l2norm(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
+    """Euclidean norm of real ``x`` over ``axis``: one primitive, so that its gradient
+    ``x / norm`` is exact at zero entries to every order (a composite through ``abs``
+    loses the second derivative there) and is 0, PyTorch's choice of subgradient, at the
+    zero vector (``sqrt``'s derivative would make it 0 * inf)."""
+    return ensure_array(xp, xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims)))
+
+
+@_l2norm.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    from ._elementwise import where
+    from ._reduction import _unreduce
+
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    p = ctx.params
+    shape = tuple(ctx.in_shapes[0])
+    g = _unreduce(gy, shape, p["axis"], p["keepdims"])
+    yk = _unreduce(y, shape, p["axis"], p["keepdims"])
+    zero = yk.array == 0
+    if not bool(gy.xp.any(zero)):
+        return (g * x / yk,)
+    z = wrap(zero, gy.xp)
+    return (where(z, 0.0, g * x / where(z, 1.0, yk)),)
+
+
+def _euclidean(v: Variable, axes: tuple, keepdims: bool) -> Variable:
+    from ._elementwise import abs as _abs
+    from ._elementwise import sqrt
+    from ._reduction import sum as _sum
+
+    if v.xp.isdtype(v.array.dtype, "real floating"):
+        return _l2norm(v, axis=axes, keepdims=keepdims)
+    a = _abs(v)
+    return sqrt(_sum(a * a, axis=axes, keepdims=keepdims))
+
+
 def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
                 keepdims: bool = False, ord: float = 2) -> Variable:
     """The ``ord``-norm over ``axis`` (all axes by default), as a composite.
 
     ``ord`` is any positive number, ``inf``, ``-inf``, 0 (the count of nonzeros, no
     gradient) or a negative number. Differentiable away from zero entries for
-    ``ord < 1`` and away from the zero vector.
+    ``ord < 1`` and away from the zero vector; at the zero vector the 2-norm's gradient is
+    0 (PyTorch's subgradient).
 
     Examples
     --------
@@ -135,7 +176,6 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     5.0
     """
     from ._elementwise import abs as _abs
-    from ._elementwise import sqrt
     from ._reduction import max as _max
     from ._reduction import min as _min
     from ._reduction import sum as _sum
@@ -143,9 +183,9 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     v = var(x, "linalg.vector_norm")
     float_only(v, "linalg.vector_norm")
     axes = _axes_tuple(axis, v.array.ndim, "linalg.vector_norm")
-    a = _abs(v)
     if ord == 2:
-        return sqrt(_sum(a * a, axis=axes, keepdims=keepdims))
+        return _euclidean(v, axes, keepdims)
+    a = _abs(v)
     if ord == 1:
         return _sum(a, axis=axes, keepdims=keepdims)
     if ord == math.inf:
@@ -176,7 +216,6 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False,
     5.0
     """
     from ._elementwise import abs as _abs
-    from ._elementwise import sqrt
     from ._linalg_decomp import svdvals
     from ._reduction import max as _max
     from ._reduction import min as _min
@@ -187,8 +226,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False,
     if ord is None:
         ord = "fro"
     if ord == "fro":
-        a = _abs(v)
-        out = sqrt(_sum(a * a, axis=_axes_tuple((-2, -1), v.array.ndim, "matrix_norm")))
+        out = _euclidean(v, _axes_tuple((-2, -1), v.array.ndim, "matrix_norm"), False)
     elif ord == "nuc":
         out = _sum(svdvals(v), axis=-1)
     elif ord in (2, -2):
