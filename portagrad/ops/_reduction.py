@@ -298,9 +298,26 @@ def std(x: Any, /, *, axis: int | tuple[int, ...] | None = None, correction: flo
     >>> float(pg.ops.std(np.array([1.0, 3.0])).array)
     1.0
     """
-    from ._elementwise import sqrt
+    return _std_from_var(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
-    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+@primitive(saves="outputs", elementwise=True)
+def _std_from_var(xp: Any, v: Any) -> Any:
+    """``sqrt`` of a variance whose gradient is 0 where the variance is 0 (constant data),
+    PyTorch's choice, rather than 0 * inf = NaN."""
+    return xp.sqrt(v)
+
+
+@_std_from_var.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    from ._elementwise import where
+
+    (y,) = ctx.outputs
+    zero = y.array == 0
+    if not bool(gy.xp.any(zero)):
+        return (gy / (2.0 * y),)
+    z = wrap(zero, gy.xp)
+    return (where(z, 0.0, gy / (2.0 * where(z, 1.0, y))),)
 
 
 def logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None,

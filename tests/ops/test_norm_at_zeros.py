@@ -48,3 +48,12 @@ def test_numerical_second_order_with_zero_entries(keepdims):
 def test_complex_input_keeps_the_composite():
     z = np.array([3.0 + 4.0j, 0.0 + 0.0j])
     assert float(ops.linalg.vector_norm(z).array) == pytest.approx(5.0)
+
+
+def test_std_of_constant_data_has_zero_gradient():
+    x = pg.nn.Parameter(np.array([[2.0, 2.0, 2.0], [1.0, 3.0, 2.0]]))
+    (g,) = pg.grad(ops.sum(ops.std(x, axis=1)), [x])
+    np.testing.assert_allclose(g.array, [[0.0, 0.0, 0.0], [-0.5 / np.sqrt(2 / 3) / 1.5,
+                                                           0.5 / np.sqrt(2 / 3) / 1.5, 0.0]])
+    check_double_backward(lambda v: ops.std(v, axis=1, correction=1.0),
+                          [np.array([[1.0, 3.0, 2.5], [0.5, -1.0, 4.0]])])
