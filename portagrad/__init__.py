@@ -40,6 +40,9 @@ from ._errors import (
     IndexOutOfRangeError as IndexOutOfRangeError,
 )
 from ._errors import (
+    LinAlgError as LinAlgError,
+)
+from ._errors import (
     NamespaceMismatchError as NamespaceMismatchError,
 )
 from ._errors import (

@@ -18,6 +18,7 @@ __all__ = [
     "IndexOutOfRangeError",
     "CheckpointError",
     "NonFiniteError",
+    "LinAlgError",
 ]
 
 
@@ -63,6 +64,11 @@ class CheckpointError(PortagradError, ValueError):
 
 class NonFiniteError(PortagradError, FloatingPointError):
     """Debug mode found a NaN or an infinity in a forward or backward result."""
+
+
+class LinAlgError(PortagradError, ValueError):
+    """A matrix the linear-algebra operation cannot take: singular for an inverse or a
+    solve, not positive definite for a Cholesky factor."""
 
 
 def describe(value: object) -> str:

@@ -21,7 +21,7 @@ from ._core import wrap
 from ._creation import tril
 from ._indexing import getitem
 from ._linalg import matmul
-from ._linalg_solve import _solve, eye_like, floating_matrix, real_gradients_only
+from ._linalg_solve import _solve, eye_like, floating_matrix, linalg_call, real_gradients_only
 from ._shape import concat, matrix_transpose, reshape
 
 __all__ = ["cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals", "QRResult", "EighResult",
@@ -61,7 +61,8 @@ def _off_diagonal_reciprocal(w: Variable, eye: Variable) -> Variable:
 # -- cholesky -------------------------------------------------------------------------------
 @primitive(saves="outputs")
 def _cholesky(xp: Any, a: Any) -> Any:
-    return xp.linalg.cholesky(a)
+    return linalg_call("linalg.cholesky", "x", "symmetric positive-definite matrices",
+                       xp.linalg.cholesky, a)
 
 
 @_cholesky.defvjp

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from .._errors import DTypeError, ShapeError
+from .._errors import DTypeError, LinAlgError, ShapeError
 from ..tape import primitive
 from ..tape._variable import Variable
 from ..xp import ensure_array
@@ -21,7 +21,8 @@ from ._linalg import matmul
 from ._shape import broadcast_shapes, broadcast_to, matrix_transpose, reshape
 
 __all__ = ["inv", "det", "slogdet", "solve", "pinv", "matrix_power", "matrix_rank",
-           "SlogdetResult", "real_matrix", "floating_matrix", "eye_like", "real_gradients_only"]
+           "SlogdetResult", "real_matrix", "floating_matrix", "eye_like", "real_gradients_only",
+           "linalg_call"]
 
 mT = matrix_transpose
 
@@ -76,9 +77,22 @@ def eye_like(v: Variable, n: int) -> Variable:
     return wrap(xp.eye(n, dtype=v.array.dtype, device=v.array.device), xp)
 
 
+def linalg_call(op: str, arg: str, expected: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, with the library's ``LinAlgError`` (NumPy's and CuPy's
+    ``LinAlgError``, PyTorch's ``_LinAlgError``) raised as portagrad's
+    :class:`~portagrad.LinAlgError` naming the op."""
+    try:
+        return fn(*args)
+    except Exception as e:
+        if type(e).__name__.lstrip("_") != "LinAlgError":
+            raise
+        raise LinAlgError(f"{op}({arg}): expected {expected}, got one that is not "
+                          f"({type(e).__module__}: {e})") from e
+
+
 @primitive(saves="outputs")
 def _inv(xp: Any, a: Any) -> Any:
-    return xp.linalg.inv(a)
+    return linalg_call("linalg.inv", "x", "invertible matrices", xp.linalg.inv, a)
 
 
 @_inv.defvjp
@@ -113,13 +127,42 @@ def _det(xp: Any, a: Any) -> Any:
 def _(ctx: Any, gy: Variable) -> tuple:
     (a,) = ctx.inputs
     (d,) = ctx.outputs
-    scale = reshape(gy * d, (*gy.shape, 1, 1))
-    return (scale * mT(inv(a)),)
+    g = reshape(gy, (*gy.shape, 1, 1))
+    if bool(d.xp.any(d.array == 0)):
+        # Singular: det(A) inv(A)^T is 0 * inf, but the gradient is still the cofactor
+        # matrix, a polynomial in A.
+        return (g * _cofactors(a),)
+    return (g * reshape(d, (*d.shape, 1, 1)) * mT(inv(a)),)
+
+
+def _cofactors(a: Variable) -> Variable:
+    """``C[..., i, j] = (-1)**(i + j) det(A without row i and column j)``: the gradient of
+    det at any matrix, singular ones included, to every order (the minors' own
+    determinants take this path again where they are singular)."""
+    from ._indexing import take
+    from ._shape import stack
+
+    n = a.shape[-1]
+    if n == 1:
+        return a * 0.0 + 1.0
+    xp = a.xp
+    rows = []
+    for i in range(n):
+        keep_i = wrap(xp.asarray([k for k in range(n) if k != i], device=a.array.device), xp)
+        without_row = take(a, keep_i, axis=-2)
+        row = []
+        for j in range(n):
+            keep_j = wrap(xp.asarray([k for k in range(n) if k != j], device=a.array.device),
+                          xp)
+            minor = det(take(without_row, keep_j, axis=-1))
+            row.append(minor if (i + j) % 2 == 0 else -minor)
+        rows.append(stack(row, axis=-1))
+    return stack(rows, axis=-2)
 
 
 def det(x: Any, /) -> Variable:
-    """Determinant of each square matrix; its gradient is ``det(A) inv(A)^T``
-    (defined where ``A`` is invertible).
+    """Determinant of each square matrix; its gradient is the cofactor matrix
+    (``det(A) inv(A)^T`` where ``A`` is invertible), singular matrices included.
 
     Examples
     --------
@@ -171,7 +214,7 @@ def slogdet(x: Any, /) -> SlogdetResult:
 
 @primitive(saves="both")
 def _solve(xp: Any, a: Any, b: Any) -> Any:
-    return xp.linalg.solve(a, b)
+    return linalg_call("linalg.solve", "x1", "invertible matrices", xp.linalg.solve, a, b)
 
 
 @_solve.defvjp
