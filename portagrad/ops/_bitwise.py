@@ -9,6 +9,7 @@ from typing import Any
 from .._errors import DTypeError
 from ..tape._variable import Variable
 from ._core import binary, unwrap, var, wrap
+from ._shape import broadcast_shapes
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
            "bitwise_right_shift", "bitwise_invert", "floor_divide", "nextafter", "signbit"]
@@ -29,6 +30,8 @@ def _binary(name: str, kinds: str = "integral") -> Any:
         if kinds == "integral":
             _integral(name, a, "x1")
             _integral(name, b, "x2")
+        if isinstance(a, Variable) and isinstance(b, Variable) and a.shape != b.shape:
+            broadcast_shapes(a.shape, b.shape, op=name)
         ref = a if isinstance(a, Variable) else b
         return wrap(getattr(ref.xp, name)(unwrap(a), unwrap(b)), ref.xp)
 

@@ -30,6 +30,7 @@ from ._core import binary, float_only, size_of, var
 from ._elementwise import abs as _abs
 from ._elementwise import exp, log, log1p, maximum, minimum, where
 from ._nn_activation import _erf
+from ._shape import broadcast_shapes
 
 __all__ = ["lgamma", "digamma", "polygamma", "zeta", "erfc", "erfcx", "erfinv", "erfcinv",
            "ndtr", "log_ndtr", "ndtri"]
@@ -323,6 +324,8 @@ def zeta(x: Any, q: Any) -> Variable:
     """
     xv, qv = binary("zeta", x, q, ("x", "q"))
     float_only(qv, "zeta", "q")
+    if isinstance(xv, Variable) and isinstance(qv, Variable) and xv.shape != qv.shape:
+        broadcast_shapes(xv.shape, qv.shape, op="zeta")
     return _zeta(xv.detach(), qv)
 
 

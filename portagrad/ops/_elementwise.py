@@ -716,6 +716,9 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Variable:
             hi = _array_scalar(x, hi)
     if lo is None and hi is None:
         return x
+    for bound in (lo, hi):
+        if isinstance(bound, Variable) and bound.shape != x.shape:
+            broadcast_shapes(x.shape, bound.shape, op="clip")
     return _clip(x, lo, hi)
 
 

@@ -393,7 +393,10 @@ def softmax(x: Any, axis: int = -1) -> Variable:
     array([1., 0., 0.])
     """
     x = _f(x, "softmax")
-    return _softmax(x, axis=_axis(x, axis, "softmax"))
+    ax = _axis(x, axis, "softmax")
+    if x.array.shape[ax] == 0:
+        return x * 1.0  # nothing to normalize (and no maximum to subtract)
+    return _softmax(x, axis=ax)
 
 
 def log_softmax(x: Any, axis: int = -1) -> Variable:
@@ -407,7 +410,10 @@ def log_softmax(x: Any, axis: int = -1) -> Variable:
     array([     0., -10000.])
     """
     x = _f(x, "log_softmax")
-    return _log_softmax(x, axis=_axis(x, axis, "log_softmax"))
+    ax = _axis(x, axis, "log_softmax")
+    if x.array.shape[ax] == 0:
+        return x * 1.0
+    return _log_softmax(x, axis=ax)
 
 
 def maxout(x: Any, pool_size: int, axis: int = 1) -> Variable:

@@ -11,6 +11,7 @@ from typing import Any
 from ..tape._variable import Variable
 from ..xp import ensure_array
 from ._core import binary, unwrap, var, wrap
+from ._shape import broadcast_shapes
 
 __all__: list[str] = []
 
@@ -30,6 +31,8 @@ def _make_unary(name: str, doc: str, example: str) -> Callable[..., Variable]:
 def _make_binary(name: str, doc: str, example: str) -> Callable[..., Variable]:
     def op(x1: Any, x2: Any, /) -> Variable:
         a, b = binary(name, x1, x2)
+        if isinstance(a, Variable) and isinstance(b, Variable) and a.shape != b.shape:
+            broadcast_shapes(a.shape, b.shape, op=name)
         ref = a if isinstance(a, Variable) else b
         return wrap(getattr(ref.xp, name)(unwrap(a), unwrap(b)), ref.xp)
 

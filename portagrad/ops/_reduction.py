@@ -339,6 +339,11 @@ def logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     float_only(x, "logsumexp")
     xp = x.xp
     axes = _axes_tuple(axis, x.array.ndim, "logsumexp")
+    if _count(tuple(x.array.shape), axes) == 0:
+        # The log of an empty sum: -inf, still connected to x (whose gradient is empty).
+        s = _sum(x, axis=axes, keepdims=keepdims)
+        return s + wrap(xp.full(tuple(s.array.shape), -float("inf"), dtype=s.array.dtype,
+                                device=s.array.device), xp)
     m = xp.max(x.array, axis=axes, keepdims=True)
     # The shift is a constant of the graph: the result does not depend on it.
     m = wrap(xp.where(xp.isfinite(m), m, xp.zeros_like(m)), xp)

@@ -380,6 +380,9 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Variable, ...]:
     """
     x = var(x, "unstack")
     nd = x.array.ndim
+    if nd == 0:
+        raise AxisError("unstack(x): expected an array of at least one dimension, got a 0-d "
+                        "array")
     ax = _norm_axis(axis, nd, "unstack")
     n = x.array.shape[ax]
     if n == 0:
