@@ -1,0 +1,511 @@
+"""Linear maps, convolutions, padding and resampling of ``torch.nn.functional``."""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+from .. import ops
+from .._errors import ShapeError
+from ..ops._core import float_only, var
+from ..tape._variable import Variable
+
+__all__ = [
+    "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "unfold", "fold", "pixel_shuffle",
+    "pixel_unshuffle", "pad", "interpolate", "upsample", "upsample_nearest",
+    "upsample_bilinear",
+]
+
+
+def _f(x: Any, op: str, arg: str = "input") -> Variable:
+    v = var(x, op, arg)
+    float_only(v, op, arg)
+    return v
+
+
+def _tuple(v: int | Sequence[int], n: int, op: str, arg: str) -> tuple[int, ...]:
+    t = (int(v),) * n if isinstance(v, int) else tuple(int(i) for i in v)
+    if len(t) != n:
+        raise ValueError(f"{op}({arg}): expected an int or {n} ints, got {v!r}")
+    return t
+
+
+def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
+    """``input @ weight.T + bias`` with ``weight`` of shape ``(out, in)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.linear(np.array([[1.0, 2.0]]), np.array([[1.0, 1.0]]), np.array([0.5])).array
+    array([[3.5]])
+    """
+    return ops.linear(input, weight, bias)
+
+
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Variable:
+    """``y_k = input1 @ weight[k] @ input2 + bias_k`` with ``weight`` ``(out, in1, in2)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.bilinear(np.ones((1, 2)), np.ones((1, 3)), np.ones((1, 2, 3))).array
+    array([[6.]])
+    """
+    return ops.bilinear(input1, input2, weight, bias)
+
+
+def _batched(x: Variable, nd: int, op: str) -> tuple[Variable, bool]:
+    """Accept PyTorch's unbatched ``(C, *spatial)`` by adding a batch axis."""
+    if x.ndim == nd + 1:
+        return ops.expand_dims(x, axis=0), True
+    if x.ndim != nd + 2:
+        raise ShapeError(f"{op}(input): expected (N, C, {nd} spatial axes) or (C, {nd} "
+                         f"spatial axes), got shape {tuple(x.shape)}")
+    return x, False
+
+
+def _conv(nd: int, input: Any, weight: Any, bias: Any, **kw: Any) -> Variable:
+    op = f"conv{nd}d"
+    x, unbatched = _batched(_f(input, op), nd, op)
+    y = ops.conv(x, weight, bias, **kw)
+    return ops.squeeze(y, axis=0) if unbatched else y
+
+
+def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Variable:
+    """1-d convolution (cross-correlation) of ``(N, C_in, L)`` with ``(C_out, C_in/groups,
+    k)``; ``padding`` may be an int, ``"same"`` or ``"valid"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.conv1d(np.array([[[1.0, 2.0, 3.0]]]), np.ones((1, 1, 2))).array
+    array([[[3., 5.]]])
+    """
+    return _conv(1, input, weight, bias, stride=stride, padding=padding, dilation=dilation,
+                 groups=groups)
+
+
+def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Variable:
+    """2-d convolution of ``(N, C_in, H, W)`` (or unbatched ``(C_in, H, W)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.conv2d(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), padding="same").shape
+    (1, 1, 3, 3)
+    """
+    return _conv(2, input, weight, bias, stride=stride, padding=padding, dilation=dilation,
+                 groups=groups)
+
+
+def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Variable:
+    """3-d convolution of ``(N, C_in, D, H, W)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.conv3d(np.ones((1, 1, 2, 2, 2)), np.ones((1, 1, 2, 2, 2))).array.ravel()
+    array([8.])
+    """
+    return _conv(3, input, weight, bias, stride=stride, padding=padding, dilation=dilation,
+                 groups=groups)
+
+
+def _conv_t(nd: int, input: Any, weight: Any, bias: Any, **kw: Any) -> Variable:
+    op = f"conv_transpose{nd}d"
+    x, unbatched = _batched(_f(input, op), nd, op)
+    y = ops.conv_transpose(x, weight, bias, **kw)
+    return ops.squeeze(y, axis=0) if unbatched else y
+
+
+def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Variable:
+    """Transposed 1-d convolution; ``weight`` is ``(C_in, C_out/groups, k)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.conv_transpose1d(np.array([[[1.0, 2.0]]]), np.ones((1, 1, 2))).array
+    array([[[1., 3., 2.]]])
+    """
+    return _conv_t(1, input, weight, bias, stride=stride, padding=padding,
+                   output_padding=output_padding, groups=groups, dilation=dilation)
+
+
+def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Variable:
+    """Transposed 2-d convolution (the gradient of :func:`conv2d` with respect to its input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.conv_transpose2d(np.ones((1, 1, 2, 2)), np.ones((1, 1, 3, 3)), stride=2).shape
+    (1, 1, 5, 5)
+    """
+    return _conv_t(2, input, weight, bias, stride=stride, padding=padding,
+                   output_padding=output_padding, groups=groups, dilation=dilation)
+
+
+def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Variable:
+    """Transposed 3-d convolution.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.conv_transpose3d(np.ones((1, 1, 1, 1, 1)), np.ones((1, 2, 2, 2, 2))).shape
+    (1, 2, 2, 2, 2)
+    """
+    return _conv_t(3, input, weight, bias, stride=stride, padding=padding,
+                   output_padding=output_padding, groups=groups, dilation=dilation)
+
+
+def _selector(x: Variable, kernel: tuple[int, int]) -> Variable:
+    """Weight ``(C * kh * kw, 1, kh, kw)`` whose output channel ``c * K + k`` copies kernel
+    position ``k`` of channel ``c``: unfold is a grouped convolution with it, fold the
+    transposed one (exact: one product by 1 per output)."""
+    xp, a = x.xp, x.array
+    c = int(x.shape[1])
+    k = kernel[0] * kernel[1]
+    eye = xp.eye(k, dtype=a.dtype, device=a.device)
+    w = xp.reshape(xp.broadcast_to(eye[None, ...], (c, k, k)), (c * k, 1) + kernel)
+    return var(w, "unfold", "weight")
+
+
+def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Variable:
+    """Sliding ``kernel_size`` blocks of ``(N, C, H, W)`` as columns ``(N, C * kh * kw, L)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.unfold(np.arange(4.0).reshape(1, 1, 2, 2), 2).array.ravel()
+    array([0., 1., 2., 3.])
+    """
+    op = "unfold"
+    x, unbatched = _batched(_f(input, op), 2, op)
+    k = _tuple(kernel_size, 2, op, "kernel_size")
+    cols = ops.conv2d(x, _selector(x, k), stride=stride, padding=padding, dilation=dilation,
+                      groups=int(x.shape[1]))
+    n, ck, oh, ow = (int(s) for s in cols.shape)
+    cols = ops.reshape(cols, (n, ck, oh * ow))
+    return ops.squeeze(cols, axis=0) if unbatched else cols
+
+
+def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Variable:
+    """Sum columns ``(N, C * kh * kw, L)`` back into ``(N, C, *output_size)`` (the adjoint
+    of :func:`unfold`; overlapping blocks add up).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.fold(np.ones((1, 4, 4)), (3, 3), 2).array[0, 0]
+    array([[1., 2., 1.],
+           [2., 4., 2.],
+           [1., 2., 1.]])
+    """
+    op = "fold"
+    cols = _f(input, op)
+    unbatched = cols.ndim == 2
+    if unbatched:
+        cols = ops.expand_dims(cols, axis=0)
+    if cols.ndim != 3:
+        raise ShapeError(f"fold(input): expected (N, C * kh * kw, L), got shape "
+                         f"{tuple(cols.shape)}")
+    size = _tuple(output_size, 2, op, "output_size")
+    k = _tuple(kernel_size, 2, op, "kernel_size")
+    d = _tuple(dilation, 2, op, "dilation")
+    p = _tuple(padding, 2, op, "padding")
+    s = _tuple(stride, 2, op, "stride")
+    blocks = [(size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
+    n, ck, length = (int(v) for v in cols.shape)
+    kk = k[0] * k[1]
+    if ck % kk or length != blocks[0] * blocks[1] or min(blocks) < 1:
+        raise ShapeError(f"fold(input): expected (N, C * {kk}, {blocks[0] * blocks[1]}) for "
+                         f"output_size {size}, got shape {tuple(cols.shape)}")
+    c = ck // kk
+    grid = ops.reshape(cols, (n, ck, blocks[0], blocks[1]))
+    probe = var(grid.xp.zeros((1, c, 1, 1), dtype=grid.array.dtype,
+                              device=grid.array.device), op)
+    extra = [size[i] - ((blocks[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1)
+             for i in range(2)]
+    y = ops.conv_transpose2d(grid, _selector(probe, k), stride=s, padding=p,
+                             output_padding=tuple(extra), dilation=d, groups=c)
+    return ops.squeeze(y, axis=0) if unbatched else y
+
+
+def pixel_shuffle(input: Any, upscale_factor: int) -> Variable:
+    """``(*, C * r * r, H, W)`` to ``(*, C, H * r, W * r)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.pixel_shuffle(np.arange(4.0).reshape(1, 4, 1, 1), 2).array[0, 0]
+    array([[0., 1.],
+           [2., 3.]])
+    """
+    x = var(input, "pixel_shuffle", "input")
+    r = int(upscale_factor)
+    if x.ndim < 3 or r < 1 or int(x.shape[-3]) % (r * r):
+        raise ShapeError(f"pixel_shuffle(input): expected (*, C * {r}^2, H, W) with a "
+                         f"positive factor, got shape {tuple(x.shape)}")
+    *lead, c, h, w = (int(s) for s in x.shape)
+    b = len(lead)
+    y = ops.reshape(x, (*lead, c // (r * r), r, r, h, w))
+    y = ops.permute_dims(y, (*range(b), b, b + 3, b + 1, b + 4, b + 2))
+    return ops.reshape(y, (*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Any, downscale_factor: int) -> Variable:
+    """``(*, C, H * r, W * r)`` to ``(*, C * r * r, H, W)`` (inverse of
+    :func:`pixel_shuffle`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.pixel_unshuffle(np.arange(4.0).reshape(1, 1, 2, 2), 2).array.ravel()
+    array([0., 1., 2., 3.])
+    """
+    x = var(input, "pixel_unshuffle", "input")
+    r = int(downscale_factor)
+    if x.ndim < 3 or r < 1 or int(x.shape[-1]) % r or int(x.shape[-2]) % r:
+        raise ShapeError(f"pixel_unshuffle(input): expected (*, C, H, W) with H and W "
+                         f"divisible by {r}, got shape {tuple(x.shape)}")
+    *lead, c, h, w = (int(s) for s in x.shape)
+    b = len(lead)
+    y = ops.reshape(x, (*lead, c, h // r, r, w // r, r))
+    y = ops.permute_dims(y, (*range(b), b, b + 2, b + 4, b + 1, b + 3))
+    return ops.reshape(y, (*lead, c * r * r, h // r, w // r))
+
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+              "circular": "wrap"}
+
+
+def pad(input: Any, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Variable:
+    """Pad the last ``len(pad) // 2`` axes; ``pad`` lists ``(before, after)`` pairs from
+    the last axis backwards, as PyTorch. Modes ``"constant"`` (``value``, default 0;
+    negative widths crop), ``"reflect"``, ``"replicate"``, ``"circular"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.pad(np.array([[1.0, 2.0]]), (1, 2), value=9.0).array
+    array([[9., 1., 2., 9., 9.]])
+    """
+    x = var(input, "pad", "input")
+    widths = [int(p) for p in pad]
+    if len(widths) % 2 or len(widths) // 2 > x.ndim:
+        raise ValueError(f"pad(pad): expected an even number of widths, at most "
+                         f"{2 * x.ndim}, got {len(widths)}")
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad(mode): expected one of {sorted(_PAD_MODES)}, got {mode!r}")
+    if value is not None and mode != "constant":
+        raise ValueError(f"pad(value): only mode 'constant' takes a value, got mode {mode!r}")
+    pairs = [(0, 0)] * x.ndim
+    for i in range(len(widths) // 2):
+        pairs[x.ndim - 1 - i] = (widths[2 * i], widths[2 * i + 1])
+    if any(lo < 0 or hi < 0 for lo, hi in pairs):
+        if mode != "constant":
+            raise ValueError(f"pad(pad): negative widths crop only in mode 'constant', got "
+                             f"{tuple(widths)} with mode {mode!r}")
+        crop = tuple(slice(max(-lo, 0), int(x.shape[i]) - max(-hi, 0))
+                     for i, (lo, hi) in enumerate(pairs))
+        x = x[crop]
+        pairs = [(max(lo, 0), max(hi, 0)) for lo, hi in pairs]
+    if not any(lo or hi for lo, hi in pairs):
+        return x
+    if mode == "constant":
+        return ops.pad(x, pairs, "constant", constant_values=0.0 if value is None else value)
+    for i, (lo, hi) in enumerate(pairs):
+        if mode == "reflect" and max(lo, hi) >= int(x.shape[i]):
+            raise ValueError(f"pad(pad): reflect widths must be smaller than the axis, got "
+                             f"{(lo, hi)} for axis {i} of size {int(x.shape[i])}")
+    return ops.pad(x, pairs, _PAD_MODES[mode])
+
+
+def _f32(v: float) -> float:
+    # PyTorch computes nearest-neighbour source indices in single precision.
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _cubic(t: float) -> tuple[float, ...]:
+    a = -0.75
+
+    def near(x: float) -> float:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: float) -> float:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)
+
+
+def _resample_axis(x: Variable, axis: int, out: int, mode: str, align: bool,
+                   scale: float | None) -> Variable:
+    """Resample one axis as PyTorch's upsample kernels: source indices and weights on the
+    host, then weighted takes along the axis."""
+    n = int(x.shape[axis])
+    xp = x.xp
+    if mode in ("nearest", "nearest-exact"):
+        ratio = _f32(1.0 / scale if scale else n / out)
+        half = 0.5 if mode == "nearest-exact" else 0.0
+        if mode == "nearest" and out == n:
+            idx = list(range(out))
+        else:
+            idx = [min(int(math.floor(_f32((o + half) * ratio))), n - 1) for o in range(out)]
+        return ops.take(x, xp.asarray(idx, device=x.array.device), axis=axis)
+    if align:
+        ratio = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale else n / out
+    cubic = mode == "cubic"
+    src = [ratio * o if align else ratio * (o + 0.5) - 0.5 for o in range(out)]
+    if cubic:
+        base = [math.floor(v) for v in src]
+        taps = [[min(max(b - 1 + j, 0), n - 1) for b in base] for j in range(4)]
+        coef = [_cubic(v - b) for v, b in zip(src, base, strict=True)]
+        weights = [[c[j] for c in coef] for j in range(4)]
+    else:
+        src = [max(v, 0.0) for v in src]
+        lo = [min(int(v), n - 1) for v in src]
+        taps = [lo, [i + 1 if i < n - 1 else i for i in lo]]
+        lam = [v - i for v, i in zip(src, lo, strict=True)]
+        weights = [[1.0 - w for w in lam], lam]
+    shape = [1] * x.ndim
+    shape[axis] = out
+    y = None
+    for t, w in zip(taps, weights, strict=True):
+        wa = xp.reshape(xp.asarray(w, dtype=x.array.dtype, device=x.array.device), shape)
+        term = ops.take(x, xp.asarray(t, device=x.array.device), axis=axis) * var(wa, "take")
+        y = term if y is None else y + term
+    return y
+
+
+_LINEAR = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def interpolate(input: Any, size: Any = None, scale_factor: Any = None,
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Variable:
+    """Resize the spatial axes of ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``.
+
+    Modes ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (1 axis), ``"bilinear"``,
+    ``"bicubic"`` (2), ``"trilinear"`` (3) and ``"area"``, with PyTorch's source indices
+    (``align_corners`` for the linear and cubic modes). ``antialias`` is not supported.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> x = np.array([[[0.0, 1.0]]])
+    >>> F.interpolate(x, scale_factor=2, mode="linear", align_corners=True).array
+    array([[[0.        , 0.33333333, 0.66666667, 1.        ]]])
+    """
+    op = "interpolate"
+    x = _f(input, op)
+    nd = x.ndim - 2
+    if nd < 1:
+        raise ShapeError(f"interpolate(input): expected (N, C, *spatial), got shape "
+                         f"{tuple(x.shape)}")
+    if mode not in ("nearest", "nearest-exact", "area", *_LINEAR):
+        raise ValueError(f"interpolate(mode): expected 'nearest', 'nearest-exact', 'linear', "
+                         f"'bilinear', 'bicubic', 'trilinear' or 'area', got {mode!r}")
+    if mode in _LINEAR and _LINEAR[mode] != nd:
+        raise ShapeError(f"interpolate(input): mode {mode!r} expects {_LINEAR[mode]} spatial "
+                         f"axes, got shape {tuple(x.shape)}")
+    if align_corners is not None and mode not in _LINEAR:
+        raise ValueError(f"interpolate(align_corners): only the linear and cubic modes take "
+                         f"it, got mode {mode!r}")
+    if antialias:
+        raise ValueError("interpolate(antialias): expected False, got True; anti-aliased "
+                         "resampling is not available")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate(size): expected exactly one of size and scale_factor")
+    spatial = [int(s) for s in x.shape[2:]]
+    scales: list[float | None]
+    if size is not None:
+        out = list(_tuple(size, nd, op, "size"))
+        scales = [None] * nd
+    else:
+        sf = ([float(scale_factor)] * nd if isinstance(scale_factor, (int, float))
+              else [float(s) for s in scale_factor])
+        if len(sf) != nd:
+            raise ValueError(f"interpolate(scale_factor): expected {nd} factors, got {sf}")
+        out = [int(math.floor(n * s)) for n, s in zip(spatial, sf, strict=True)]
+        scales = [None] * nd if recompute_scale_factor else list(sf)
+    if min(out) < 1:
+        raise ValueError(f"interpolate(size): expected positive output sizes, got {out}")
+    if mode == "area":
+        return ops.adaptive_avg_pool(x, tuple(out))
+    kind = "cubic" if mode == "bicubic" else ("linear" if mode in _LINEAR else mode)
+    y = x
+    for i in range(nd):
+        if out[i] != spatial[i] or scales[i] not in (None, 1.0):
+            y = _resample_axis(y, 2 + i, out[i], kind, bool(align_corners), scales[i])
+    return y
+
+
+def upsample(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Variable:
+    """:func:`interpolate` under its older name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.upsample(np.array([[[1.0, 2.0]]]), scale_factor=2).array
+    array([[[1., 1., 2., 2.]]])
+    """
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Any, size: Any = None, scale_factor: Any = None) -> Variable:
+    """``interpolate(input, size, scale_factor, mode="nearest")``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.upsample_nearest(np.array([[[1.0, 2.0]]]), 3).array
+    array([[[1., 1., 2.]]])
+    """
+    return interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) -> Variable:
+    """``interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.upsample_bilinear(np.array([[[[0.0, 2.0]]]]), (1, 3)).array
+    array([[[[0., 1., 2.]]]])
+    """
+    return interpolate(input, size, scale_factor, "bilinear", True)
