@@ -1,0 +1,451 @@
+"""Normalization, dropout, embedding and one-hot of ``torch.nn.functional``.
+
+Running statistics are raw arrays, as PyTorch's buffers are tensors: ``batch_norm`` and
+``instance_norm`` in training write the updated values into ``running_mean`` and
+``running_var`` in place (``a[...] = new``, the Array API's ``__setitem__``), so the
+caller's arrays hold the new statistics afterwards. Libraries with immutable arrays (JAX)
+cannot be updated in place; use :class:`portagrad.ops.BatchNormState` there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import ops
+from .._errors import DTypeError, ShapeError
+from ..ops._core import float_only, unwrap, var, wrap
+from ..tape._variable import Variable
+
+__all__ = [
+    "batch_norm", "instance_norm", "layer_norm", "group_norm", "local_response_norm",
+    "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d",
+    "dropout2d", "dropout3d", "embedding", "one_hot",
+]
+
+
+def _f(x: Any, op: str, arg: str = "input") -> Variable:
+    v = var(x, op, arg)
+    float_only(v, op, arg)
+    return v
+
+
+def _write(op: str, arg: str, target: Any, value: Any) -> None:
+    """Store ``value`` into the raw array ``target`` in place, in ``target``'s dtype."""
+    a = unwrap(target)
+    xp = var(a, op, arg).xp
+    try:
+        a[...] = xp.astype(xp.reshape(value, tuple(a.shape)), a.dtype)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{op}({arg}): expected a mutable array to update in place, got "
+                        f"{type(a).__name__} ({err}). Use portagrad.ops.batch_norm with a "
+                        f"BatchNormState for immutable arrays") from err
+
+
+def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None,
+               bias: Any = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Variable:
+    """Batch normalization over every axis of ``(N, C, *)`` but the channel axis 1.
+
+    ``training=True`` normalizes with the batch's mean and biased variance and, when
+    ``running_mean``/``running_var`` are given, updates them in place:
+    ``running = (1 - momentum) * running + momentum * batch`` with the unbiased batch
+    variance, as PyTorch. ``training=False`` normalizes with the running statistics.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> mean, var = np.zeros(1), np.ones(1)
+    >>> F.batch_norm(np.array([[1.0], [3.0]]), mean, var, training=True, eps=0.0).array
+    array([[-1.],
+           [ 1.]])
+    >>> mean, var
+    (array([0.2]), array([1.1]))
+    """
+    op = "batch_norm"
+    x = _f(input, op)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("batch_norm(running_mean): expected both running statistics or "
+                         "neither, got one")
+    if not training:
+        if running_mean is None:
+            raise ValueError("batch_norm(running_mean): expected running statistics when not "
+                             "training, got None. Pass training=True to use batch statistics")
+        return ops.fixed_batch_norm(x, weight, bias, unwrap(running_mean), unwrap(running_var),
+                                    eps=float(eps))
+    if running_mean is None:
+        if x.ndim >= 2 and math.prod(int(s) for i, s in enumerate(x.shape) if i != 1) < 2:
+            raise ShapeError(f"batch_norm(input): expected more than one value per channel "
+                             f"when training, got shape {tuple(x.shape)}")
+        return ops.batch_norm(x, weight, bias, train=True, eps=float(eps))
+    state = ops.BatchNormState(unwrap(running_mean), unwrap(running_var),
+                               momentum=float(momentum))
+    y = ops.batch_norm(x, weight, bias, state=state, train=True, eps=float(eps))
+    _write(op, "running_mean", running_mean, state.mean)
+    _write(op, "running_var", running_var, state.var)
+    return y
+
+
+def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
+                  weight: Any = None, bias: Any = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Variable:
+    """Normalize each sample's channels over their spatial positions.
+
+    With ``use_input_stats`` (the default) and running statistics given, these are
+    updated in place with the batch average of the per-instance mean and unbiased variance.
+    ``use_input_stats=False`` normalizes with the running statistics instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.instance_norm(np.array([[[1.0, 3.0]]]), eps=0.0).array
+    array([[[-1.,  1.]]])
+    """
+    op = "instance_norm"
+    x = _f(input, op)
+    if x.ndim < 3:
+        raise ShapeError(f"instance_norm(input): expected (N, C, *spatial), got shape "
+                         f"{tuple(x.shape)}")
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm(running_mean): expected running statistics with "
+                             "use_input_stats=False, got None")
+        return ops.fixed_batch_norm(x, weight, bias, unwrap(running_mean), unwrap(running_var),
+                                    eps=float(eps))
+    y = ops.instance_norm(x, weight, bias, eps=float(eps))
+    if running_mean is not None or running_var is not None:
+        xp, a = x.xp, x.array
+        axes = tuple(range(2, a.ndim))
+        n = math.prod(int(a.shape[i]) for i in axes)
+        m = float(momentum)
+        mean = xp.mean(a, axis=axes)
+        var_ = xp.var(a, axis=axes, correction=1 if n > 1 else 0)
+        for arg, run, batch in (("running_mean", running_mean, mean),
+                                ("running_var", running_var, var_)):
+            if run is not None:
+                old = unwrap(run)
+                _write(op, arg, run, old * (1.0 - m) + xp.mean(batch, axis=0) * m)
+    return y
+
+
+def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5) -> Variable:
+    """Normalize over the last ``len(normalized_shape)`` axes, then scale and shift.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.layer_norm(np.array([[1.0, 3.0]]), (2,), eps=0.0).array
+    array([[-1.,  1.]])
+    """
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(
+        int(s) for s in normalized_shape)
+    x = _f(input, "layer_norm")
+    if tuple(int(s) for s in x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
+        raise ShapeError(f"layer_norm(normalized_shape): expected the trailing axes of input, "
+                         f"got {shape} for input shape {tuple(x.shape)}")
+    return ops.layer_norm(x, shape, weight, bias, float(eps))
+
+
+def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5) -> Variable:
+    """Normalize ``(N, C, *)`` over groups of ``C / num_groups`` channels and all spatial
+    positions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.group_norm(np.array([[1.0, 3.0]]), 1, eps=0.0).array
+    array([[-1.,  1.]])
+    """
+    return ops.group_norm(_f(input, "group_norm"), int(num_groups), weight, bias, float(eps))
+
+
+def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Variable:
+    """``x_c / (k + alpha / size * sum of x**2 over size channels around c) ** beta``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.local_response_norm(np.ones((1, 1, 1)), 1, alpha=1.0, beta=1.0).array
+    array([[[0.5]]])
+    """
+    return ops.local_response_norm(_f(input, "local_response_norm"), int(size), float(alpha),
+                                   float(beta), float(k))
+
+
+def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,
+             eps: float | None = None) -> Variable:
+    """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing axes; ``eps=None``
+    takes the machine epsilon of the input's dtype (PyTorch's).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.rms_norm(np.array([[3.0, 4.0]]), (2,), eps=0.0).array.round(6)
+    array([[0.848528, 1.131371]])
+    """
+    op = "rms_norm"
+    x = _f(input, op)
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(
+        int(s) for s in normalized_shape)
+    nd = len(shape)
+    if nd > x.ndim or tuple(int(s) for s in x.shape[x.ndim - nd:]) != shape:
+        raise ShapeError(f"rms_norm(normalized_shape): expected the trailing axes of input, "
+                         f"got {shape} for input shape {tuple(x.shape)}")
+    e = float(x.xp.finfo(x.dtype).eps) if eps is None else float(eps)
+    axes = tuple(range(x.ndim - nd, x.ndim))
+    y = x * ops.rsqrt(ops.mean(x * x, axis=axes, keepdims=True) + e)
+    if weight is not None:
+        w = _f(weight, op, "weight")
+        if tuple(w.shape) != shape:
+            raise ShapeError(f"rms_norm(weight): expected shape {shape}, got "
+                             f"{tuple(w.shape)}")
+        y = y * w
+    return y
+
+
+def _p(p: float, op: str) -> float:
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}(p): expected a probability in [0, 1], got {p}")
+    return p
+
+
+def dropout(input: Any, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Variable:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when
+    ``training`` (the default, as PyTorch's function).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.dropout(np.ones(3), 0.5, training=False).array
+    array([1., 1., 1.])
+    >>> F.dropout(np.ones(3), 1.0).array
+    array([0., 0., 0.])
+    """
+    op = "dropout"
+    x = _f(input, op)
+    p = _p(p, op)
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    return ops.dropout(x, p, train=True)
+
+
+def _mask(x: Variable, shape: tuple[int, ...], keep: float) -> Any:
+    from .. import random as _random
+
+    gen = _random.default_generator()
+    return x.xp.astype(gen.bernoulli(shape, keep, like=x.array), x.dtype)
+
+
+def _channel_dropout(nd: int, input: Any, p: float, training: bool) -> Variable:
+    op = f"dropout{nd}d"
+    x = _f(input, op)
+    p = _p(p, op)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ShapeError(f"{op}(input): expected (N, C, {nd} spatial axes) or (C, {nd} "
+                         f"spatial axes), got shape {tuple(x.shape)}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    lead = x.ndim - nd
+    shape = tuple(int(s) for s in x.shape[:lead]) + (1,) * nd
+    return x * wrap(_mask(x, shape, 1.0 - p) * (1.0 / (1.0 - p)), x.xp)
+
+
+def dropout1d(input: Any, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Variable:
+    """Zero whole channels of ``(N, C, L)`` with probability ``p`` (rest scaled by
+    ``1 / (1 - p)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.dropout1d(np.ones((1, 2, 3)), training=False).shape
+    (1, 2, 3)
+    """
+    return _channel_dropout(1, input, p, training)
+
+
+def dropout2d(input: Any, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Variable:
+    """Zero whole channels of ``(N, C, H, W)`` with probability ``p``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> y = F.dropout2d(np.ones((1, 8, 2, 2)), 0.5).array
+    >>> bool(((y == 0) | (y == 2)).all() and (y.std(axis=(2, 3)) == 0).all())
+    True
+    """
+    return _channel_dropout(2, input, p, training)
+
+
+def dropout3d(input: Any, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Variable:
+    """Zero whole channels of ``(N, C, D, H, W)`` with probability ``p``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.dropout3d(np.ones((1, 2, 1, 1, 1)), 0.0).array.ravel()
+    array([1., 1.])
+    """
+    return _channel_dropout(3, input, p, training)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _alpha_dropout(op: str, input: Any, p: float, training: bool, feature: bool) -> Variable:
+    x = _f(input, op)
+    p = _p(p, op)
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    # Dropped units take SELU's negative saturation; a, b restore zero mean, unit variance.
+    alpha = -_SELU_ALPHA * _SELU_SCALE
+    a = ((1.0 - p) * (1.0 + p * alpha * alpha)) ** -0.5
+    b = -a * alpha * p
+    shape = tuple(int(s) for s in x.shape)
+    if feature:
+        if x.ndim < 2:
+            raise ShapeError(f"{op}(input): expected (N, C, *), got shape {shape}")
+        shape = shape[:2] + (1,) * (x.ndim - 2)
+    keep = wrap(_mask(x, shape, 1.0 - p), x.xp)
+    return (x * keep + (1.0 - keep) * alpha) * a + b
+
+
+def alpha_dropout(input: Any, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Variable:
+    """Dropout for SELU networks: keeps mean and variance of its input (Klambauer et al.).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.alpha_dropout(np.ones(2), 0.5).array
+    array([1., 1.])
+    """
+    return _alpha_dropout("alpha_dropout", input, p, training, False)
+
+
+def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Variable:
+    """:func:`alpha_dropout` of whole channels of ``(N, C, *)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.feature_alpha_dropout(np.ones((1, 2)), 0.5).array
+    array([[1., 1.]])
+    """
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, True)
+
+
+def embedding(input: Any, weight: Any, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Variable:
+    """Rows of ``weight`` ``(num_embeddings, dim)`` at the integer ``input`` ids.
+
+    ``padding_idx`` rows get no gradient. ``max_norm`` first rescales, in place in
+    ``weight``'s array, the rows looked up whose ``norm_type``-norm exceeds it (PyTorch's
+    renormalization). ``scale_grad_by_freq`` divides each row's gradient by the number of
+    times its id occurs in ``input``. Gradients are always dense (``sparse`` is accepted
+    and has no effect).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.embedding(np.array([2, 0]), np.arange(6.0).reshape(3, 2)).array
+    array([[4., 5.],
+           [0., 1.]])
+    """
+    op = "embedding"
+    ids = var(input, op, "input")
+    w = _f(weight, op, "weight")
+    xp = ids.xp
+    if not xp.isdtype(ids.dtype, "integral"):
+        raise DTypeError(f"embedding(input): expected integer ids, got dtype {ids.dtype}")
+    n = int(w.shape[0]) if w.ndim == 2 else 0
+    if w.ndim != 2:
+        raise ShapeError(f"embedding(weight): expected (num_embeddings, dim), got shape "
+                         f"{tuple(w.shape)}")
+    if padding_idx is not None:
+        if not -n <= int(padding_idx) < n:
+            raise ValueError(f"embedding(padding_idx): expected an index in [{-n}, {n}), got "
+                             f"{padding_idx}")
+        padding_idx = int(padding_idx) % n
+    if max_norm is not None:
+        a = w.array
+        used = _used_rows(xp, ids.array, n)
+        p = float(norm_type)
+        norms = xp.sum(xp.abs(a) ** p, axis=1) ** (1.0 / p)
+        scale = xp.where(used & (norms > float(max_norm)),
+                         float(max_norm) / (norms + 1e-7), xp.ones_like(norms))
+        _write(op, "weight", weight, a * xp.reshape(scale, (n, 1)))
+        w = _f(weight, op, "weight")
+    y = ops.embedding(ids, w, padding_idx=padding_idx)
+    if scale_grad_by_freq:
+        u = xp.unique_all(xp.reshape(ids.array, (-1,)))
+        counts = xp.astype(xp.take(u.counts, xp.reshape(u.inverse_indices, (-1,))), y.dtype)
+        inv = xp.reshape(1.0 / counts, tuple(ids.shape) + (1,))
+        # Same value, gradient scaled by 1 / count.
+        y = y * wrap(inv, xp) + y.detach() * wrap(1.0 - inv, xp)
+    return y
+
+
+def _used_rows(xp: Any, ids: Any, n: int) -> Any:
+    """Boolean ``(n,)``: which rows the ids look up (sorted unique ids, searchsorted)."""
+    uniq = xp.unique_values(xp.reshape(ids, (-1,)))
+    rows = xp.arange(n, dtype=uniq.dtype, device=uniq.device)
+    if not math.prod(uniq.shape):
+        return rows < 0
+    pos = xp.clip(xp.searchsorted(uniq, rows), 0, int(uniq.shape[0]) - 1)
+    return xp.take(uniq, pos) == rows
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Variable:
+    """``(*, num_classes)`` int64 one-hot of integer ``tensor``; ``-1`` takes
+    ``max + 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.one_hot(np.array([0, 2])).array
+    array([[1, 0, 0],
+           [0, 0, 1]])
+    """
+    t = var(tensor, "one_hot", "tensor")
+    xp, a = t.xp, t.array
+    if not xp.isdtype(a.dtype, "integral"):
+        raise DTypeError(f"one_hot(tensor): expected integer classes, got dtype {a.dtype}")
+    n = int(num_classes)
+    if n == -1:
+        n = int(xp.max(a)) + 1 if math.prod(a.shape) else 0
+    if math.prod(a.shape) and (int(xp.min(a)) < 0 or int(xp.max(a)) >= n):
+        raise ValueError(f"one_hot(tensor): expected classes in [0, {n}), got values in "
+                         f"[{int(xp.min(a))}, {int(xp.max(a))}]")
+    eq = xp.reshape(a, tuple(a.shape) + (1,)) == xp.arange(n, dtype=a.dtype, device=a.device)
+    return wrap(xp.astype(eq, xp.int64), xp)
