@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,9 +20,21 @@ __all__ = ["reshape", "permute_dims", "broadcast_to", "sum_to", "expand_dims", "
 
 
 def _norm_axis(axis: int, ndim: int, op: str, arg: str = "axis") -> int:
+    if type(axis) is not int:
+        axis = _index(axis, op, arg)
     if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
         raise AxisError(f"{op}({arg}): expected an axis in [{-ndim}, {ndim}), got {axis}")
     return axis % ndim if ndim else 0
+
+
+def _index(value: Any, op: str, arg: str) -> int:
+    """``value`` as a Python int (anything with ``__index__``, booleans excepted)."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{op}({arg}): expected an integer, got {describe(value)}")
 
 
 @primitive(saves="none")
@@ -419,9 +432,9 @@ def _unstack_primitive(n: int) -> Primitive:
 def _axes_tuple(axis: Any, nd: int, op: str) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(nd))
-    if isinstance(axis, int):
-        return (_norm_axis(axis, nd, op),)
-    return tuple(_norm_axis(a, nd, op) for a in axis)
+    if isinstance(axis, (tuple, list)):
+        return tuple(_norm_axis(a, nd, op) for a in axis)
+    return (_norm_axis(axis, nd, op),)  # an int, or anything with __index__ (np.int64)
 
 
 @primitive(saves="none")

@@ -43,3 +43,17 @@ def test_empty_axis_softmax_and_logsumexp():
 def test_unstack_of_a_0d_array():
     with pytest.raises(pg.AxisError, match="unstack"):
         ops.unstack(np.array(2.0))
+
+
+@pytest.mark.parametrize("call", [lambda a: ops.sum(np.ones((2, 3)), axis=a),
+                                  lambda a: ops.concat([np.ones(2), np.ones(2)], axis=a),
+                                  lambda a: ops.softmax(np.ones((2, 3)), axis=a),
+                                  lambda a: ops.expand_dims(np.ones(2), axis=a)])
+@pytest.mark.parametrize("axis", [np.ones(2), 1.0, True, "1"])
+def test_axis_must_be_an_integer(call, axis):
+    with pytest.raises(TypeError, match=r"\(axis\): expected an integer"):
+        call(axis)
+
+
+def test_numpy_integer_axes_are_integers():
+    assert ops.sum(np.ones((2, 3)), axis=np.int64(1)).shape == (2,)
