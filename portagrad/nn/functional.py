@@ -19,9 +19,14 @@ from ._functional_activation import *  # noqa: F403
 from ._functional_activation import __all__ as _activation_all
 from ._functional_conv import *  # noqa: F403
 from ._functional_conv import __all__ as _conv_all
+from ._functional_distance import *  # noqa: F403
+from ._functional_distance import __all__ as _distance_all
+from ._functional_loss import *  # noqa: F403
+from ._functional_loss import __all__ as _loss_all
 from ._functional_norm import *  # noqa: F403
 from ._functional_norm import __all__ as _norm_all
 from ._functional_pool import *  # noqa: F403
 from ._functional_pool import __all__ as _pool_all
 
-__all__: list[str] = [*_activation_all, *_conv_all, *_norm_all, *_pool_all]
+__all__: list[str] = [*_activation_all, *_conv_all, *_distance_all, *_loss_all, *_norm_all,
+                      *_pool_all]
