@@ -15,6 +15,7 @@ Examples
 ((4, 3), (16, 8))
 """
 
+from . import functional as functional
 from . import init as init
 from ._chainer_conv import Convolution2D as Convolution2D
 from ._chainer_conv import ConvolutionND as ConvolutionND
