@@ -350,3 +350,416 @@ def test_pooling_against_numpy():
     (g,) = pg.grad([F.max_pool2d(v, 2, return_indices=True)[0]], [v],
                    grad_outputs=[np.ones((1, 1, 1, 1))])
     np.testing.assert_array_equal(g.array.ravel(), [1.0, 0.0, 0.0, 0.0])
+
+
+# --------------------------------------------------------------------- normalization, dropout
+@needs_torch
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape", [(4, 3), (4, 3, 5), (2, 3, 2, 2)])
+def test_batch_norm_matches_torch_and_updates_running_stats(training, affine, shape):
+    x = rand(*shape)
+    rm, rv = rand(3), rand(3, lo=0.5, hi=2.0)
+    trm, trv = torch.tensor(rm), torch.tensor(rv)
+    wb = [rand(3), rand(3)] if affine else [None, None]
+    args = [x, rm, rv, *wb]
+    xv = pg.Variable(x.copy())
+    pv = [pg.Variable(a.copy()) if a is not None else None for a in wb]
+    y = F.batch_norm(xv, rm, rv, *pv, training=training, momentum=0.3, eps=1e-4)
+    tx = torch.tensor(x, requires_grad=True)
+    tw = [torch.tensor(a, requires_grad=True) if a is not None else None for a in wb]
+    ty = TF.batch_norm(tx, trm, trv, *tw, training=training, momentum=0.3, eps=1e-4)
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(rm, trm.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(rv, trv.numpy(), rtol=1e-12)
+    gy = rand(*shape)
+    ins = [xv] + [v for v in pv if v is not None]
+    tins = [tx] + [t for t in tw if t is not None]
+    for g, tg in zip(pg.grad([y], ins, grad_outputs=[gy]),
+                     torch.autograd.grad([ty], tins, grad_outputs=[torch.tensor(gy)]),
+                     strict=True):
+        np.testing.assert_allclose(g.array, tg.numpy(), rtol=1e-8, atol=1e-10)
+    assert args[1] is rm  # updated in place, not rebound
+
+
+@needs_torch
+def test_instance_norm_running_stats_match_torch():
+    x = rand(2, 3, 4)
+    rm, rv = rand(3), rand(3, lo=0.5, hi=2.0)
+    trm, trv = torch.tensor(rm), torch.tensor(rv)
+    F.instance_norm(x, rm, rv, momentum=0.3)
+    TF.instance_norm(torch.tensor(x), trm, trv, momentum=0.3)
+    np.testing.assert_allclose(rm, trm.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(rv, trv.numpy(), rtol=1e-12)
+
+
+NORM = [
+    case("instance_norm", [rand(2, 3, 4)]),
+    case("instance_norm", [rand(2, 3, 4, 2), rand(3), rand(3, lo=0.5, hi=2), rand(3), rand(3)],
+         {"use_input_stats": False}, diff=[0, 3, 4], id="instance_norm-running"),
+    case("layer_norm", [rand(2, 3, 4), (3, 4), rand(3, 4), rand(3, 4)]),
+    case("layer_norm", [rand(2, 3, 4), [4]], {"eps": 1e-3}, id="layer_norm-eps"),
+    case("group_norm", [rand(2, 6, 4), 3, rand(6), rand(6)]),
+    case("group_norm", [rand(2, 6, 2, 2), 2], id="group_norm-plain"),
+    case("local_response_norm", [rand(2, 6, 4), 3]),
+    case("local_response_norm", [rand(2, 5, 2, 3), 2], {"alpha": 0.5, "beta": 0.6, "k": 2.0},
+         id="lrn-params"),
+    case("rms_norm", [rand(2, 3, 4), (4,), rand(4)]),
+    case("rms_norm", [rand(2, 3, 4), (3, 4)], {"eps": 1e-3}, id="rms_norm-eps"),
+    case("embedding", [np.array([[0, 2, 2], [5, 1, 2]]), rand(6, 3)]),
+    case("embedding", [np.array([[0, 2, 2], [5, 1, 2]]), rand(6, 3)], {"padding_idx": 2},
+         id="embedding-padding"),
+    case("embedding", [np.array([[0, 2, 2], [5, 1, 2]]), rand(6, 3)],
+         {"scale_grad_by_freq": True, "padding_idx": -1}, id="embedding-freq"),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name, args, kwargs, diff, tkw, tol", NORM)
+def test_norms_match_torch(name, args, kwargs, diff, tkw, tol):
+    run_case(name, args, kwargs, diff, tkw, tol)
+
+
+@needs_torch
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_embedding_max_norm_renormalizes_weight_like_torch(norm_type):
+    ids = np.array([[0, 2, 2], [5, 1, 2]])
+    w = rand(6, 3) * 3
+    tw = torch.tensor(w.copy())
+    y = F.embedding(ids, w, max_norm=1.5, norm_type=norm_type)
+    ty = TF.embedding(torch.tensor(ids), tw, max_norm=1.5, norm_type=norm_type)
+    np.testing.assert_allclose(y.array, ty.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(w, tw.numpy(), rtol=1e-12)
+
+
+def test_norms_against_numpy():
+    x = rand(4, 3, 5)
+    rm, rv = np.zeros(3), np.ones(3)
+    y = F.batch_norm(x, rm, rv, training=True, momentum=0.25, eps=0.0).array
+    mu, var = x.mean(axis=(0, 2)), x.var(axis=(0, 2))
+    np.testing.assert_allclose(y, (x - mu[:, None]) / np.sqrt(var[:, None]), rtol=1e-10)
+    np.testing.assert_allclose(rm, 0.25 * mu, rtol=1e-12)
+    np.testing.assert_allclose(rv, 0.75 + 0.25 * x.var(axis=(0, 2), ddof=1), rtol=1e-12)
+    y = F.batch_norm(x, rm, rv, eps=0.0).array  # evaluation: the running statistics
+    np.testing.assert_allclose(y, (x - rm[:, None]) / np.sqrt(rv[:, None]), rtol=1e-10)
+    w = rand(5)
+    np.testing.assert_allclose(F.rms_norm(x, (5,), w, eps=1e-6).array,
+                               x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-6) * w)
+    ids = np.array([[1, 0], [1, 1]])
+    wv = pg.Variable(rand(3, 2))
+    (g,) = pg.grad([F.embedding(ids, wv, scale_grad_by_freq=True)], [wv],
+                   grad_outputs=[np.ones((2, 2, 2))])
+    np.testing.assert_allclose(g.array, [[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(F.one_hot(np.array([[0, 2], [1, 0]]), 4).array,
+                                  np.eye(4, dtype=np.int64)[[[0, 2], [1, 0]]])
+    assert F.one_hot(np.array([3, 1])).shape == (2, 4)
+
+
+@needs_torch
+def test_one_hot_matches_torch():
+    ids = np.array([[0, 2, 2], [5, 1, 2]])
+    for n in (-1, 7):
+        np.testing.assert_array_equal(F.one_hot(ids, n).array,
+                                      TF.one_hot(torch.tensor(ids), n).numpy())
+
+
+def test_dropout_family():
+    pg.random.seed(0)
+    x = np.ones((64, 16, 3, 3))
+    for p in (0.0, 0.3):
+        y = F.dropout(x, p).array
+        assert set(np.unique(y)) <= {0.0, 1 / (1 - p)}
+        assert abs((y == 0).mean() - p) < 0.02
+    np.testing.assert_array_equal(F.dropout(x, 1.0).array, 0 * x)
+    np.testing.assert_array_equal(F.dropout(x, 0.5, training=False).array, x)
+    for f, shape in ((F.dropout1d, (64, 16, 9)), (F.dropout2d, x.shape),
+                     (F.dropout3d, (64, 16, 1, 3, 3))):
+        y = f(np.ones(shape), 0.25).array.reshape(64, 16, -1)
+        assert (y.std(axis=-1) == 0).all()  # whole channels
+        assert abs((y[..., 0] == 0).mean() - 0.25) < 0.05
+    z = RNG.standard_normal(40000)
+    y = F.alpha_dropout(z, 0.3, training=True).array
+    assert abs(y.mean()) < 0.03 and abs(y.std() - 1) < 0.03
+    assert len(np.unique(y[z == z.max()])) == 1
+    y = F.feature_alpha_dropout(np.ones((8, 4, 5)), 0.5, training=True).array
+    assert (y.std(axis=-1) == 0).all()
+    np.testing.assert_array_equal(F.alpha_dropout(z, 0.5).array, z)  # training=False default
+    v = pg.Variable(np.ones(1000))
+    (g,) = pg.grad([F.dropout(v, 0.5)], [v], grad_outputs=[np.ones(1000)])
+    assert set(np.unique(g.array)) == {0.0, 2.0}
+
+
+# --------------------------------------------------------------------- losses and distances
+_X, _T = rand(5, 4), np.array([0, 3, -100, 1, 3])
+_X3 = rand(3, 4, 2, 2)
+_T3 = RNG.integers(0, 4, (3, 2, 2))
+_T3[0, 0, 0] = -100
+_W = rand(4, lo=0.2, hi=2)
+_P = np.abs(rand(5, 4))
+_P /= _P.sum(1, keepdims=True)
+LOSSES = []
+for _red in ("mean", "sum", "none"):
+    _r = {"reduction": _red}
+    for _kw in ({}, {"weight": _W}, {"label_smoothing": 0.2},
+                {"weight": _W, "label_smoothing": 0.3}):
+        for _x, _t, _s in ((_X, _T, "2d"), (_X3, _T3, "4d")):
+            LOSSES.append(case("cross_entropy", [_x, _t], dict(_kw, **_r), diff=[0],
+                               id=f"ce-{_s}-{sorted(_kw)}-{_red}"))
+            if "label_smoothing" not in _kw:
+                LOSSES.append(case("nll_loss", [_x, _t], dict(_kw, **_r), diff=[0],
+                                   id=f"nll-{_s}-{sorted(_kw)}-{_red}"))
+        LOSSES.append(case("cross_entropy", [_X, _P], dict(_kw, **_r),
+                           id=f"ce-prob-{sorted(_kw)}-{_red}"))
+    LOSSES += [
+        case("cross_entropy", [_X, np.array([0, 3, 1, 1, 3])], {"ignore_index": 3, **_r},
+             diff=[0], id=f"ce-ignore3-{_red}"),
+        case("cross_entropy", [rand(4), np.array(2)], _r, diff=[0], id=f"ce-1d-{_red}"),
+        case("nll_loss", [rand(4), np.array(2)], _r, diff=[0], id=f"nll-1d-{_red}"),
+        case("binary_cross_entropy", [rand(6, 3, lo=0.01, hi=0.99), rand(6, 3, lo=0, hi=1),
+                                      rand(6, 3, lo=0, hi=1)], _r, diff=[0, 1],
+             id=f"bce-{_red}"),
+        # PyTorch's input gradient at and near p = 0 and 1: (p - t) / max(p (1 - p), 1e-12)
+        case("binary_cross_entropy", [np.array([0.0, 1.0, 0.0, 1.0, 0.5, 1e-50, 1e-13]),
+                                      np.array([0.0, 1.0, 1.0, 0.0, 0.3, 1.0, 0.5])], _r,
+             diff=[0], tol={"rtol": 1e-6}, id=f"bce-edges-{_red}"),
+        case("binary_cross_entropy_with_logits",
+             [rand(6, 3, lo=-30, hi=30), rand(6, 3, lo=0, hi=1), rand(6, 3, lo=0, hi=1)],
+             dict(_r, pos_weight=rand(3, lo=0.5, hi=3)), diff=[0, 1], id=f"bcel-{_red}"),
+        case("binary_cross_entropy_with_logits", [rand(6, 3), rand(6, 3, lo=0, hi=1)], _r,
+             id=f"bcel-plain-{_red}"),
+        case("kl_div", [np.log(np.abs(rand(4, 3)) + 0.1), np.abs(rand(4, 3)) * [[0], [1],
+                                                                                 [1], [1]]],
+             _r, diff=[0], id=f"kl-zero-target-{_red}"),
+        case("kl_div", [np.log(np.abs(rand(4, 3)) + 0.1), np.abs(rand(4, 3)) + 0.1], _r,
+             id=f"kl-{_red}"),
+        case("kl_div", [np.log(np.abs(rand(4, 3)) + 0.1), rand(4, 3)],
+             dict(_r, log_target=True), id=f"kl-log-{_red}"),
+        case("gaussian_nll_loss", [rand(5, 3), rand(5, 3), 0.5], _r, id=f"gnll-float-{_red}"),
+        case("soft_margin_loss", [rand(5, 3), np.sign(rand(5, 3))], _r, diff=[0],
+             id=f"softmargin-{_red}"),
+        case("multilabel_soft_margin_loss", [rand(5, 3), (rand(5, 3) > 0) * 1.0, rand(3)], _r,
+             diff=[0, 1], id=f"mlsm-{_red}"),
+        case("multi_margin_loss", [rand(3), np.array(1)], _r, diff=[0], id=f"mm-1d-{_red}"),
+        case("mse_loss", [rand(4, 3), rand(3)], _r, id=f"mse-broadcast-{_red}"),
+        case("triplet_margin_with_distance_loss", [rand(4, 3), rand(4, 3), rand(4, 3)],
+             dict(_r, swap=True), id=f"tmwd-{_red}"),
+    ]
+    for _li in (True, False):
+        for _full in (True, False):
+            _x = rand(5, 3)
+            LOSSES.append(case("poisson_nll_loss", [_x if _li else np.abs(_x) + 0.1,
+                                                    RNG.integers(0, 5, (5, 3)) * 1.0],
+                               dict(_r, log_input=_li, full=_full), diff=[0],
+                               id=f"pnll-{_li}-{_full}-{_red}"))
+    for _vs in ((5, 3), (5, 1), (5,)):
+        _v = rand(*_vs, lo=0.1, hi=2)
+        _v.flat[0] = 1e-8  # below eps: clamped in value, gradient passes
+        for _full in (True, False):
+            LOSSES.append(case("gaussian_nll_loss", [rand(5, 3), rand(5, 3), _v],
+                               dict(_r, full=_full), id=f"gnll-{_vs}-{_full}-{_red}"))
+    _xm = np.round(rand(5, 3) * 2) / 2  # margins hit 0 exactly
+    for _p in (1, 2):
+        LOSSES.append(case("multi_margin_loss", [_xm, np.array([0, 2, 1, 2, 0])],
+                           dict(_r, p=_p), diff=[0], id=f"mm-{_p}-{_red}"))
+        LOSSES.append(case("multi_margin_loss", [rand(5, 3), np.array([0, 2, 1, 2, 0]), _p,
+                                                 0.5, rand(3)], _r, diff=[0],
+                           id=f"mm-w-{_p}-{_red}"))
+    _x, _t = rand(4, 3), rand(4, 3)
+    _t[0] = _x[0]  # zero differences: PyTorch's l1 gradient 0 there
+    _t[1, 0], _t[1, 1] = _x[1, 0] + 1.0, _x[1, 1] - 0.5  # |d| at beta / delta
+    _w = rand(4, 3, lo=0.1, hi=1)
+    for _n in ("mse_loss", "l1_loss", "huber_loss"):
+        LOSSES.append(case(_n, [_x, _t], _r, id=f"{_n}-{_red}"))
+        LOSSES.append(case(_n, [_x, _t], dict(_r, weight=_w), diff=[0, 1],
+                           id=f"{_n}-w-{_red}"))
+    for _b in (1.0, 0.5, 0.0):
+        LOSSES.append(case("smooth_l1_loss", [_x, _t], dict(_r, beta=_b),
+                           id=f"sl1-{_b}-{_red}"))
+        LOSSES.append(case("huber_loss", [_x, _t], dict(_r, delta=_b or 2.0),
+                           id=f"huber-{_b}-{_red}"))
+    _y = np.sign(rand(6))
+    _x1 = rand(6)
+    for _m in (0.0, 0.5):
+        # input2 chosen so that the hinge is exactly 0 for margin 0.5
+        LOSSES.append(case("margin_ranking_loss", [_x1, _x1 + _y * 0.5, _y],
+                           dict(_r, margin=_m), diff=[0, 1], id=f"mrank-{_m}-{_red}"))
+        LOSSES.append(case("cosine_embedding_loss", [rand(4, 5), rand(4, 5),
+                                                     np.array([1, -1, 1, -1])],
+                           dict(_r, margin=_m), diff=[0, 1], id=f"cosemb-{_m}-{_red}"))
+        LOSSES.append(case("cosine_embedding_loss", [rand(5), rand(5), np.array(-1)],
+                           dict(_r, margin=_m), diff=[0, 1], id=f"cosemb-1d-{_m}-{_red}"))
+    _h = rand(6)
+    _h[0] = 1.0  # margin - input == 0
+    for _m in (1.0, 0.5):
+        LOSSES.append(case("hinge_embedding_loss", [_h, _y], dict(_r, margin=_m), diff=[0],
+                           id=f"hinge-{_m}-{_red}"))
+    for _p in (2.0, 1.0):
+        for _sw in (False, True):
+            LOSSES.append(case("triplet_margin_loss", [rand(4, 3), rand(4, 3), rand(4, 3)],
+                               dict(_r, p=_p, swap=_sw, margin=0.5),
+                               id=f"triplet-{_p}-{_sw}-{_red}"))
+LOSSES += [
+    case("nll_loss", [_X, _T], {"size_average": False}, diff=[0], id="nll-legacy-sum"),
+    case("mse_loss", [_X, _P], {"reduce": False}, id="mse-legacy-none"),
+    case("kl_div", [np.log(_P), np.abs(rand(5, 4))], {"reduction": "batchmean"}, id="kl-bm"),
+]
+_A, _B = rand(4, 5), rand(4, 5)
+_Z = _A.copy()
+_Z[0], _Z[1] = 0.0, _Z[1] * 1e-10
+DISTANCES = [
+    case("cosine_similarity", [_A, _B]),
+    case("cosine_similarity", [_A, _B], {"dim": 0, "eps": 0.5}, id="cos-dim0-eps"),
+    case("cosine_similarity", [rand(3, 1, 5), rand(4, 5)], {"dim": -1}, id="cos-broadcast"),
+    case("cosine_similarity", [_Z, _B], id="cos-tiny-norms"),
+    case("pdist", [np.array([[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]])], id="pdist-duplicates"),
+] + [case(n, args, dict(kw, p=p), id=f"{n}-{p}-{kw}")
+     for p in (2.0, 1.0, 3.0, math.inf)
+     for n, args, kw in (("pairwise_distance", [_A, _B], {}),
+                         ("pairwise_distance", [_A, _B], {"keepdim": True, "eps": 0.0}),
+                         ("pairwise_distance", [_A[0], _B[0]], {}),
+                         ("pdist", [rand(5, 3)], {}))]
+
+
+@needs_torch
+@pytest.mark.parametrize("name, args, kwargs, diff, tkw, tol", LOSSES + DISTANCES)
+def test_losses_match_torch(name, args, kwargs, diff, tkw, tol):
+    run_case(name, args, kwargs, diff, tkw, tol)
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_ctc_loss_matches_torch(reduction):
+    lp = TF.log_softmax(torch.tensor(rand(6, 3, 4)), -1).numpy()
+    compare("ctc_loss", [lp, RNG.integers(1, 4, (3, 3)), np.array([6, 5, 6]),
+                         np.array([3, 2, 1])], {"reduction": reduction}, diff=[0])
+
+
+@needs_torch
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_impossible_alignment(zero_infinity):
+    lp = TF.log_softmax(torch.tensor(rand(6, 3, 4)), -1).numpy()
+    args = [lp, np.array([[1, 1, 1], [2, 2, 2], [1, 2, 3]]), np.array([6, 2, 6]),
+            np.array([3, 3, 3])]
+    y = F.ctc_loss(*args, reduction="none", zero_infinity=zero_infinity)
+    ty = TF.ctc_loss(*map(torch.tensor, args), reduction="none", zero_infinity=zero_infinity)
+    np.testing.assert_allclose(y.array, ty.numpy(), rtol=1e-10)
+
+
+def _log_softmax(x, axis=1):
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+def test_losses_against_numpy():
+    x, t, w = rand(6, 4), np.array([0, 3, 2, -100, 1, 3]), rand(4, lo=0.5, hi=2.0)
+    lp = _log_softmax(x)
+    keep = t != -100
+    tt = np.where(keep, t, 0)
+    picked = lp[np.arange(6), tt]
+    np.testing.assert_allclose(F.cross_entropy(x, t).array, -picked[keep].mean())
+    wt = w[tt] * keep
+    np.testing.assert_allclose(F.cross_entropy(x, t, w).array, -(picked * wt).sum() / wt.sum())
+    ls = 0.1
+    smooth = -(lp * w).sum(1) * keep
+    ref = (1 - ls) * -(picked * wt).sum() / wt.sum() + ls / 4 * smooth.sum() / wt.sum()
+    np.testing.assert_allclose(F.cross_entropy(x, t, w, label_smoothing=ls).array, ref)
+    p = np.abs(rand(6, 4))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(F.cross_entropy(x, p, label_smoothing=ls).array,
+                               -((p * (1 - ls) + ls / 4) * lp).sum(1).mean())
+    np.testing.assert_allclose(F.nll_loss(lp, t, reduction="none").array,
+                               np.where(keep, -picked, 0.0))
+    q, y = rand(5, lo=0.05, hi=0.95), rand(5, lo=0, hi=1)
+    np.testing.assert_allclose(F.binary_cross_entropy(q, y).array,
+                               -(y * np.log(q) + (1 - y) * np.log(1 - q)).mean())
+    assert float(F.binary_cross_entropy(np.array([0.0]), np.array([1.0])).array) == 100.0
+    z, pw = rand(5, 3), rand(3, lo=0.5, hi=2)
+    yz = rand(5, 3, lo=0, hi=1)
+    sig = 1 / (1 + np.exp(-z))
+    np.testing.assert_allclose(
+        F.binary_cross_entropy_with_logits(z, yz, pos_weight=pw).array,
+        -(pw * yz * np.log(sig) + (1 - yz) * np.log(1 - sig)).mean())
+    lq, tp = np.log(p), np.abs(rand(6, 4))
+    tp[0, 0] = 0.0
+    kl = np.where(tp > 0, tp * np.log(np.where(tp > 0, tp, 1)), 0) - tp * lq
+    np.testing.assert_allclose(F.kl_div(lq, tp, reduction="batchmean").array, kl.sum() / 6)
+    var = rand(5, 3, lo=0.5, hi=2)
+    np.testing.assert_allclose(F.gaussian_nll_loss(z, yz, var, full=True).array,
+                               (0.5 * (np.log(var) + (z - yz) ** 2 / var)
+                                + 0.5 * np.log(2 * np.pi)).mean())
+    k = np.array([0.0, 1.0, 3.0])
+    r = np.array([0.5, -0.2, 1.0])
+    np.testing.assert_allclose(F.poisson_nll_loss(r, k, full=True, reduction="none").array,
+                               np.exp(r) - k * r + [0, 0, 3 * np.log(3) - 3 + 0.5 * np.log(
+                                   6 * np.pi)])
+    s = np.array([[0.1, 0.8, 0.3]])
+    np.testing.assert_allclose(F.multi_margin_loss(s, np.array([1])).array,
+                               (max(0, 1 - 0.8 + 0.1) + max(0, 1 - 0.8 + 0.3)) / 3)
+    a, b = rand(4, 5), rand(4, 5)
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    np.testing.assert_allclose(F.cosine_similarity(a, b).array, cos)
+    np.testing.assert_allclose(F.cosine_embedding_loss(a, b, np.array([1, -1, 1, -1]),
+                                                       reduction="none").array,
+                               np.where([1, 0, 1, 0], 1 - cos, np.maximum(cos, 0)))
+    np.testing.assert_allclose(F.pairwise_distance(a, b, p=3.0, eps=0.0).array,
+                               (np.abs(a - b) ** 3).sum(1) ** (1 / 3))
+    d = F.pdist(a).array
+    iu = np.triu_indices(4, 1)
+    np.testing.assert_allclose(d, np.linalg.norm(a[iu[0]] - a[iu[1]], axis=1))
+    dp = np.linalg.norm(a - b + 1e-6, axis=1)
+    dn = np.linalg.norm(a - b[::-1] + 1e-6, axis=1)
+    np.testing.assert_allclose(F.triplet_margin_loss(a, b, b[::-1]).array,
+                               np.maximum(1 + dp - dn, 0).mean())
+    e = np.array([0.2, -0.5, 3.0])
+    np.testing.assert_allclose(F.smooth_l1_loss(e, 0 * e, beta=0.5, reduction="none").array,
+                               [0.04, 0.25, 2.75])
+    np.testing.assert_allclose(F.huber_loss(e, 0 * e, delta=0.5, reduction="none").array,
+                               [0.02, 0.125, 1.375])
+    ww = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(F.mse_loss(e, 0 * e, weight=ww).array, (ww * e * e).sum() / 6)
+
+
+# composites that are new math get numerical gradient checks of orders 1 and 2
+GRADCHECK = [
+    ("cosine_similarity", lambda a, b: F.cosine_similarity(a, b), 2),
+    ("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, p=3.0), 2),
+    ("pdist", lambda a, b: F.pdist(a), 2),
+    ("triplet", lambda a, b: F.triplet_margin_loss(a, b, b[::-1] * 2, margin=5.0, swap=True),
+     2),
+    ("cosine_embedding", lambda a, b: F.cosine_embedding_loss(a, b, np.array([1, -1, 1]),
+                                                              margin=-1.0), 2),
+    ("cross_entropy", lambda a, b: F.cross_entropy(a, np.array([0, 3, 1]),
+                                                   weight=np.array([1.0, 2.0, 0.5, 1.5]),
+                                                   label_smoothing=0.2), 2),
+    ("cross_entropy_prob", lambda a, b: F.cross_entropy(a, F.softmax(b, dim=1),
+                                                        label_smoothing=0.1), 2),
+    ("nll_loss", lambda a, b: F.nll_loss(a, np.array([0, -100, 2]), reduction="sum"), 2),
+    ("bce", lambda a, b: F.binary_cross_entropy(F.sigmoid(a), F.sigmoid(b)), 2),
+    ("bce_logits", lambda a, b: F.binary_cross_entropy_with_logits(
+        a, F.sigmoid(b), pos_weight=np.array([0.5, 2.0, 1.0, 3.0])), 2),
+    ("kl_div", lambda a, b: F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1),
+                                     reduction="batchmean"), 2),
+    ("poisson", lambda a, b: F.poisson_nll_loss(a, b * b, full=True), 2),
+    ("gaussian", lambda a, b: F.gaussian_nll_loss(a, b, a * a + 0.5, full=True), 2),
+    ("soft_margin", lambda a, b: F.soft_margin_loss(a, b), 2),
+    ("multilabel_soft_margin", lambda a, b: F.multilabel_soft_margin_loss(
+        a, F.sigmoid(b), weight=np.array([1.0, 2.0, 0.5, 1.5])), 2),
+    ("multi_margin", lambda a, b: F.multi_margin_loss(a, np.array([0, 3, 1]), p=2,
+                                                      margin=3.0), 2),
+    ("margin_ranking", lambda a, b: F.margin_ranking_loss(a, b, np.sign(b.array) * 1.0,
+                                                          margin=5.0), 2),
+    ("hinge_embedding", lambda a, b: F.hinge_embedding_loss(a, np.sign(b.array), 5.0), 2),
+    ("smooth_l1", lambda a, b: F.smooth_l1_loss(a, b, beta=10.0), 2),
+    ("huber", lambda a, b: F.huber_loss(a, b, delta=10.0, weight=b * b), 2),
+    ("mse_weighted", lambda a, b: F.mse_loss(a, b, weight=b * b + 1.0), 2),
+    ("rms_norm", lambda a, b: F.rms_norm(a, (4,), b[0]), 2),
+]
+
+
+@pytest.mark.parametrize("name, f, order", GRADCHECK, ids=[g[0] for g in GRADCHECK])
+def test_loss_composites_gradcheck(name, f, order):
+    a = np.array([[0.3, -1.2, 0.8, 0.5], [1.1, 0.4, -0.6, -1.4], [-0.9, 0.7, 1.3, 0.2]])
+    b = np.array([[1.2, 0.1, -0.7, 0.9], [-0.5, 1.4, 0.6, -1.1], [0.8, -1.3, 0.4, 1.6]])
+    check_backward(f, [a, b])
+    if order >= 2:
+        check_double_backward(f, [a, b])
