@@ -85,7 +85,7 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     x = _f(input, "elu")
     pos = x > 0
     # The inner where keeps exp finite on the unused branch and its slope 1 at 0.
-    neg = ops.expm1(ops.where(pos, x * 0.0, x)) * float(alpha)
+    neg = ops.expm1(ops.where(pos, 0.0, x)) * float(alpha)
     return ops.where(pos, x, neg)
 
 
@@ -199,7 +199,7 @@ def softshrink(input: Any, lambd: float = 0.5) -> Variable:
     lam = float(lambd)
     if lam < 0:
         raise ValueError(f"softshrink(lambd): expected a value >= 0, got {lambd}")
-    return ops.where(x > lam, x - lam, ops.where(x < -lam, x + lam, x * 0.0))
+    return ops.where(x > lam, x - lam, ops.where(x < -lam, x + lam, 0.0))
 
 
 def hardshrink(input: Any, lambd: float = 0.5) -> Variable:
@@ -214,7 +214,7 @@ def hardshrink(input: Any, lambd: float = 0.5) -> Variable:
     """
     x = _f(input, "hardshrink")
     lam = float(lambd)
-    return ops.where(ops.logical_or(x > lam, x < -lam), x, x * 0.0)
+    return ops.where(ops.logical_or(x > lam, x < -lam), x, 0.0)
 
 
 def tanhshrink(input: Any) -> Variable:
@@ -247,8 +247,7 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
     lo, hi = float(min_val), float(max_val)
     if lo > hi:
         raise ValueError(f"hardtanh(min_val): expected min_val <= max_val, got {lo} > {hi}")
-    zero = x * 0.0
-    return ops.where(x <= lo, zero + lo, ops.where(x >= hi, zero + hi, x))
+    return ops.where(x <= lo, lo, ops.where(x >= hi, hi, x))
 
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Variable:
@@ -262,8 +261,7 @@ def hardsigmoid(input: Any, inplace: bool = False) -> Variable:
     array([0. , 0.5, 1. ])
     """
     x = _f(input, "hardsigmoid")
-    zero = x * 0.0
-    return ops.where(x <= -3.0, zero, ops.where(x >= 3.0, zero + 1.0, x / 6.0 + 0.5))
+    return ops.where(x <= -3.0, 0.0, ops.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
 
 
 def hardswish(input: Any, inplace: bool = False) -> Variable:
@@ -278,7 +276,7 @@ def hardswish(input: Any, inplace: bool = False) -> Variable:
     array([0.        , 0.66666667, 4.        ])
     """
     x = _f(input, "hardswish")
-    return ops.where(x <= -3.0, x * 0.0, ops.where(x < 3.0, x * (x + 3.0) / 6.0, x))
+    return ops.where(x <= -3.0, 0.0, ops.where(x < 3.0, x * (x + 3.0) / 6.0, x))
 
 
 def sigmoid(input: Any) -> Variable:
@@ -468,7 +466,7 @@ def threshold(input: Any, threshold: float, value: float, inplace: bool = False)
     array([-7.,  2.])
     """
     x = _f(input, "threshold")
-    return ops.where(x > float(threshold), x, x * 0.0 + float(value))
+    return ops.where(x > float(threshold), x, float(value))
 
 
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,

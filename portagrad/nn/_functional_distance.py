@@ -250,8 +250,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,
     red = _reduction(op, size_average, reduce, reduction)
     x = _f(input, op)
     t = var(target, op, "target")
-    zero = x * 0.0
-    loss = ops.where(t != 1, _hinge(float(margin) - x), zero) + ops.where(t != -1, x, zero)
+    loss = ops.where(t != 1, _hinge(float(margin) - x), 0.0) + ops.where(t != -1, x, 0.0)
     return _reduce(loss, red)
 
 
@@ -280,9 +279,8 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     eps = 1e-12
     prod = ops.sum(a * b, axis=-1)
     cos = prod / ops.sqrt((ops.sum(a * a, axis=-1) + eps) * (ops.sum(b * b, axis=-1) + eps))
-    zero = cos * 0.0
-    loss = (ops.where(t == 1, 1.0 - cos, zero)
-            + ops.where(t == -1, _hinge(cos - float(margin)), zero))
+    loss = (ops.where(t == 1, 1.0 - cos, 0.0)
+            + ops.where(t == -1, _hinge(cos - float(margin)), 0.0))
     return _reduce(loss, red)
 
 
