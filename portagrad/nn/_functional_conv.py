@@ -400,7 +400,7 @@ def _resample_axis(x: Variable, axis: int, out: int, mode: str, align: bool,
     shape[axis] = out
     y = None
     for t, w in zip(taps, weights, strict=True):
-        wa = xp.reshape(xp.asarray(w, dtype=x.array.dtype, device=x.array.device), shape)
+        wa = xp.reshape(xp.asarray(w, dtype=x.array.dtype, device=x.array.device), tuple(shape))
         term = ops.take(x, xp.asarray(t, device=x.array.device), axis=axis) * var(wa, "take")
         y = term if y is None else y + term
     return y

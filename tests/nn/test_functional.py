@@ -763,3 +763,181 @@ def test_loss_composites_gradcheck(name, f, order):
     check_backward(f, [a, b])
     if order >= 2:
         check_double_backward(f, [a, b])
+
+
+# --------------------------------------------------------------------- other libraries, errors
+def _i(*v):
+    return np.array(v[0] if len(v) == 1 else v, dtype=np.int64)
+
+
+STRICT = {  # name: (f(c, *variables) with c moving constants to the library, inputs)
+    "hardswish": (lambda c, x: F.hardswish(x), [rand(5)]),
+    "softplus": (lambda c, x: F.softplus(x, 2.0, 1.0), [rand(5)]),
+    "glu": (lambda c, x: F.glu(x), [rand(2, 4)]),
+    "prelu": (lambda c, x, w: F.prelu(x, w), [rand(2, 3, 2), rand(3)]),
+    "normalize": (lambda c, x: F.normalize(x), [rand(3, 4)]),
+    "conv2d": (lambda c, x, w: F.conv2d(x, w, padding=1, stride=2),
+               [rand(1, 2, 5, 5), rand(3, 2, 3, 3)]),
+    "fold": (lambda c, x: F.fold(F.unfold(x, 2), (4, 4), 2), [rand(1, 2, 4, 4)]),
+    "pixel_shuffle": (lambda c, x: F.pixel_shuffle(x, 2), [rand(1, 4, 2, 2)]),
+    "pad": (lambda c, x: F.pad(x, (1, 1, 2, 0), mode="reflect"), [rand(1, 2, 4, 4)]),
+    "bilinear": (lambda c, x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+                 [rand(1, 2, 3, 3)]),
+    "bicubic": (lambda c, x: F.interpolate(x, size=(4, 5), mode="bicubic"),
+                [rand(1, 2, 3, 3)]),
+    "nearest": (lambda c, x: F.interpolate(x, scale_factor=1.5), [rand(1, 2, 3, 3)]),
+    "max_pool": (lambda c, x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                           return_indices=True)[0], [rand(1, 2, 5, 5)]),
+    "adaptive_max": (lambda c, x: F.adaptive_max_pool2d(x, 2), [rand(1, 2, 5, 5)]),
+    "avg_div": (lambda c, x: F.avg_pool2d(x, 2, divisor_override=3), [rand(1, 2, 5, 5)]),
+    "rms_norm": (lambda c, x: F.rms_norm(x, (3,)), [rand(2, 3)]),
+    "embedding": (lambda c, w: F.embedding(c(_i(1, 0, 1)), w, scale_grad_by_freq=True),
+                  [rand(3, 2)]),
+    "cross_entropy": (lambda c, x, w: F.cross_entropy(x, c(_i(0, 2, -100, 1)), w,
+                                                      label_smoothing=0.1),
+                      [rand(4, 3), rand(3, lo=0.5)]),
+    "bce": (lambda c, p: F.binary_cross_entropy(p, c(np.array([1.0, 0.0, 0.5]))),
+            [np.array([0.0, 1.0, 0.5])]),
+    "bce_logits": (lambda c, x: F.binary_cross_entropy_with_logits(
+        x, c(np.array([[1.0, 0.0]] * 4)), pos_weight=c(np.array([2.0, 0.5]))), [rand(4, 2)]),
+    "kl_div": (lambda c, x, t: F.kl_div(x, t, reduction="batchmean"),
+               [rand(4), rand(4, lo=0)]),
+    "poisson": (lambda c, x: F.poisson_nll_loss(x, c(np.array([0.0, 1.0, 3.0])), full=True),
+                [rand(3)]),
+    "gaussian": (lambda c, x, v: F.gaussian_nll_loss(x, x * 0.5, v),
+                 [rand(4, 2), rand(4, lo=0.1)]),
+    "multi_margin": (lambda c, x: F.multi_margin_loss(x, c(_i(0, 1, 2, 1))), [rand(4, 3)]),
+    "ctc": (lambda c, x: F.ctc_loss(F.log_softmax(x, dim=-1), c(_i([1, 2], [1, 1])),
+                                    c(_i(5, 5)), c(_i(2, 2))), [rand(5, 2, 3)]),
+    "cosine_similarity": (lambda c, a, b: F.cosine_similarity(a, b),
+                          [rand(3, 4), rand(3, 4)]),
+    "pdist": (lambda c, a: F.pdist(a), [rand(3, 4)]),
+    "triplet": (lambda c, a, b, n: F.triplet_margin_loss(a, b, n, swap=True),
+                [rand(3, 2), rand(3, 2), rand(3, 2)]),
+    "cosine_embedding": (lambda c, a, b: F.cosine_embedding_loss(a, b, c(_i(1, -1, 1))),
+                         [rand(3, 2), rand(3, 2)]),
+    "huber": (lambda c, a, b: F.huber_loss(a, b, weight=b * b), [rand(3), rand(3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRICT))
+def test_array_api_strict_matches_numpy(name):
+    xs = pytest.importorskip("array_api_strict")
+    f, args = STRICT[name]
+    dev = xs.Device("device1")
+
+    def host(a):
+        if isinstance(a, np.ndarray):
+            return a
+        return np.asarray(a.to_device(xs.Device("CPU_DEVICE")))
+
+    def run(conv):
+        vs = [pg.Variable(conv(a)) for a in args]
+        y = f(conv, *vs)
+        gs = pg.grad([pg.ops.sum(y * y)], vs)
+        return host(y.array), [host(g.array) for g in gs], y
+
+    ref, ref_grads, _ = run(lambda a: a)
+    got, grads, y = run(lambda a: xs.asarray(a, device=dev))
+    assert y.array.device == dev
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    for g, r in zip(grads, ref_grads, strict=True):
+        np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+
+
+def test_batch_norm_updates_strict_arrays_in_place():
+    xs = pytest.importorskip("array_api_strict")
+    rm, rv = xs.zeros(2, dtype=xs.float64), xs.ones(2, dtype=xs.float64)
+    F.batch_norm(xs.asarray([[1.0, 2.0], [3.0, 6.0]]), rm, rv, training=True, momentum=0.5)
+    np.testing.assert_allclose(np.asarray(rm), [1.0, 2.0])
+    np.testing.assert_allclose(np.asarray(rv), [1.5, 4.5])
+
+
+@needs_torch
+def test_torch_tensors_as_inputs():
+    x = torch.tensor(rand(3, 4))
+    t = torch.tensor([0, 2, 1])
+    y = F.cross_entropy(x, t, label_smoothing=0.1)
+    assert isinstance(y.array, torch.Tensor)
+    np.testing.assert_allclose(y.array.numpy(), TF.cross_entropy(x, t, label_smoothing=0.1))
+
+
+ERRORS = [
+    (lambda: F.relu(np.array([1, 2])), pg.DTypeError, "relu(input)"),
+    (lambda: F.glu(rand(3, 3)), pg.ShapeError, "even size"),
+    (lambda: F.prelu(rand(2, 3), rand(4)), pg.ShapeError, "prelu(weight)"),
+    (lambda: F.gelu(rand(2), approximate="fast"), ValueError, "gelu(approximate)"),
+    (lambda: F.hardtanh(rand(2), 1.0, -1.0), ValueError, "hardtanh(min_val)"),
+    (lambda: F.conv2d(rand(2, 3), rand(1, 1, 1, 1)), pg.ShapeError, "conv2d(input)"),
+    (lambda: F.fold(rand(1, 4, 5), (3, 3), 2), pg.ShapeError, "fold(input)"),
+    (lambda: F.pixel_shuffle(rand(1, 3, 2, 2), 2), pg.ShapeError, "pixel_shuffle"),
+    (lambda: F.pad(rand(2, 3), (1, 2, 3)), ValueError, "pad(pad)"),
+    (lambda: F.pad(rand(2, 3), (1, 1), mode="edge"), ValueError, "pad(mode)"),
+    (lambda: F.pad(rand(2, 3), (3, 0), mode="reflect"), ValueError, "reflect"),
+    (lambda: F.interpolate(rand(1, 1, 3), size=4, mode="bilinear"), pg.ShapeError,
+     "interpolate(input)"),
+    (lambda: F.interpolate(rand(1, 1, 3), size=4, scale_factor=2), ValueError, "exactly one"),
+    (lambda: F.interpolate(rand(1, 1, 3), size=4, align_corners=True), ValueError,
+     "align_corners"),
+    (lambda: F.interpolate(rand(1, 1, 3, 3), size=4, mode="bilinear", antialias=True),
+     ValueError, "antialias"),
+    (lambda: F.max_pool2d(rand(1, 1, 4, 4), 2, padding=2, return_indices=True), ValueError,
+     "max_pool2d(padding)"),
+    (lambda: F.adaptive_avg_pool2d(rand(1, 1, 4, 4), (0, 2)), ValueError, "output_size"),
+    (lambda: F.avg_pool2d(rand(1, 1, 4, 4), 2, divisor_override=0), ValueError,
+     "divisor_override"),
+    (lambda: F.batch_norm(rand(4, 3), None, None), ValueError, "batch_norm(running_mean)"),
+    (lambda: F.batch_norm(rand(1, 3), np.zeros(3), np.ones(3), training=True),
+     pg.ShapeError, "more than one value"),
+    (lambda: F.layer_norm(rand(2, 3), (2,)), pg.ShapeError, "layer_norm(normalized_shape)"),
+    (lambda: F.dropout(rand(3), 1.5), ValueError, "dropout(p)"),
+    (lambda: F.dropout2d(rand(3), 0.5), pg.ShapeError, "dropout2d(input)"),
+    (lambda: F.embedding(rand(3), rand(3, 2)), pg.DTypeError, "embedding(input)"),
+    (lambda: F.embedding(_i(0), rand(3, 2), padding_idx=3), ValueError, "padding_idx"),
+    (lambda: F.one_hot(_i(0, 3), 3), ValueError, "one_hot(tensor)"),
+    (lambda: F.cross_entropy(rand(3, 4), _i(0, 4, 1)), IndexError, "cross_entropy(target)"),
+    (lambda: F.cross_entropy(rand(3, 4), _i(0, 1)), pg.ShapeError, "cross_entropy(target)"),
+    (lambda: F.cross_entropy(rand(3, 4), rand(3, 3)), pg.ShapeError, "probabilities"),
+    (lambda: F.cross_entropy(rand(3, 4), _i(0, 1, 2), reduction="avg"), ValueError,
+     "cross_entropy(reduction)"),
+    (lambda: F.cross_entropy(rand(3, 4), _i(0, 1, 2), label_smoothing=2.0), ValueError,
+     "label_smoothing"),
+    (lambda: F.nll_loss(rand(3, 4), _i(0, 1, 2), weight=rand(3)), pg.ShapeError,
+     "nll_loss(weight)"),
+    (lambda: F.binary_cross_entropy(np.array([0.5, 1.5]), np.ones(2)), ValueError,
+     "probabilities in [0, 1]"),
+    (lambda: F.binary_cross_entropy(rand(3, lo=0, hi=1), rand(2)), pg.ShapeError,
+     "binary_cross_entropy(target)"),
+    (lambda: F.gaussian_nll_loss(rand(4, 3), rand(4, 3), rand(3, 4)), pg.ShapeError,
+     "gaussian_nll_loss(var)"),
+    (lambda: F.gaussian_nll_loss(rand(2), rand(2), np.array([1.0, -1.0])), ValueError,
+     "non-negative"),
+    (lambda: F.multi_margin_loss(rand(2, 3), _i(0, 1), p=3), ValueError, "multi_margin_loss(p)"),
+    (lambda: F.smooth_l1_loss(rand(2), rand(2), beta=-1.0), ValueError, "beta"),
+    (lambda: F.mse_loss(rand(2, 3), rand(4)), pg.ShapeError, "mse_loss"),
+    (lambda: F.pdist(rand(3)), pg.ShapeError, "pdist(input)"),
+    (lambda: F.cosine_embedding_loss(rand(2, 3), rand(2, 4), _i(1, 1)), pg.ShapeError,
+     "cosine_embedding_loss"),
+    (lambda: F.kl_div(rand(2), rand(2), reduction="batch"), ValueError, "kl_div(reduction)"),
+]
+
+
+@pytest.mark.parametrize("f, error, message", ERRORS, ids=[e[2] for e in ERRORS])
+def test_bad_input_raises_a_clear_error(f, error, message):
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[").replace("]", r"\]")):
+        f()
+
+
+def test_batch_norm_refuses_immutable_running_stats():
+    jnp = pytest.importorskip("jax.numpy")
+    with pytest.raises(TypeError, match="batch_norm\\(running_mean\\): expected a mutable"):
+        F.batch_norm(jnp.ones((4, 2)), jnp.zeros(2), jnp.ones(2), training=True)
+
+
+def test_public_surface():
+    assert pg.nn.functional is F
+    assert len(F.__all__) == len(set(F.__all__))
+    for name in F.__all__:
+        f = getattr(F, name)
+        assert callable(f) and f.__doc__ and "Examples" in f.__doc__, name
