@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import portagrad as pg  # noqa: E402
-from benchmarks._timing import interleave, summary  # noqa: E402
+from benchmarks._standalone import agree_then_time  # noqa: E402
 
 EPS = 1e-5
 
@@ -91,24 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         pass
 
-    reference = variants["numpy"]()
-    for name, fn in variants.items():
-        for a, r, what in zip(fn(), reference, ("y", "gx", "gw", "gb")):
-            scale = float(np.abs(r).max())
-            err = float(np.abs(a - r).max())
-            if err > 1e-3 * scale:
-                print(f"{name}: {what} differs from NumPy's by {err:.3g} (scale {scale:.3g})",
-                      file=sys.stderr)
-                return 1
-    times = interleave(variants, rounds=args.rounds, warmup=2)
-    print(f"batch_norm forward+backward (training), {x.shape}, float32, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, {args.rounds} interleaved "
-          f"rounds")
-    print(f"{'variant':24s} {'median ms':>10s} {'ratio to numpy (min / median / max)':>38s}")
-    for name, med, lo, mid, hi in summary(times, "numpy"):
-        print(f"{name:24s} {med * 1e3:10.2f} {lo:12.2f} / {mid:5.2f} / {hi:5.2f}")
-    return 0
-
+    return agree_then_time(
+        variants, "numpy", ("y", "gx", "gw", "gb"),
+        f"batch_norm forward+backward (training), {x.shape}, float32, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, {args.rounds} interleaved "
+        f"rounds", rounds=args.rounds, warmup=2, tol=1e-3)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 import portagrad as pg  # noqa: E402
-from benchmarks._timing import interleave, summary  # noqa: E402
+from benchmarks._standalone import agree_then_time  # noqa: E402
 from portagrad.xp import pure_standard  # noqa: E402
 
 
@@ -95,24 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         pass
 
-    reference = variants["numpy im2col"]()
-    for name, fn in variants.items():
-        for a, b, what in zip(fn(), reference, ("y", "gx", "gw")):
-            scale = float(np.abs(b).max())
-            err = float(np.abs(a - b).max())
-            if err > 1e-4 * scale:
-                print(f"{name}: {what} differs from the NumPy im2col result by {err:.3g} "
-                      f"(scale {scale:.3g})", file=sys.stderr)
-                return 1
-    times = interleave(variants, rounds=args.rounds, warmup=1)
-    print(f"conv2d forward+backward, batch {n}, {c}->{c} channels, {s}x{s}, 3x3, pad 1, "
-          f"float32, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
-          f"{args.rounds} interleaved rounds")
-    print(f"{'variant':32s} {'median ms':>10s} {'ratio to numpy (min / median / max)':>38s}")
-    for name, med, lo, mid, hi in summary(times, "numpy im2col"):
-        print(f"{name:32s} {med * 1e3:10.1f} {lo:12.2f} / {mid:5.2f} / {hi:5.2f}")
-    return 0
-
+    return agree_then_time(
+        variants, "numpy im2col", ("y", "gx", "gw"),
+        f"conv2d forward+backward, batch {n}, {c}->{c} channels, {s}x{s}, 3x3, pad 1, "
+        f"float32, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, {args.rounds} "
+        f"interleaved rounds", rounds=args.rounds, warmup=1, tol=1e-4)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -70,31 +70,38 @@ def _(ctx: Any, grads: tuple) -> tuple:
     return g_prev, g_gates
 
 
-def _vjp_arrays(xp: Any, gc: Any, gh: Any, c_prev: Any, gates: Any, e: tuple) -> tuple:
-    """The same vjp on raw arrays (backward without ``create_graph``)."""
-    i, f, g, o = _gates(xp, gates)
-    c = f * c_prev
-    c += i * g
-    tc = xp.tanh(c)
-    # gct = gc + gh * o * (1 - tc^2), built in c's buffer.
+def _step_grads(xp: Any, gc: Any, gh: Any, c_prev: Any, acts: tuple, tc: Any,
+                want_gates: bool = True) -> tuple:
+    """Gradients of one step on raw arrays from the incoming ``gc`` (cell) and ``gh``
+    (output): ``(total gradient of c, gradient of the gate pre-activations or None)``."""
+    i, f, g, o = acts
+    # gct = gc + gh * o * (1 - tc^2), in one buffer.
     gct = tc * tc
     gct -= 1
     gct *= -o
     gct *= gh
     gct += gc
-    g_prev = _leaf(gct * f, xp) if e[0] is not None else None
-    g_gates = None
-    if e[1] is not None:
-        di = gct * g
-        di *= i * (1 - i)
-        df = gct * c_prev
-        df *= f * (1 - f)
-        dg = gct * i
-        dg *= 1 - g * g
-        do = gh * tc
-        do *= o * (1 - o)
-        g_gates = _leaf(xp.concat([di, df, dg, do], axis=-1), xp)
-    return g_prev, g_gates
+    if not want_gates:
+        return gct, None
+    di = gct * g
+    di *= i * (1 - i)
+    df = gct * c_prev
+    df *= f * (1 - f)
+    dg = gct * i
+    dg *= 1 - g * g
+    do = gh * tc
+    do *= o * (1 - o)
+    return gct, xp.concat([di, df, dg, do], axis=-1)
+
+
+def _vjp_arrays(xp: Any, gc: Any, gh: Any, c_prev: Any, gates: Any, e: tuple) -> tuple:
+    """The same vjp on raw arrays (backward without ``create_graph``)."""
+    acts = _gates(xp, gates)
+    c = acts[1] * c_prev
+    c += acts[0] * acts[2]
+    gct, d = _step_grads(xp, gc, gh, c_prev, acts, xp.tanh(c), e[1] is not None)
+    g_prev = _leaf(gct * acts[1], xp) if e[0] is not None else None
+    return g_prev, None if d is None else _leaf(d, xp)
 
 
 def lstm_update(c_prev: Variable, gates: Variable) -> tuple[Variable, Variable]:
@@ -170,21 +177,7 @@ def _lstm_seq_vjp_arrays(xp: Any, grads: list, arrays: list, saved: tuple,
         i, f, gg, o, _, tc = steps[t]
         c_prev = steps[t - 1][4] if t > 0 else c0
         dh = gys[t, ...] + dh_next
-        # dc = dh * o * (1 - tc^2) + dc_next, in one buffer.
-        dc = tc * tc
-        dc -= 1
-        dc *= -o
-        dc *= dh
-        dc += dc_next
-        di = dc * gg
-        di *= i * (1 - i)
-        df = dc * c_prev
-        df *= f * (1 - f)
-        dg = dc * i
-        dg *= 1 - gg * gg
-        do = dh * tc
-        do *= o * (1 - o)
-        d = xp.concat([di, df, dg, do], axis=-1)
+        dc, d = _step_grads(xp, dc_next, dh, c_prev, (i, f, gg, o), tc)
         dgates.append(d)
         dc_next = dc * f
         dh_next = d @ w_hh
