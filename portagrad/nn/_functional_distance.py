@@ -1,12 +1,7 @@
-"""Distances, regression losses and margin losses of ``torch.nn.functional``.
-
-PyTorch writes the hinges of its margin losses as ``clamp_min(z, 0)``, whose gradient
-passes at ``z == 0``; the ``_hinge`` below keeps that convention.
-"""
+"""Distances and regression losses of ``torch.nn.functional``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from .. import ops
@@ -17,8 +12,7 @@ from ._functional_loss import _reduce, _reduction
 
 __all__ = [
     "cosine_similarity", "pairwise_distance", "pdist", "mse_loss", "l1_loss",
-    "smooth_l1_loss", "huber_loss", "margin_ranking_loss", "hinge_embedding_loss",
-    "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "smooth_l1_loss", "huber_loss",
 ]
 
 
@@ -26,10 +20,6 @@ def _f(x: Any, op: str, arg: str = "input") -> Variable:
     v = var(x, op, arg)
     float_only(v, op, arg)
     return v
-
-
-def _hinge(z: Variable) -> Variable:
-    return ops.where(z >= 0, z, 0.0)
 
 
 def _value_clamp(v: Variable, lo: float) -> Variable:
@@ -211,128 +201,3 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
         # Unlike mse_loss and l1_loss, PyTorch's weighted huber "mean" is mean(w * l).
         loss = loss * _f(weight, op, "weight")
     return _reduce(loss, red)
-
-
-def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0,
-                        size_average: bool | None = None, reduce: bool | None = None,
-                        reduction: str = "mean") -> Variable:
-    """``max(0, -target * (input1 - input2) + margin)`` for targets in ``{-1, 1}``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> float(F.margin_ranking_loss(np.array([1.0]), np.array([2.0]), np.array([1.0]))
-    ...       .array)
-    1.0
-    """
-    op = "margin_ranking_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    a, b = _f(input1, op, "input1"), _f(input2, op, "input2")
-    t = _f(target, op, "target")
-    return _reduce(_hinge(-t * (a - b) + float(margin)), red)
-
-
-def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,
-                         size_average: bool | None = None, reduce: bool | None = None,
-                         reduction: str = "mean") -> Variable:
-    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.hinge_embedding_loss(np.array([0.3, 0.3]), np.array([1.0, -1.0]),
-    ...                        reduction="none").array
-    array([0.3, 0.7])
-    """
-    op = "hinge_embedding_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    x = _f(input, op)
-    t = var(target, op, "target")
-    loss = ops.where(t != 1, _hinge(float(margin) - x), 0.0) + ops.where(t != -1, x, 0.0)
-    return _reduce(loss, red)
-
-
-def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0,
-                          size_average: bool | None = None, reduce: bool | None = None,
-                          reduction: str = "mean") -> Variable:
-    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
-    ``target == -1``; the cosine over the last axis of ``(N, D)`` or ``(D,)`` inputs, with
-    ``1e-12`` added to each squared norm (PyTorch's).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> x1, x2 = np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]])
-    >>> float(F.cosine_embedding_loss(x1, x2, np.array([1])).array)
-    1.0
-    """
-    op = "cosine_embedding_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    a, b = _f(input1, op, "input1"), _f(input2, op, "input2")
-    t = var(target, op, "target")
-    if a.ndim not in (1, 2) or tuple(a.shape) != tuple(b.shape):
-        raise ShapeError(f"{op}(input1): expected (N, D) or (D,) inputs of one shape, got "
-                         f"{tuple(a.shape)} and {tuple(b.shape)}")
-    eps = 1e-12
-    prod = ops.sum(a * b, axis=-1)
-    cos = prod / ops.sqrt((ops.sum(a * a, axis=-1) + eps) * (ops.sum(b * b, axis=-1) + eps))
-    loss = (ops.where(t == 1, 1.0 - cos, 0.0)
-            + ops.where(t == -1, _hinge(cos - float(margin)), 0.0))
-    return _reduce(loss, red)
-
-
-def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0,
-                        p: float = 2, eps: float = 1e-6, swap: bool = False,
-                        size_average: bool | None = None, reduce: bool | None = None,
-                        reduction: str = "mean") -> Variable:
-    """``max(0, margin + d(a, p) - d(a, n))`` with :func:`pairwise_distance` ``d``;
-    ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> a, p, n = np.array([[0.0]]), np.array([[1.0]]), np.array([[3.0]])
-    >>> float(F.triplet_margin_loss(a, p, n, eps=0.0).array)
-    0.0
-    """
-    op = "triplet_margin_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    a, pos, neg = (_f(v, op, n) for v, n in ((anchor, "anchor"), (positive, "positive"),
-                                             (negative, "negative")))
-    d_pos = pairwise_distance(a, pos, p, eps)
-    d_neg = pairwise_distance(a, neg, p, eps)
-    if swap:
-        d_neg = ops.minimum(d_neg, pairwise_distance(pos, neg, p, eps))
-    return _reduce(_hinge(float(margin) + d_pos - d_neg), red)
-
-
-def triplet_margin_with_distance_loss(
-        anchor: Any, positive: Any, negative: Any, *,
-        distance_function: Callable[[Any, Any], Any] | None = None, margin: float = 1.0,
-        swap: bool = False, reduction: str = "mean") -> Variable:
-    """:func:`triplet_margin_loss` with any ``distance_function`` (default
-    :func:`pairwise_distance`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> a, p, n = np.array([[0.0]]), np.array([[1.0]]), np.array([[0.5]])
-    >>> l1 = lambda x, y: F.l1_loss(x, y, reduction="none")[:, 0]
-    >>> float(F.triplet_margin_with_distance_loss(a, p, n, distance_function=l1).array)
-    1.5
-    """
-    op = "triplet_margin_with_distance_loss"
-    red = _reduction(op, None, None, reduction)
-    dist = pairwise_distance if distance_function is None else distance_function
-    a, pos, neg = (_f(v, op, n) for v, n in ((anchor, "anchor"), (positive, "positive"),
-                                             (negative, "negative")))
-    d_pos = var(dist(a, pos), op, "distance_function")
-    d_neg = var(dist(a, neg), op, "distance_function")
-    if swap:
-        d_neg = ops.minimum(d_neg, var(dist(pos, neg), op, "distance_function"))
-    return _reduce(_hinge(float(margin) + d_pos - d_neg), red)

@@ -17,8 +17,7 @@ from ..tape._variable import Variable
 
 __all__ = [
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss",
-    "multilabel_soft_margin_loss", "multi_margin_loss", "ctc_loss",
+    "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
 ]
 
 
@@ -367,88 +366,6 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
     loss = (ops.log(v) + (x - t) ** 2 / v) * 0.5
     if full:
         loss = loss + 0.5 * math.log(2.0 * math.pi)
-    return _reduce(loss, red)
-
-
-def soft_margin_loss(input: Any, target: Any, size_average: bool | None = None,
-                     reduce: bool | None = None, reduction: str = "mean") -> Variable:
-    """``log(1 + exp(-target * input))`` for targets in ``{-1, 1}``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> round(float(F.soft_margin_loss(np.array([0.0]), np.array([1.0])).array), 6)
-    0.693147
-    """
-    op = "soft_margin_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    x = _f(input, op)
-    t = _f(target, op, "target")
-    return _reduce(-ops.log_sigmoid(t * x), red)
-
-
-def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,
-                                size_average: bool | None = None, reduce: bool | None = None,
-                                reduction: str = "mean") -> Variable:
-    """Mean over the ``C`` classes of the binary logistic losses of ``(N, C)`` logits
-    against 0/1 targets (``weight`` per class).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> x, t = np.zeros((1, 2)), np.array([[1.0, 0.0]])
-    >>> round(float(F.multilabel_soft_margin_loss(x, t).array), 6)
-    0.693147
-    """
-    op = "multilabel_soft_margin_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    x = _f(input, op)
-    t = _f(target, op, "target")
-    if x.ndim == 0:
-        raise ShapeError(f"{op}(input): expected (N, C) or (C,), got a 0-d array")
-    loss = -(t * ops.log_sigmoid(x) + (1.0 - t) * ops.log_sigmoid(-x))
-    if weight is not None:
-        loss = loss * _f(weight, op, "weight")
-    loss = ops.mean(loss, axis=-1)
-    return _reduce(loss, red)
-
-
-def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
-                      weight: Any = None, size_average: bool | None = None,
-                      reduce: bool | None = None, reduction: str = "mean") -> Variable:
-    """Multi-class hinge: ``sum over i != y of max(0, margin - x[y] + x[i])**p / C`` per
-    sample of ``(N, C)`` scores (``p`` is 1 or 2; ``weight[y]`` scales each sample).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> float(F.multi_margin_loss(np.array([[0.5, 1.0]]), np.array([1])).array)
-    0.25
-    """
-    op = "multi_margin_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    if p not in (1, 2):
-        raise ValueError(f"{op}(p): expected 1 or 2, got {p}")
-    x, t, single = _classes(op, input, target)
-    if x.ndim != 2:
-        raise ShapeError(f"{op}(input): expected (N, C) or (C,), got shape {tuple(x.shape)}")
-    xp = x.xp
-    c = int(x.shape[1])
-    neg_xy, _ = _nll(op, x, t, None, -(2 ** 62))
-    z = neg_xy[:, None] + x + float(margin)
-    other = wrap(xp.astype(xp.expand_dims(t.array, axis=1) != xp.arange(
-        c, dtype=t.dtype, device=t.array.device), x.dtype), xp)
-    h = ops.where(z > 0, z, 0.0) * other
-    h = h * h if p == 2 else h
-    loss = ops.sum(h, axis=1) / float(c)
-    if weight is not None:
-        w = _f(weight, op, "weight")
-        loss = loss * ops.take(w, t.array)
-    if single and red == "none":
-        return ops.squeeze(loss, axis=0)
     return _reduce(loss, red)
 
 
