@@ -817,6 +817,16 @@ STRICT = {  # name: (f(c, *variables) with c moving constants to the library, in
     "cosine_embedding": (lambda c, a, b: F.cosine_embedding_loss(a, b, c(_i(1, -1, 1))),
                          [rand(3, 2), rand(3, 2)]),
     "huber": (lambda c, a, b: F.huber_loss(a, b, weight=b * b), [rand(3), rand(3)]),
+    "attention": (lambda c, q, k: F.scaled_dot_product_attention(q, k, k, is_causal=True),
+                  [rand(2, 3, 4), rand(2, 3, 4)]),
+    "grid_sample": (lambda c, x, t: F.grid_sample(x, F.affine_grid(t, (1, 2, 3, 4)),
+                                                  padding_mode="reflection"),
+                    [rand(1, 2, 3, 4), rand(1, 2, 3)]),
+    "max_unpool": (lambda c, x: F.max_unpool2d(*F.max_pool2d(x, 3, 1, return_indices=True),
+                                               3, 1), [rand(1, 2, 4, 4)]),
+    "multilabel_margin": (lambda c, x: F.multilabel_margin_loss(x, c(_i([[2, 0, -1],
+                                                                        [1, -1, 0]]))),
+                          [rand(2, 3)]),
 }
 
 
@@ -919,6 +929,17 @@ ERRORS = [
     (lambda: F.cosine_embedding_loss(rand(2, 3), rand(2, 4), _i(1, 1)), pg.ShapeError,
      "cosine_embedding_loss"),
     (lambda: F.kl_div(rand(2), rand(2), reduction="batch"), ValueError, "kl_div(reduction)"),
+    (lambda: F.scaled_dot_product_attention(rand(2, 3), rand(2, 4), rand(2, 3)),
+     pg.ShapeError, "scaled_dot_product_attention(key)"),
+    (lambda: F.scaled_dot_product_attention(rand(2, 3), rand(2, 3), rand(2, 3), rand(2, 2) > 0,
+                                            is_causal=True), ValueError, "is_causal"),
+    (lambda: F.affine_grid(rand(1, 2, 3), (1, 1, 2, 2, 2)), pg.ShapeError, "affine_grid(theta)"),
+    (lambda: F.grid_sample(rand(1, 1, 2, 2), rand(1, 2, 2, 2), mode="bicubic"), ValueError,
+     "grid_sample(mode)"),
+    (lambda: F.max_unpool2d(rand(1, 1, 2, 2), _i([[[[0, 1], [2, 9]]]]), 2, output_size=(2, 2)),
+     IndexError, "max_unpool2d(indices)"),
+    (lambda: F.multilabel_margin_loss(rand(2, 3), _i([0, 1])), pg.ShapeError,
+     "multilabel_margin_loss(target)"),
 ]
 
 
@@ -941,3 +962,93 @@ def test_public_surface():
     for name in F.__all__:
         f = getattr(F, name)
         assert callable(f) and f.__doc__ and "Examples" in f.__doc__, name
+
+
+# --------------------------------------------------------------------- attention, sampling
+_Q, _K, _V = rand(2, 3, 4, 5), rand(2, 3, 6, 5), rand(2, 3, 6, 2)
+SAMPLING = [
+    case("scaled_dot_product_attention", [_Q, _K, _V], id="sdpa"),
+    case("scaled_dot_product_attention", [_Q, rand(2, 3, 4, 5), rand(2, 3, 4, 2)],
+         {"is_causal": True}, id="sdpa-causal"),
+    case("scaled_dot_product_attention", [_Q, _K, _V], {"attn_mask": rand(4, 6),
+                                                        "scale": 0.3}, id="sdpa-float-mask"),
+    case("scaled_dot_product_attention", [_Q, _K, _V], {"attn_mask": rand(2, 1, 4, 6) > -1.0},
+         id="sdpa-bool-mask"),
+    case("scaled_dot_product_attention", [rand(2, 4, 3, 5), rand(2, 2, 6, 5), rand(2, 2, 6, 3)],
+         {"enable_gqa": True}, id="sdpa-gqa"),
+    case("scaled_dot_product_attention", [rand(3, 5), rand(6, 5), rand(6, 2)], id="sdpa-2d"),
+] + [
+    case("affine_grid", [rand(2, *th), size], {"align_corners": al}, id=f"affine-{size}-{al}")
+    for th, size in (((2, 3), (2, 1, 4, 5)), ((3, 4), (2, 1, 3, 4, 5)))
+    for al in (True, False, None)
+] + [
+    case("grid_sample", [rand(2, 3, 5, 4), rand(2, 3, 4, 2, lo=-1.6, hi=1.6)],
+         {"mode": mode, "padding_mode": pm, "align_corners": al},
+         id=f"grid_sample-{mode}-{pm}-{al}")
+    for mode in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection")
+    for al in (True, False)
+] + [
+    case("multilabel_margin_loss", [np.round(rand(4, 5) * 2) / 2,
+                                    np.array([[3, 0, -1, 1, 2], [1, -1, -1, -1, -1],
+                                              [0, 1, 2, 3, 4], [4, 4, 2, -1, 0]])],
+         {"reduction": red}, diff=[0], id=f"mlm-{red}") for red in ("mean", "sum", "none")
+] + [case("multilabel_margin_loss", [rand(5), np.array([3, 0, -1, 1, 2])], diff=[0],
+          id="mlm-1d")]
+
+
+@needs_torch
+@pytest.mark.parametrize("name, args, kwargs, diff, tkw, tol", SAMPLING)
+def test_attention_and_sampling_match_torch(name, args, kwargs, diff, tkw, tol):
+    run_case(name, args, kwargs, diff, tkw, tol)
+
+
+@needs_torch
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=3, stride=1)], ids=str)
+def test_max_unpool_matches_torch(nd, kw):
+    shape = ((2, 3, 8), (2, 3, 6, 7), (1, 2, 4, 5, 4))[nd - 1]
+    y, i = getattr(F, f"max_pool{nd}d")(rand(*shape), **kw, return_indices=True)
+    # overlapping windows (stride 1) repeat indices: the value is written once, the gradient
+    # reaches every input that names the position (PyTorch's)
+    compare(f"max_unpool{nd}d", [y.array, i.array], dict(kw, output_size=shape[2:]), diff=[0])
+
+
+def test_attention_and_sampling_against_numpy():
+    q, k, v = rand(3, 4), rand(5, 4), rand(5, 2)
+    s = q @ k.T / 2.0
+    s[np.triu_indices(3, 1, 5)] = -np.inf
+    w = np.exp(s - s.max(1, keepdims=True))
+    np.testing.assert_allclose(F.scaled_dot_product_attention(q, k, v, is_causal=True).array,
+                               (w / w.sum(1, keepdims=True)) @ v)
+    x = rand(1, 2, 4, 5)
+    ident = np.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    for al in (True, False):
+        g = F.affine_grid(ident, (1, 2, 4, 5), align_corners=al)
+        np.testing.assert_allclose(F.grid_sample(x, g, align_corners=al).array, x, atol=1e-12)
+    flip = np.array([[[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    g = F.affine_grid(flip, (1, 2, 4, 5), align_corners=True)
+    np.testing.assert_allclose(F.grid_sample(x, g, mode="nearest", align_corners=True).array,
+                               x[..., ::-1])
+    y, i = F.max_pool2d(x, 2, return_indices=True)
+    up = F.max_unpool2d(y, i, 2, output_size=(4, 5)).array
+    ref = np.zeros_like(x).reshape(1, 2, -1)
+    np.put_along_axis(ref, i.array.reshape(1, 2, -1), y.array.reshape(1, 2, -1), -1)
+    np.testing.assert_array_equal(up, ref.reshape(x.shape))
+    xm = np.array([[0.1, 0.2, 0.4, 0.8]])
+    ref = sum(max(0, 1 - (xm[0, j] - xm[0, i])) for j in (3, 0) for i in (1, 2)) / 4
+    np.testing.assert_allclose(F.multilabel_margin_loss(xm, np.array([[3, 0, -1, 1]])).array,
+                               ref)
+
+
+@pytest.mark.parametrize("f", [
+    lambda a, b: F.scaled_dot_product_attention(a, b, b[:, :2] * 2.0, is_causal=True),
+    lambda a, b: F.grid_sample(a[None, None], F.affine_grid(
+        b[None, :2, :3] * 0.5, (1, 1, 2, 3), align_corners=False), padding_mode="border"),
+    lambda a, b: F.multilabel_margin_loss(a, np.array([[0, 3, -1, 1]] * 3)),
+])
+def test_attention_and_sampling_gradcheck(f):
+    a = np.array([[0.3, -1.2, 0.8, 0.5], [1.1, 0.4, -0.6, -1.4], [-0.9, 0.7, 1.3, 0.2]])
+    b = np.array([[1.2, 0.1, -0.7, 0.9], [-0.5, 1.4, 0.6, -1.1], [0.8, -1.3, 0.4, 1.6]])
+    check_backward(f, [a, b])
+    check_double_backward(f, [a, b])
