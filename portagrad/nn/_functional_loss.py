@@ -60,26 +60,35 @@ def _classes(op: str, input: Any, target: Any) -> tuple[Variable, Variable, bool
     return x, t, False
 
 
-def _nll(op: str, logp: Variable, t: Variable, weight: Any, ignore_index: int,
-         ) -> tuple[Variable, Variable]:
-    """Per-element ``-w[t] * logp[t]`` and ``w[t]`` (0 where ignored), shape ``(N, *)``."""
-    xp = logp.xp
+def _targets(op: str, x: Variable, t: Variable, ignore_index: int) -> tuple[Any, Any, bool]:
+    """PyTorch's target checks for ``(N, C, *)`` input: the targets with ignored ones set to
+    class 0, the mask of the others, and whether there is any."""
+    xp = x.xp
     ta = t.array
     if not xp.isdtype(ta.dtype, "integral"):
         raise DTypeError(f"{op}(target): expected integer class indices (or, for "
                          f"cross_entropy, probabilities of input's shape), got dtype "
                          f"{ta.dtype}")
-    expect = (int(logp.shape[0]),) + tuple(int(s) for s in logp.shape[2:])
+    expect = (int(x.shape[0]),) + tuple(int(s) for s in x.shape[2:])
     if tuple(int(s) for s in ta.shape) != expect:
         raise ShapeError(f"{op}(target): expected shape {expect} for input shape "
-                         f"{tuple(logp.shape)}, got {tuple(ta.shape)}")
-    c = int(logp.shape[1])
+                         f"{tuple(x.shape)}, got {tuple(ta.shape)}")
+    c = int(x.shape[1])
     valid = ta != int(ignore_index)
     safe = xp.where(valid, ta, xp.zeros_like(ta))
     if math.prod(ta.shape) and (int(xp.min(safe)) < 0 or int(xp.max(safe)) >= c):
         raise IndexError(f"{op}(target): expected class indices in [0, {c}) or ignore_index "
                          f"{ignore_index}, got values in [{int(xp.min(ta))}, "
                          f"{int(xp.max(ta))}]")
+    return safe, valid, bool(xp.any(valid))
+
+
+def _nll(op: str, logp: Variable, t: Variable, weight: Any, ignore_index: int,
+         ) -> tuple[Variable, Variable]:
+    """Per-element ``-w[t] * logp[t]`` and ``w[t]`` (0 where ignored), shape ``(N, *)``."""
+    xp = logp.xp
+    safe, valid, _ = _targets(op, logp, t, ignore_index)
+    c = int(logp.shape[1])
     picked = ops.squeeze(ops.take_along_axis(logp, xp.expand_dims(safe, axis=1), axis=1),
                          axis=1)
     mask = wrap(xp.astype(valid, logp.dtype), xp)
@@ -89,13 +98,20 @@ def _nll(op: str, logp: Variable, t: Variable, weight: Any, ignore_index: int,
         w = _f(weight, op, "weight")
         if tuple(w.shape) != (c,):
             raise ShapeError(f"{op}(weight): expected shape ({c},), got {tuple(w.shape)}")
-        w_t = ops.reshape(ops.take(w, xp.reshape(safe, (-1,))), tuple(ta.shape)) * mask
+        w_t = ops.reshape(ops.take(w, xp.reshape(safe, (-1,))), tuple(safe.shape)) * mask
     return -picked * w_t, w_t
+
+
+def _total(w: Variable) -> Variable:
+    """Sum of the target weights; NaN (as 0 / 0 in PyTorch, without a division warning)
+    when every target is ignored."""
+    total = ops.sum(w)
+    return ops.where(total == 0, math.nan, total)
 
 
 def _weighted_mean(loss: Variable, w: Variable, reduction: str) -> Variable:
     if reduction == "mean":
-        return ops.sum(loss) / ops.sum(w)
+        return ops.sum(loss) / _total(w)
     return _reduce(loss, reduction)
 
 
@@ -152,6 +168,11 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
                          f"{label_smoothing}")
     x, t, single = _classes(op, input, target)
     c = int(x.shape[1])
+    if (weight is None and not ls and not single and red != "none"
+            and x.xp.isdtype(t.dtype, "integral")
+            and _targets(op, x, t, ignore_index)[2]):
+        # The fused primitive (one pass, cached row statistics) computes the same thing.
+        return ops.softmax_cross_entropy(x, t, ignore_label=int(ignore_index), reduction=red)
     logp = ops.log_softmax(x, axis=1)
     wshape = (1, c) + (1,) * (x.ndim - 2)
     w = None if weight is None else ops.reshape(_f(weight, op, "weight"), wshape)
@@ -167,19 +188,15 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
         loss = -ops.sum(terms, axis=1)
         out = _reduce(loss, red)
         return ops.squeeze(out, axis=0) if single and red == "none" else out
-    if (weight is None and not ls and not single and red != "none"
-            and x.xp.isdtype(t.dtype, "integral")):
-        # The fused primitive (one pass, cached row statistics) computes the same thing.
-        _nll(op, logp, t, None, ignore_index)  # PyTorch's checks and errors
-        return ops.softmax_cross_entropy(x, t, ignore_label=int(ignore_index), reduction=red)
     loss, wt = _nll(op, logp, t, weight, ignore_index)
     if ls:
         smooth = -ops.sum(logp if w is None else logp * w, axis=1)
         valid = wrap(x.xp.astype(t.array != int(ignore_index), x.dtype), x.xp)
         smooth = smooth * valid
         if red == "mean":
-            nll_part = ops.sum(loss) / ops.sum(wt)
-            smooth_part = ops.sum(smooth) / ops.sum(wt)
+            total = _total(wt)
+            nll_part = ops.sum(loss) / total
+            smooth_part = ops.sum(smooth) / total
             return nll_part * (1.0 - ls) + smooth_part * (ls / c)
         loss = loss * (1.0 - ls) + smooth * (ls / c)
     if single and red == "none":

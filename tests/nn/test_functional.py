@@ -1052,3 +1052,11 @@ def test_attention_and_sampling_gradcheck(f):
     b = np.array([[1.2, 0.1, -0.7, 0.9], [-0.5, 1.4, 0.6, -1.1], [0.8, -1.3, 0.4, 1.6]])
     check_backward(f, [a, b])
     check_double_backward(f, [a, b])
+
+
+def test_mean_over_no_target_is_nan_without_warning():
+    x, t = rand(3, 4), np.full(3, -100)
+    for y in (F.cross_entropy(x, t), F.cross_entropy(x, t, label_smoothing=0.1),
+              F.cross_entropy(x, t, np.ones(4)), F.nll_loss(x, t)):
+        assert np.isnan(y.array)
+    assert float(F.cross_entropy(x, t, reduction="sum").array) == 0.0
