@@ -107,8 +107,14 @@ def _max_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any,
     op = f"max_pool{nd}d"
     x, unbatched = _input(input, nd, op)
     if not return_indices:
-        return _out(ops.max_pool(x, kernel_size, stride, padding, dilation, bool(ceil_mode)),
-                    unbatched)
+        try:
+            return _out(ops.max_pool(x, kernel_size, stride, padding, dilation,
+                                     bool(ceil_mode)), unbatched)
+        except ShapeError:
+            # pg.ops refuses a dilated window longer than the padded input; with ceil_mode
+            # PyTorch still returns the partial window, which the path below computes.
+            if not ceil_mode:
+                raise
     k = _tuple(kernel_size, nd, op, "kernel_size")
     s = k if stride is None or stride == [] else _tuple(stride, nd, op, "stride")
     p = _tuple(padding, nd, op, "padding")
@@ -117,7 +123,7 @@ def _max_pool(nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any,
         raise ValueError(f"{op}(padding): expected at most half the kernel size, got "
                          f"padding {p} for kernel {k}")
     y, idx = _argmax_pool(x, _flat_index(x), k, s, p, d, bool(ceil_mode), op)
-    return _out((y, wrap(idx, x.xp)), unbatched)
+    return _out((y, wrap(idx, x.xp)) if return_indices else y, unbatched)
 
 
 def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,

@@ -1060,3 +1060,37 @@ def test_mean_over_no_target_is_nan_without_warning():
               F.cross_entropy(x, t, np.ones(4)), F.nll_loss(x, t)):
         assert np.isnan(y.array)
     assert float(F.cross_entropy(x, t, reduction="sum").array) == 0.0
+
+
+@needs_torch
+def test_pooling_random_configurations_match_torch():
+    rng = np.random.default_rng(1)
+    checked = 0
+    for _ in range(80):
+        nd = int(rng.integers(1, 4))
+        k = [int(v) for v in rng.integers(1, 4, nd)]
+        kw = dict(kernel_size=k, stride=[int(v) for v in rng.integers(1, 4, nd)],
+                  padding=[int(rng.integers(0, v // 2 + 1)) for v in k],
+                  dilation=[int(v) for v in rng.integers(1, 3, nd)],
+                  ceil_mode=bool(rng.integers(0, 2)))
+        x = np.round(rng.uniform(-2, 2, (1, 2, *rng.integers(3, 8, nd))) * 2) / 2
+        try:
+            ty, ti = getattr(TF, f"max_pool{nd}d")(torch.tensor(x), **kw, return_indices=True)
+        except RuntimeError:
+            continue  # a configuration PyTorch refuses
+        y, i = getattr(F, f"max_pool{nd}d")(x, **kw, return_indices=True)
+        np.testing.assert_array_equal(i.array, ti.numpy(), err_msg=str(kw))
+        np.testing.assert_array_equal(getattr(F, f"max_pool{nd}d")(x, **kw).array, ty.numpy())
+        del kw["dilation"]
+        ta = getattr(TF, f"avg_pool{nd}d")(torch.tensor(x), **kw, count_include_pad=False)
+        np.testing.assert_allclose(getattr(F, f"avg_pool{nd}d")(
+            x, **kw, count_include_pad=False).array, ta.numpy(), err_msg=str(kw))
+        checked += 1
+    assert checked > 60
+
+
+@needs_torch
+def test_max_pool_window_longer_than_input_with_ceil_mode():
+    # PyTorch keeps one partial window here; pg.ops.max_pool alone refuses the shape.
+    compare("max_pool1d", [rand(1, 2, 4)], dict(kernel_size=3, stride=2, dilation=2,
+                                                ceil_mode=True))
