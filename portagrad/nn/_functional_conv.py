@@ -121,8 +121,42 @@ def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
 def _conv_t(nd: int, input: Any, weight: Any, bias: Any, **kw: Any) -> Variable:
     op = f"conv_transpose{nd}d"
     x, unbatched = _batched(_f(input, op), nd, op)
-    y = ops.conv_transpose(x, weight, bias, **kw)
+    s = _tuple(kw["stride"], nd, op, "stride")
+    d = _tuple(kw["dilation"], nd, op, "dilation")
+    extra = _tuple(kw["output_padding"], nd, op, "output_padding")
+    if all(e < si for e, si in zip(extra, s, strict=True)):
+        y = ops.conv_transpose(x, weight, bias, **kw)
+    else:
+        y = _conv_t_wide(x, weight, bias, s, d, extra, kw, op)
     return ops.squeeze(y, axis=0) if unbatched else y
+
+
+def _conv_t_wide(x: Variable, weight: Any, bias: Any, s: tuple, d: tuple, extra: tuple,
+                 kw: dict, op: str) -> Variable:
+    """PyTorch also allows ``stride <= output_padding < dilation`` (pg.ops does not): the
+    full transposed convolution, cropped by the padding on the left, extended with zeros
+    on the right where the requested size runs past it, then the bias."""
+    nd = len(s)
+    if any(e >= max(si, di) for e, si, di in zip(extra, s, d, strict=True)):
+        raise ValueError(f"{op}(output_padding): expected values below the stride or the "
+                         f"dilation, got {extra} for stride {s} and dilation {d}")
+    p = _tuple(kw["padding"], nd, op, "padding")
+    full = ops.conv_transpose(x, weight, None, stride=s, padding=0, dilation=d,
+                              groups=kw["groups"])
+    for i in range(nd):
+        ax = 2 + i
+        n = int(full.shape[ax])
+        want = n - 2 * p[i] + extra[i]
+        if p[i] + want > n:
+            pairs = [(0, 0)] * full.ndim
+            pairs[ax] = (0, p[i] + want - n)
+            full = ops.pad(full, pairs, "constant", constant_values=0.0)
+        full = full[tuple(slice(p[i], p[i] + want) if a == ax else slice(None)
+                          for a in range(full.ndim))]
+    if bias is None:
+        return full
+    b = _f(bias, op, "bias")
+    return full + ops.reshape(b, (1, int(b.shape[0])) + (1,) * nd)
 
 
 def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,

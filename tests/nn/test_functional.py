@@ -188,6 +188,10 @@ CONV = [
     case("conv_transpose2d", [rand(2, 2, 3, 4), rand(2, 3, 3, 2)], {"dilation": 2, "stride": 2},
          id="conv_transpose2d-dilated"),
     case("conv_transpose3d", [rand(1, 2, 2, 3, 2), rand(2, 1, 2, 2, 2)], {"stride": 2}),
+    # output_padding at or above the stride, below the dilation (PyTorch allows it)
+    case("conv_transpose2d", [rand(2, 2, 3, 4), rand(2, 1, 2, 3), rand(1)],
+         {"stride": (1, 2), "padding": (2, 1), "output_padding": (1, 1), "dilation": 2},
+         id="conv_transpose2d-wide-output-padding"),
     case("unfold", [rand(2, 3, 5, 6)], {"kernel_size": (2, 3), "dilation": (1, 2),
                                         "padding": 1, "stride": (2, 1)}),
     case("unfold", [rand(3, 5, 6)], {"kernel_size": 2}, id="unfold-unbatched"),
@@ -1094,3 +1098,30 @@ def test_max_pool_window_longer_than_input_with_ceil_mode():
     # PyTorch keeps one partial window here; pg.ops.max_pool alone refuses the shape.
     compare("max_pool1d", [rand(1, 2, 4)], dict(kernel_size=3, stride=2, dilation=2,
                                                 ceil_mode=True))
+
+
+@needs_torch
+def test_convolution_random_configurations_match_torch():
+    rng = np.random.default_rng(2)
+    checked = 0
+    for _ in range(40):
+        nd, g = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+        cin, cout = g * int(rng.integers(1, 3)), g * int(rng.integers(1, 3))
+        k, s, d = ([int(v) for v in rng.integers(1, hi, nd)] for hi in (4, 3, 3))
+        x = rng.standard_normal((2, cin, *rng.integers(3, 6, nd)))
+        kw = dict(stride=s, padding=[int(v) for v in rng.integers(0, 3, nd)], dilation=d,
+                  groups=g)
+        if rng.integers(0, 2):
+            name, w = f"conv_transpose{nd}d", rng.standard_normal((cin, cout // g, *k))
+            kw["output_padding"] = [int(rng.integers(0, max(a, b))) for a, b in zip(s, d)]
+        else:
+            name, w = f"conv{nd}d", rng.standard_normal((cout, cin // g, *k))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                getattr(TF, name)(torch.tensor(x), torch.tensor(w), None, **kw)
+        except RuntimeError:
+            continue  # a configuration PyTorch refuses
+        compare(name, [x, w, rng.standard_normal(cout)], kw, atol=1e-9)
+        checked += 1
+    assert checked > 25
