@@ -137,8 +137,10 @@ def _resample_axis(x: Variable, axis: int, out: int, mode: str, align: bool,
     if mode in ("nearest", "nearest-exact"):
         ratio = _f32(1.0 / scale if scale else n / out)
         half = 0.5 if mode == "nearest-exact" else 0.0
-        if mode == "nearest" and out == n:
-            idx = list(range(out))
+        if mode == "nearest" and x.ndim == 4 and out in (n, 2 * n):
+            # PyTorch's 2-d nearest kernel copies or halves these sizes whatever the scale
+            # (its 1-d and 3-d kernels map through the scale).
+            idx = [o * n // out for o in range(out)]
         else:
             idx = [min(int(math.floor(_f32((o + half) * ratio))), n - 1) for o in range(out)]
         return ops.take(x, xp.asarray(idx, device=x.array.device), axis=axis)
@@ -181,6 +183,10 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None,
     Modes ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (1 axis), ``"bilinear"``,
     ``"bicubic"`` (2), ``"trilinear"`` (3) and ``"area"``, with PyTorch's source indices
     (``align_corners`` for the linear and cubic modes). ``antialias`` is not supported.
+
+    Gradients are those of the values computed. PyTorch's backward kernels copy an axis
+    whose size is kept (or halve one that doubles, for ``"nearest"``) even where its
+    forward mapped that axis through ``scale_factor``; there its gradients differ.
 
     Examples
     --------
@@ -229,8 +235,13 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None,
     kind = "cubic" if mode == "bicubic" else ("linear" if mode in _LINEAR else mode)
     y = x
     for i in range(nd):
-        if out[i] != spatial[i] or scales[i] not in (None, 1.0):
-            y = _resample_axis(y, 2 + i, out[i], kind, bool(align_corners), scales[i])
+        # PyTorch's linear kernels copy an axis whose size does not change, whatever the
+        # scale factor; the nearest and cubic ones still map through the scale.
+        same = out[i] == spatial[i]
+        if same and (kind == "linear" or scales[i] in (None, 1.0)
+                     or (kind == "nearest" and nd == 2)):
+            continue
+        y = _resample_axis(y, 2 + i, out[i], kind, bool(align_corners), scales[i])
     return y
 
 

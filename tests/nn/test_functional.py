@@ -1125,3 +1125,32 @@ def test_convolution_random_configurations_match_torch():
         compare(name, [x, w, rng.standard_normal(cout)], kw, atol=1e-9)
         checked += 1
     assert checked > 25
+
+
+@needs_torch
+def test_interpolate_random_configurations_match_torch():
+    rng = np.random.default_rng(3)
+    modes = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "linear": (1,),
+             "bilinear": (2,), "bicubic": (2,), "trilinear": (3,), "area": (1, 2, 3)}
+    checked = 0
+    for _ in range(150):
+        mode = list(modes)[int(rng.integers(0, len(modes)))]
+        nd = int(rng.choice(modes[mode]))
+        x = rng.standard_normal((1, 2, *rng.integers(1, 7, nd)))
+        if rng.integers(0, 2):
+            kw = {"size": [int(v) for v in rng.integers(1, 10, nd)]}
+        else:
+            kw = {"scale_factor": [float(np.round(rng.uniform(0.3, 3.5), 3)) for _ in range(nd)]}
+        if mode in ("linear", "bilinear", "bicubic", "trilinear") and rng.integers(0, 2):
+            kw["align_corners"] = bool(rng.integers(0, 2))
+        kw["mode"] = mode
+        ty = TF.interpolate(torch.tensor(x), **kw)
+        if 0 in ty.shape:
+            continue
+        y = F.interpolate(x, **kw)
+        np.testing.assert_allclose(y.array, ty.numpy(), rtol=1e-10, atol=1e-12, err_msg=str(kw))
+        kept = any(o in (n, 2 * n) for o, n in zip(ty.shape[2:], x.shape[2:]))
+        if "size" in kw or not kept:  # see interpolate's docstring for the other case
+            compare("interpolate", [x], kw)
+        checked += 1
+    assert checked > 100
