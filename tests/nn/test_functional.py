@@ -1144,7 +1144,10 @@ def test_interpolate_random_configurations_match_torch():
         if mode in ("linear", "bilinear", "bicubic", "trilinear") and rng.integers(0, 2):
             kw["align_corners"] = bool(rng.integers(0, 2))
         kw["mode"] = mode
-        ty = TF.interpolate(torch.tensor(x), **kw)
+        try:
+            ty = TF.interpolate(torch.tensor(x), **kw)
+        except RuntimeError:
+            continue  # an empty output PyTorch refuses
         if 0 in ty.shape:
             continue
         y = F.interpolate(x, **kw)
