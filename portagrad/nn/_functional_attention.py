@@ -27,11 +27,25 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     """``softmax(query @ key^T * scale + bias) @ value`` over ``(..., L, E)`` queries and
     ``(..., S, E)`` keys.
 
-    ``attn_mask`` is boolean (``True`` takes part) or added to the scores; ``is_causal``
-    masks keys after each query; ``scale`` defaults to ``1 / sqrt(E)``; ``dropout_p``
-    drops attention weights (always, as PyTorch: pass 0 outside training);
-    ``enable_gqa`` repeats key/value heads (axis -3) to the query's head count. A query
-    whose keys are all masked gets NaN, as in PyTorch.
+    Parameters
+    ----------
+    query, key, value
+        ``(..., L, E)``, ``(..., S, E)`` and ``(..., S, Ev)``; leading axes broadcast.
+    attn_mask
+        Boolean (``True`` takes part) or floating (added to the scores), broadcastable
+        to ``(..., L, S)``.
+    dropout_p
+        Probability of dropping an attention weight, applied whenever it is positive (as
+        in PyTorch: pass 0 outside training).
+    is_causal
+        Mask the keys after each query (lower-triangular ``(L, S)``); excludes
+        ``attn_mask``.
+    scale
+        Factor of the scores; ``1 / sqrt(E)`` when ``None``.
+    enable_gqa
+        Repeat the key/value heads (axis -3) to the query's head count.
+
+    A query whose keys are all masked gets NaN, as in PyTorch.
 
     Examples
     --------

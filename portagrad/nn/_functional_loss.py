@@ -146,9 +146,25 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
     """Softmax cross entropy of logits ``input`` ``(N, C, *)`` against class indices
     ``(N, *)`` or class probabilities of ``input``'s shape.
 
-    ``label_smoothing`` mixes the target with the uniform distribution; ``weight`` weights
-    classes; with class indices ``"mean"`` divides by the summed weights of the targets not
-    ``ignore_index``, with probabilities by the number of ``(N, *)`` positions (PyTorch's).
+    Parameters
+    ----------
+    input
+        Logits ``(N, C, *)``, or ``(C,)`` for one sample.
+    target
+        Class indices ``(N, *)`` (integers; ``ignore_index`` entries count for nothing),
+        or class probabilities of ``input``'s shape (floats).
+    weight
+        Optional ``(C,)`` class weights.
+    size_average, reduce
+        PyTorch's deprecated flags; when given they decide the reduction.
+    ignore_index
+        Target value that is skipped (class-index targets only).
+    reduction
+        ``"mean"`` (with class indices: divided by the summed weights of the kept targets;
+        NaN when none is kept; with probabilities: by the number of ``(N, *)`` positions),
+        ``"sum"`` or ``"none"`` (shape ``(N, *)``).
+    label_smoothing
+        In ``[0, 1]``: the target mixed with the uniform distribution over the classes.
 
     Examples
     --------

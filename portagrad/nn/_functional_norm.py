@@ -46,10 +46,24 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                eps: float = 1e-5) -> Variable:
     """Batch normalization over every axis of ``(N, C, *)`` but the channel axis 1.
 
-    ``training=True`` normalizes with the batch's mean and biased variance and, when
-    ``running_mean``/``running_var`` are given, updates them in place:
-    ``running = (1 - momentum) * running + momentum * batch`` with the unbiased batch
-    variance, as PyTorch. ``training=False`` normalizes with the running statistics.
+    Parameters
+    ----------
+    input
+        ``(N, C, *)`` floating input.
+    running_mean, running_var
+        ``(C,)`` raw arrays (or Variables, whose arrays are used), or both ``None``. In
+        training they are updated in place: ``running = (1 - momentum) * running +
+        momentum * batch``, with the unbiased batch variance (PyTorch's rule); their dtype
+        is kept.
+    weight, bias
+        Optional ``(C,)`` scale and shift, differentiable.
+    training
+        Normalize with the batch's mean and biased variance (``True``) or with the running
+        statistics (``False``, the default, as in PyTorch's function).
+    momentum
+        Weight of the new batch in the running statistics.
+    eps
+        Added to the variance.
 
     Examples
     --------

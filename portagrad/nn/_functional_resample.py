@@ -180,9 +180,26 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None,
                 antialias: bool = False) -> Variable:
     """Resize the spatial axes of ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``.
 
-    Modes ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (1 axis), ``"bilinear"``,
-    ``"bicubic"`` (2), ``"trilinear"`` (3) and ``"area"``, with PyTorch's source indices
-    (``align_corners`` for the linear and cubic modes). ``antialias`` is not supported.
+    Parameters
+    ----------
+    input
+        ``(N, C, *spatial)`` with 1 to 3 spatial axes.
+    size
+        Output spatial size (an int for every axis, or one per axis).
+    scale_factor
+        Multiplier(s) of the spatial size (output ``floor(size * scale)``); unless
+        ``recompute_scale_factor``, source coordinates are mapped with ``1 / scale`` as in
+        PyTorch, not with the ratio of the sizes.
+    mode
+        ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (1 axis), ``"bilinear"``,
+        ``"bicubic"`` (2), ``"trilinear"`` (3) or ``"area"`` (adaptive average pooling).
+    align_corners
+        Linear and cubic modes: map corner pixel centres onto each other (``True``) or
+        the pixel edges (``False``, the default).
+    recompute_scale_factor
+        Map coordinates with the ratio of the sizes instead of ``scale_factor``.
+    antialias
+        Must be ``False``: anti-aliased downsampling is not available.
 
     Gradients are those of the values computed. PyTorch's backward kernels copy an axis
     whose size is kept (or halve one that doubles, for ``"nearest"``) even where its
