@@ -173,8 +173,8 @@ def _weighted(v: Variable, w: Any, xp: Any) -> Variable:
 
 @primitive(saves="inputs")
 def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool, cache: list) -> Any:
-    """``-w * log_softmax(x)[t]`` per sample (summed when ``total``), fused for speed; the
-    per-sample log-sum-exp goes into ``cache`` for the gradient."""
+    """``-w * log_softmax(x)[t]`` per sample (summed when ``total``), fused for speed; each
+    sample's maximum and exp-sum go into ``cache`` for the gradient."""
     cache.clear()  # a fresh list per call; cleared all the same, so stale values never count
     return softmax_xent(xp, x, axis, t, w, total, cache)
 
