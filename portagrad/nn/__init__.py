@@ -106,3 +106,7 @@ from ._nstep import NStepRNNReLU as NStepRNNReLU
 from ._nstep import NStepRNNTanh as NStepRNNTanh
 from ._parameter import UNINITIALIZED as UNINITIALIZED
 from ._parameter import Parameter as Parameter
+from ._stateful import StatefulGRU as StatefulGRU
+from ._stateful import StatefulLSTM as StatefulLSTM
+from ._stateful import StatelessGRU as StatelessGRU
+from ._stateful import StatelessLSTM as StatelessLSTM
