@@ -337,10 +337,20 @@ def _(ctx: Any, gy: Variable) -> tuple:
     e = ctx.edges
     ga = gb = None
     if e[0] is not None:
-        if isinstance(b, (int, float)) and b == 2:
-            ga = gy * (a * 2)
+        if isinstance(b, (int, float)):
+            # x**0 is constant: 0, not 0 * 0**-1 = NaN, at x == 0 (as PyTorch).
+            ga = gy * (a * 2) if b == 2 else gy * 0.0 if b == 0 else gy * (b * a ** (b - 1))
         else:
-            ga = gy * (b * a ** (b - 1))
+            both = (b.array == 0) & ((a.array if isinstance(a, Variable) else a) == 0)
+            if not bool(b.xp.any(both)):
+                ga = gy * (b * a ** (b - 1))
+            else:
+                # 0**0 * 0 would be 0 * inf: 0 there. Elsewhere the formula stays, so
+                # its derivative in b (a**(b-1) at b == 0) is kept. The base is moved
+                # off 0 under the mask, so that no inf enters the masked branch.
+                zero = wrap(both, b.xp)
+                safe = where(zero, 1.0, a)
+                ga = where(zero, 0.0, gy * (b * safe ** (b - 1)))
     if e[1] is not None:
         (y,) = ctx.outputs
         a_var = a if isinstance(a, Variable) else None
@@ -363,7 +373,13 @@ def atan2(xp: Any, a: Any, b: Any) -> Any:
 @atan2.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
     a, b = ctx.inputs
-    r = gy / (a * a + b * b)
+    d = a * a + b * b
+    if isinstance(d, Variable) and bool(d.xp.any(d.array == 0)):
+        # At the origin the angle has no derivative: 0 there (PyTorch's choice), not NaN.
+        zero = wrap(d.array == 0, d.xp)
+        r = where(zero, 0.0, gy / where(zero, 1.0, d))
+    else:
+        r = gy / d
     return r * b, -(r * a)
 
 
