@@ -12,20 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
-from ..ops._core import float_only, var
 from ..tape._variable import Variable
+from ._functional_common import _f
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus",
     "softsign", "softshrink", "hardshrink", "tanhshrink", "hardtanh", "hardsigmoid",
     "hardswish", "sigmoid", "tanh", "logsigmoid",
 ]
-
-
-def _f(x: Any, op: str, arg: str = "input") -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def relu(input: Any, inplace: bool = False) -> Variable:

@@ -7,19 +7,14 @@ from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
-from ..ops._core import float_only, var
+from ..ops._core import var
 from ..tape._variable import Variable
+from ._functional_common import _f
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
 ]
-
-
-def _f(x: Any, op: str, arg: str = "input") -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _tuple(v: int | Sequence[int], n: int, op: str, arg: str) -> tuple[int, ...]:

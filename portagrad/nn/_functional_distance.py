@@ -6,20 +6,14 @@ from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
-from ..ops._core import float_only, var
 from ..tape._variable import Variable
+from ._functional_common import _f
 from ._functional_loss import _reduce, _reduction
 
 __all__ = [
     "cosine_similarity", "pairwise_distance", "pdist", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss",
 ]
-
-
-def _f(x: Any, op: str, arg: str = "input") -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _value_clamp(v: Variable, lo: float) -> Variable:

@@ -12,19 +12,14 @@ from typing import Any
 
 from .. import ops
 from .._errors import DTypeError, ShapeError
-from ..ops._core import float_only, var, wrap
+from ..ops._core import var, wrap
 from ..tape._variable import Variable
+from ._functional_common import _f
 
 __all__ = [
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
 ]
-
-
-def _f(x: Any, op: str, arg: str = "input") -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _reduction(op: str, size_average: bool | None, reduce: bool | None,

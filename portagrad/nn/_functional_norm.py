@@ -14,19 +14,14 @@ from typing import Any
 
 from .. import ops
 from .._errors import DTypeError, ShapeError
-from ..ops._core import float_only, unwrap, var, wrap
+from ..ops._core import unwrap, var, wrap
 from ..tape._variable import Variable
+from ._functional_common import _f
 
 __all__ = [
     "batch_norm", "instance_norm", "layer_norm", "group_norm", "local_response_norm",
     "rms_norm", "embedding", "one_hot",
 ]
-
-
-def _f(x: Any, op: str, arg: str = "input") -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _write(op: str, arg: str, target: Any, value: Any) -> None:

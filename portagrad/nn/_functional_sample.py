@@ -8,16 +8,11 @@ from typing import Any
 
 from .. import ops
 from .._errors import DTypeError, ShapeError
-from ..ops._core import float_only, var, wrap
+from ..ops._core import var, wrap
 from ..tape._variable import Variable
+from ._functional_common import _f
 
 __all__ = ["affine_grid", "grid_sample", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
-
-
-def _f(x: Any, op: str, arg: str = "input") -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _base(n: int, align: bool) -> list[float]:

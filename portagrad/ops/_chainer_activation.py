@@ -14,6 +14,7 @@ from typing import Any
 from .._errors import ShapeError
 from ..tape._variable import Variable
 from ._core import binary, float_only, var, wrap
+from ._core import float_var as _float
 from ._elementwise import clip, exp, where
 from ._linalg import matmul
 from ._nn_activation import relu, sigmoid, softmax
@@ -28,12 +29,6 @@ def _gen(generator: Any) -> Any:
     from .. import random as _random
 
     return generator if generator is not None else _random.default_generator()
-
-
-def _float(x: Any, op: str, arg: str = "x") -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def clipped_relu(x: Any, z: float = 20.0) -> Variable:

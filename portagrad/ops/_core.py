@@ -79,6 +79,13 @@ def float_only(x: Variable, op: str, arg: str = "x") -> None:
         )
 
 
+def float_var(x: Any, op: str, arg: str = "x") -> Variable:
+    """``x`` as a Variable of a floating dtype (:func:`var`, then :func:`float_only`)."""
+    v = var(x, op, arg)
+    float_only(v, op, arg)
+    return v
+
+
 def _multi_device(xp: Any) -> bool:
     try:
         return _MULTI[xp]

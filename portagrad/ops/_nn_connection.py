@@ -9,7 +9,8 @@ from ..tape import primitive
 from ..tape._mode import state
 from ..tape._variable import Variable, _leaf
 from ..xp import check_same_device, check_same_namespace
-from ._core import _multi_device, binary, float_only, is_floating_dtype, var
+from ._core import _multi_device, binary, is_floating_dtype
+from ._core import float_var as _float
 from ._elementwise import where
 from ._indexing import take
 from ._linalg import _matmul, tensordot
@@ -18,12 +19,6 @@ from ._reduction import sum as _sum_public
 from ._shape import _permute_dims, _reshape, expand_dims
 
 __all__ = ["linear", "bilinear", "embedding"]
-
-
-def _float(x: Any, op: str, arg: str) -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 @primitive()

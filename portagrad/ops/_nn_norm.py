@@ -17,7 +17,8 @@ from typing import Any
 
 from .._errors import ShapeError
 from ..tape._variable import Variable
-from ._core import binary, float_only, var, wrap
+from ._core import binary, wrap
+from ._core import float_var as _f
 from ._elementwise import maximum, sqrt
 from ._nn_config import resolve_train
 from ._nn_norm_fused import batch_norm_train
@@ -79,12 +80,6 @@ class BatchNormState:
     def __repr__(self) -> str:
         return (f"BatchNormState(momentum={self.momentum}, num_batches={self.num_batches}, "
                 f"initialized={self.mean is not None})")
-
-
-def _f(x: Any, op: str, arg: str = "x") -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _affine(y: Variable, weight: Any, bias: Any, shape: tuple, bshape: tuple,

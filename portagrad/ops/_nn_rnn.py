@@ -11,7 +11,7 @@ from typing import Any
 
 from .._errors import DTypeError, ShapeError, describe
 from ..tape._variable import Variable
-from ._core import float_only, var
+from ._core import float_var as _f
 from ._elementwise import tanh, where
 from ._linalg import matmul
 from ._nn_activation import _sigmoid
@@ -20,12 +20,6 @@ from ._nn_rnn_fused import lstm_sequence, lstm_update
 from ._shape import matrix_transpose, reshape, stack, unstack
 
 __all__ = ["lstm", "lstm_cell", "gru_cell", "n_step_lstm", "n_step_gru"]
-
-
-def _f(x: Any, op: str, arg: str) -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _split(a: Variable, k: int, op: str) -> list[Variable]:
