@@ -44,6 +44,7 @@ from ._conv import ConvTranspose1d as ConvTranspose1d
 from ._conv import ConvTranspose2d as ConvTranspose2d
 from ._conv import ConvTranspose3d as ConvTranspose3d
 from ._conv import MaxPool2d as MaxPool2d
+from ._functional_call import functional_call as functional_call
 from ._layers import CELU as CELU
 from ._layers import ELU as ELU
 from ._layers import GELU as GELU
