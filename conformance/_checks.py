@@ -10,6 +10,7 @@ expected and what was found. Any other exception is the op's own failure.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -43,8 +44,8 @@ from ._gradients import (
 __all__ = ["CHECKS", "CheckFailure", "PASS", "NA", "CHECK_FUNCTIONS", "applies",
            "check_errors"]
 
-CHECKS = ("forward", "order1", "order2", "order3", "device", "dtype", "errors", "fastpath",
-          "mutation")
+CHECKS = ("forward", "order1", "order2", "order3", "jvp", "device", "dtype", "errors",
+          "fastpath", "mutation")
 # Builtin errors an op may raise instead of a portagrad error: Python's sequence protocol
 # (iteration over ``__getitem__``) stops on IndexError.
 _PROTOCOL_ERRORS = (IndexError,)
@@ -135,6 +136,89 @@ def _check_against_host(record: OpRecord, backend: Backend, host: tuple, pos: tu
             f"from the float64 one of central differences on the host {numeric!r} "
             f"(|diff| {abs(analytic - numeric):.3g} > atol {atol:g} + rtol {rtol:g} * "
             f"|numerical|)")
+
+
+def _direction(rng: np.random.Generator, a: Any) -> Any:
+    host = to_numpy(a)
+    d = rng.standard_normal(host.shape)
+    if host.dtype.kind == "c":
+        d = d + 1j * rng.standard_normal(host.shape)
+    return from_numpy(d.astype(host.dtype), like=a)
+
+
+def _inner(pairs: list) -> float:
+    """``sum Re <a, b>`` over pairs of Variables/arrays (``None`` counts as zero)."""
+    total = 0.0
+    for a, b in pairs:
+        if a is None or b is None:
+            continue
+        total += float(np.real(np.sum(np.conj(to_numpy(raw(a)).astype(np.complex128))
+                                      * to_numpy(raw(b)))))
+    return total
+
+
+def _agree(label: str, what: str, lhs: float, rhs: float, tol: tuple) -> None:
+    atol, rtol = tol
+    if not abs(lhs - rhs) <= atol + rtol * max(abs(lhs), abs(rhs)):
+        raise CheckFailure(f"{label}: {what}: {lhs!r} != {rhs!r} (|diff| {abs(lhs - rhs):.3g}"
+                           f" > atol {atol:g} + rtol {rtol:g} * max)")
+
+
+def check_jvp(record: OpRecord, backend: Backend, host: tuple) -> str:
+    """Forward mode against reverse mode: ``<u, J t> = <J^T u, t>`` for random ``t`` and
+    ``u``; with second derivatives, the tangent of the gradient (forward-over-reverse)
+    against the gradient of the gradient (reverse-over-reverse), ``<s, d(J^T u) t>`` both
+    ways."""
+    from portagrad.autograd import forward_ad as fwAD
+
+    pos = record.diff_positions(host)
+    if not pos:
+        return NA
+    dtype = "float64" if backend.supports_float64 else "float32"
+    tol = record.grad_tol if dtype == "float64" else record.grad_tol_float32
+    label = f"{record.name} (forward mode)"
+    f, xs = partial(record.fn, backend.put(cast_host(host, dtype)), pos)
+    rng = np.random.default_rng(11)
+    tans = [_direction(rng, x) for x in xs]
+    second = record.order >= 2
+    with fwAD.dual_level():
+        vs = [pg.Variable(x, requires_grad=True) for x in xs]
+        outs = float_outputs(outputs(f(*[fwAD.make_dual(v, t) for v, t in zip(vs, tans)])))
+        if not outs:
+            return NA
+        jt = [fwAD.unpack_dual(o).tangent for o in outs]
+        cots = [_direction(rng, o.array) for o in outs]
+        for o, t in zip(outs, jt):
+            if t is not None and (tuple(t.shape) != tuple(o.shape) or t.dtype != o.dtype):
+                raise CheckFailure(f"{label}: expected a tangent of the output's shape "
+                                   f"{tuple(o.shape)} and dtype {o.dtype}, got "
+                                   f"{tuple(t.shape)} {t.dtype}")
+        pairs = [(o, c) for o, c in zip(outs, cots) if o.requires_grad]
+        if not pairs:
+            return NA
+        gs = pg.grad([o for o, _ in pairs], vs, [c for _, c in pairs], allow_unused=True,
+                     create_graph=second)
+        _agree(label, "<u, J t> (forward) vs <J^T u, t> (reverse)",
+               _inner(list(zip(cots, jt))), _inner(list(zip(gs, tans))), tol)
+        if not second:
+            return PASS
+        dirs = [_direction(rng, x) for x in xs]
+        for_over_rev = _inner([(s, fwAD.unpack_dual(g).tangent if g is not None else None)
+                               for s, g in zip(dirs, gs)])
+    live = [(g, s) for g, s in zip(gs, dirs) if g is not None and g.requires_grad]
+    rev_over_rev = 0.0
+    if live:
+        total = None
+        for g, s in live:
+            term = pg.ops.sum(pg.ops.real(g * pg.ops.conj(s)) if g.xp.isdtype(
+                g.dtype, "complex floating") else g * s)
+            total = term if total is None else total + term
+        hs = pg.grad(total, vs, allow_unused=True)
+        rev_over_rev = _inner(list(zip(hs, tans)))
+    _agree(label, "tangent of the gradient (forward-over-reverse) vs gradient of the "
+           "gradient (reverse-over-reverse)", for_over_rev, rev_over_rev,
+           tuple(t * 10 for t in tol))
+    return PASS
 
 
 def check_device(record: OpRecord, backend: Backend, host: tuple) -> str:
@@ -241,6 +325,7 @@ CHECK_FUNCTIONS: dict[str, Callable[[OpRecord, Backend, tuple], str]] = {
     "order1": lambda r, b, h: check_order(r, b, h, 1),
     "order2": lambda r, b, h: check_order(r, b, h, 2),
     "order3": lambda r, b, h: check_order(r, b, h, 3),
+    "jvp": check_jvp,
     "device": check_device,
     "dtype": check_dtype,
     "fastpath": check_fastpath,
@@ -254,6 +339,8 @@ def applies(record: OpRecord, backend: Backend, check: str) -> bool:
         return record.ref is not None
     if check.startswith("order"):
         return int(check[5:]) <= record.order and record.diff != ()
+    if check == "jvp":
+        return record.order >= 1 and record.diff != ()
     if check == "errors":
         return bool(record.errors)
     if check == "fastpath":

@@ -1,8 +1,9 @@
 """Numerical gradient checks for portagrad's ops and for your own.
 
-The checks compare a vjp with central differences along one random direction, so their
-cost does not grow with the size of the inputs; :func:`check_grads` applies the same
-check to the gradient function itself, for second and higher orders. Everything runs in
+The checks compare a vjp (:func:`check_backward`) or a forward-mode tangent
+(:func:`check_jvp`) with central differences along one random direction, so their cost
+does not grow with the size of the inputs; :func:`check_grads` applies them to the
+gradient function itself, for second and higher orders. Everything runs in
 the namespace and on the device of the inputs (in float64 by default).
 
 Examples
@@ -25,7 +26,7 @@ from .tape import Variable, grad
 from .xp import from_numpy, namespace_of, to_numpy
 
 __all__ = ["GradientCheckError", "numerical_grad", "check_backward", "check_double_backward",
-           "check_grads"]
+           "check_jvp", "check_grads"]
 
 
 class GradientCheckError(PortagradError, AssertionError):
@@ -251,13 +252,78 @@ def check_double_backward(f: Callable[..., Any], inputs: Sequence[Any],
                    seed=seed, name=g.__name__)
 
 
-def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 2, *,
-                eps: float = 1e-3, atol: float = 1e-5, rtol: float = 1e-4,
-                dtype: str | None = "float64", seed: int = 0) -> None:
-    """Check derivatives of ``f`` up to ``order`` (as JAX's ``check_grads`` in reverse mode).
+def check_jvp(f: Callable[..., Any], inputs: Sequence[Any],
+              tangents: Sequence[Any] | None = None, *, eps: float = 1e-3,
+              atol: float = 1e-5, rtol: float = 1e-4, dtype: str | None = "float64",
+              seed: int = 0, name: str | None = None) -> None:
+    """Check the forward-mode tangent of ``f`` at ``inputs`` against central differences.
 
-    Order 1 checks ``f``'s vjp; order k+1 checks the vjp of the order-k gradient function,
-    whose inputs are the previous inputs plus random cotangents.
+    The floating inputs carry tangents ``t`` (random unless given) through one forward
+    pass (:mod:`portagrad.autograd.forward_ad`); each output's tangent must match
+    ``(f(x + eps t) - f(x - eps t)) / (2 eps)`` elementwise and have the output's shape
+    and dtype.
+
+    Raises
+    ------
+    GradientCheckError
+        With the worst element, the seed and the input shapes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.gradcheck.check_jvp(lambda x, y: pg.ops.sin(x) * y,
+    ...                        [np.array([1.0, 2.0]), np.array([0.5, 3.0])])
+    """
+    from .autograd import forward_ad
+
+    rng = np.random.default_rng(seed)
+    arrays = [_cast(_raw(a), dtype) for a in inputs]
+    diff = [_is_float(a) for a in arrays]
+    label = name or getattr(f, "__name__", "f")
+    if tangents is None:
+        dirs = [_random_like(rng, a) if d else None for a, d in zip(arrays, diff)]
+    else:
+        it = iter(tangents)
+        dirs = [_cast(_raw(next(it)), dtype) if d else None for a, d in zip(arrays, diff)]
+    with forward_ad.dual_level():
+        # Inputs require gradients, as in _call: a gradient function differentiates inside.
+        args = [forward_ad.make_dual(Variable(a, requires_grad=True), t) if d else a
+                for a, d, t in zip(arrays, diff, dirs)]
+        ys = _as_tuple(f(*args))
+        tans = [forward_ad.unpack_dual(y).tangent if isinstance(y, Variable) else None
+                for y in ys]
+    plus = _call(f, [a + eps * t if d else a for a, d, t in zip(arrays, diff, dirs)], diff)
+    minus = _call(f, [a - eps * t if d else a for a, d, t in zip(arrays, diff, dirs)], diff)
+    shapes = [tuple(a.shape) for a in arrays]
+    for i, (y, t, yp, ym) in enumerate(zip(ys, tans, plus, minus)):
+        out = _raw(y)
+        if not _is_float(out):
+            continue
+        if t is not None:
+            _check_meta(f"{label} (output {i} tangent)", out, t.array)
+        got = np.zeros(tuple(out.shape)) if t is None else to_numpy(t.array).astype(
+            np.float64)
+        want = (to_numpy(yp).astype(np.float64) - to_numpy(ym).astype(np.float64)) / (2 * eps)
+        bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+        if np.any(bad):
+            j = tuple(int(k[0]) for k in np.nonzero(bad)) if bad.ndim else ()
+            raise GradientCheckError(
+                f"{label}: forward-mode tangent of output {i} differs from central "
+                f"differences at {int(bad.sum())} of {bad.size} positions; first at {j}: "
+                f"{got[j]!r} vs {want[j]!r} (atol {atol}, rtol {rtol}). Inputs of shapes "
+                f"{shapes}, tangent seed {seed}, eps {eps}.")
+
+
+def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 2, *,
+                modes: Sequence[str] = ("fwd", "rev"), eps: float = 1e-3,
+                atol: float = 1e-5, rtol: float = 1e-4, dtype: str | None = "float64",
+                seed: int = 0) -> None:
+    """Check derivatives of ``f`` up to ``order`` (as JAX's ``check_grads``).
+
+    Order 1 checks ``f``'s vjp (mode ``"rev"``) and its forward-mode tangent (``"fwd"``);
+    order k+1 checks the same of the order-k gradient function, whose inputs are the
+    previous inputs plus random cotangents.
 
     Examples
     --------
@@ -269,10 +335,18 @@ def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 2, *,
     rng = np.random.default_rng(seed + 7)
     arrays = [_cast(_raw(a), dtype) for a in args]
     fn = f
+    bad_modes = set(modes) - {"fwd", "rev"}
+    if bad_modes or not modes:
+        raise ValueError(f"check_grads(modes): expected 'fwd' and/or 'rev', got {modes!r}")
     for k in range(1, order + 1):
         scale = 10.0 ** (k - 1)
-        check_backward(fn, arrays, eps=eps, atol=atol * scale, rtol=rtol * scale, dtype=None,
-                       seed=seed + k, name=f"{getattr(f, '__name__', 'f')} (order {k})")
+        label = f"{getattr(f, '__name__', 'f')} (order {k})"
+        if "rev" in modes:
+            check_backward(fn, arrays, eps=eps, atol=atol * scale, rtol=rtol * scale,
+                           dtype=None, seed=seed + k, name=label)
+        if "fwd" in modes:
+            check_jvp(fn, arrays, eps=eps, atol=atol * scale, rtol=rtol * scale, dtype=None,
+                      seed=seed + k, name=label + " forward mode")
         if k == order:
             break
         diff = [_is_float(a) for a in arrays]

@@ -28,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--ops", default=None, help="comma-separated op names (default: all)")
     p.add_argument("--checks", default=None,
                    help="comma-separated checks (default: all): forward, order1, order2, "
-                        "order3, device, dtype, errors, fastpath, mutation")
+                        "order3, jvp, device, dtype, errors, fastpath, mutation")
     p.add_argument("--order", type=int, default=3,
                    help="highest order of derivative to check (default 3)")
     p.add_argument("--max-examples", type=int, default=None,

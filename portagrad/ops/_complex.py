@@ -281,3 +281,10 @@ def _astype_real(g: Variable, dtype: Any) -> Variable:
 
 
 _install_convention()
+
+
+# Forward mode: linear in the first argument, so the tangent is the op of the tangent.
+_real.linear = (0,)
+_imag.linear = (0,)
+_embed.linear = (0,)
+_conj.linear = (0,)

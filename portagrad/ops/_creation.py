@@ -77,6 +77,18 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return (gy,)
 
 
+@primitive(saves="none")
+def _alias(xp: Any, x: Any) -> Any:
+    """The identity without a copy: a new Variable on the same array, in the graph of
+    ``x`` (``forward_ad.make_dual`` attaches a tangent to it, not to ``x``)."""
+    return x
+
+
+@_alias.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    return (gy,)
+
+
 def _holds_variables(obj: Any) -> bool:
     return any(isinstance(o, Variable) or (isinstance(o, (list, tuple)) and _holds_variables(o))
                for o in obj)
@@ -371,3 +383,9 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> V
     if copy is not None:
         kwargs["copy"] = copy
     return wrap(xp.from_dlpack(src, **kwargs), xp)
+
+
+# Forward mode: linear in the first argument, so the tangent is the op of the tangent.
+_copy.linear = (0,)
+_alias.linear = (0,)
+_to_device.linear = (0,)

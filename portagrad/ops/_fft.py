@@ -413,3 +413,9 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
     array([0.  , 0.25, 0.5 ])
     """
     return _freq("fft.rfftfreq", n, d, dtype, device, True)
+
+
+# Forward mode: linear in the first argument, so the tangent is the op of the tangent.
+_c2c.linear = (0,)
+_r2c.linear = (0,)
+_c2r.linear = (0,)

@@ -350,3 +350,9 @@ def _getitem_advanced(x: Variable, entries: list) -> Variable:
         out = permute_dims(out, order)
     return out
 
+
+# Forward mode: linear in the first argument, so the tangent is the op of the tangent.
+_getitem_basic.linear = (0,)
+_getitem_basic_grad.linear = (0,)
+_take.linear = (0,)
+_take_grad.linear = (0,)

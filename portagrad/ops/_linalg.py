@@ -20,6 +20,16 @@ def _matmul(xp: Any, a: Any, b: Any) -> Any:
     return ensure_array(xp, a @ b)
 
 
+@_matmul.defjvp
+def _(ctx: Any, ta: Variable | None, tb: Variable | None) -> Variable:
+    a, b = ctx.inputs
+    if ta is None:
+        return _matmul(a, tb)
+    if tb is None:
+        return _matmul(ta, b)
+    return _matmul(ta, b) + _matmul(a, tb)
+
+
 @_matmul.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
     a, b = ctx.inputs

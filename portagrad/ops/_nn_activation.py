@@ -54,7 +54,7 @@ def _relu(xp: Any, x: Any) -> Any:
 def _(ctx: Any, gy: Variable) -> tuple:
     (y,) = ctx.outputs
     # The gradient at exactly 0 is 0 (as in PyTorch).
-    if not state.grad_enabled:
+    if not (state.grad_enabled or state.fwd):
         # Nothing is recorded: _relu_grad's forward on the raw arrays, without its node.
         xp = ctx.xp
         return (_leaf(ensure_array(xp, _relu_grad_kernel(xp, gy.array, y.array)), xp),)
@@ -465,3 +465,6 @@ def prelu(x: Any, weight: Any) -> Variable:
         w = reshape(w, (wshape[0],) + (1,) * (nd - 2))
     return where(x.array > 0, x, x * w)
 
+
+# Forward mode: linear in the first argument, so the tangent is the op of the tangent.
+_relu_grad.linear = (0,)

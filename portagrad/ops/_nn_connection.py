@@ -34,13 +34,27 @@ def _linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
     return y
 
 
+@_linear.defjvp
+def _(ctx: Any, tx: Variable | None, tw: Variable | None, tb: Variable | None = None
+      ) -> Variable:
+    x, w = ctx.inputs[0], ctx.inputs[1]
+    t = None
+    if tx is not None:
+        t = _linear(tx, w)
+    if tw is not None:
+        t = _linear(x, tw) if t is None else t + _linear(x, tw)
+    if tb is not None:
+        t = tb if t is None else t + tb
+    return t
+
+
 @_linear.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
     x, w = ctx.inputs[0], ctx.inputs[1]
     e = ctx.edges
     nd = len(ctx.in_shapes[0] or x.shape)
     bias = len(e) > 2 and e[2] is not None
-    if not state.grad_enabled:
+    if not (state.grad_enabled or state.fwd):
         return _linear_vjp_arrays(ctx.xp, gy, x.array, w.array, nd, e[0] is not None,
                                   e[1] is not None, bias)
     gx = _matmul(gy, w) if e[0] is not None else None

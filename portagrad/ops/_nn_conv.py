@@ -33,6 +33,25 @@ def _conv(xp: Any, x: Any, w: Any, b: Any = None, *, stride: tuple, pad: tuple,
     return conv_forward(xp, x, w, stride, pad, dilation, groups, b)
 
 
+def _bilinear_jvp(prim: Any, ctx: Any, ta: Variable | None, tb: Variable | None) -> Any:
+    a, b = ctx.inputs[0], ctx.inputs[1]
+    t = prim(ta, b, **ctx.params) if ta is not None else None
+    if tb is not None:
+        u = prim(a, tb, **ctx.params)
+        t = u if t is None else t + u
+    return t
+
+
+@_conv.defjvp
+def _(ctx: Any, tx: Variable | None, tw: Variable | None, tb: Variable | None = None) -> Any:
+    t = _bilinear_jvp(_conv, ctx, tx, tw)
+    if tb is not None:
+        nd = len(ctx.inputs[0].shape)
+        tb = reshape(tb, (1, -1) + (1,) * (nd - 2))
+        t = tb if t is None else t + tb
+    return t
+
+
 @_conv.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
     inputs = ctx.inputs
@@ -353,3 +372,8 @@ def _fixed_t(nd: int, name: str) -> Any:
 conv_transpose1d = _fixed_t(1, "conv_transpose1d")
 conv_transpose2d = _fixed_t(2, "conv_transpose2d")
 conv_transpose3d = _fixed_t(3, "conv_transpose3d")
+
+
+# Forward mode: both are bilinear.
+_conv_input_grad.defjvp(lambda ctx, ta, tb: _bilinear_jvp(_conv_input_grad, ctx, ta, tb))
+_conv_weight_grad.defjvp(lambda ctx, ta, tb: _bilinear_jvp(_conv_weight_grad, ctx, ta, tb))

@@ -183,12 +183,27 @@ def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool, cache: list) -
 def _(ctx: Any, gl: Variable) -> tuple:
     (x,) = ctx.inputs
     p = ctx.params
-    if not state.grad_enabled:
+    if not (state.grad_enabled or state.fwd):
         # Nothing is recorded: _sce_grad's forward on the raw arrays, without its node.
         xp = ctx.xp
         return (_leaf(softmax_xent_grad(xp, x.array, gl.array, p["axis"], p["t"], p["w"],
                                         p["cache"]), xp),)
     return (_sce_grad(x, gl, axis=p["axis"], t=p["t"], w=p["w"], cache=p["cache"]),)
+
+
+@_sce.defjvp
+def _(ctx: Any, tx: Variable) -> Variable:
+    # The tangent of the loss is its gradient (at a unit cotangent) against tx: one
+    # _sce_grad pass, whose own vjp differentiates it again (reverse-over-forward).
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    p = ctx.params
+    xp = ctx.xp
+    g = _sce_grad(x, wrap(xp.ones_like(y.array), xp), axis=p["axis"], t=p["t"], w=p["w"],
+                  cache=p["cache"])
+    if p["total"]:
+        return _sum(g * tx)
+    return _sum(g * tx, axis=(p["axis"],), keepdims=False)
 
 
 @primitive(saves="inputs")

@@ -78,7 +78,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
     p = ctx.params
     bshape = p["bshape"]
     c = bshape[1]
-    if not state.grad_enabled:
+    if not (state.grad_enabled or state.fwd):
         mean, inv, _ = p["stats"][0]
         return _vjp_arrays(ctx.xp, gy.array, x.array, None if w is None else w.array,
                            bshape, mean, inv, e)

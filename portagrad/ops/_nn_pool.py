@@ -44,6 +44,13 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return (_max_pool_grad(x, y, gy, **ctx.params),)
 
 
+@_max_pool_forward.defjvp
+def _(ctx: Any, t: Variable) -> Variable:
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    return _max_pool_gather(x, y, t, **ctx.params)
+
+
 @primitive(saves="inputs")
 def _max_pool_grad(xp: Any, x: Any, y: Any, gy: Any, ksize: tuple, stride: tuple, pad: tuple,
                    dilation: tuple) -> Any:
@@ -330,3 +337,7 @@ max_pool3d = _fixed(max_pool, _max_pool, 3, "max_pool3d")
 avg_pool1d = _fixed(avg_pool, _avg_pool, 1, "avg_pool1d")
 avg_pool2d = _fixed(avg_pool, _avg_pool, 2, "avg_pool2d")
 avg_pool3d = _fixed(avg_pool, _avg_pool, 3, "avg_pool3d")
+
+
+# Forward mode: linear in the gradient (``x`` and ``y`` only locate the winners).
+_max_pool_grad.linear = _max_pool_gather.linear = (2,)

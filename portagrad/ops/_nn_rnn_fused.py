@@ -53,7 +53,7 @@ def _(ctx: Any, grads: tuple) -> tuple:
     c_prev, gates = ctx.inputs
     gc, gh = grads
     e = ctx.edges
-    if not state.grad_enabled:
+    if not (state.grad_enabled or state.fwd):
         return _vjp_arrays(ctx.xp, gc.array, gh.array, c_prev.array, gates.array, e)
     n = gates.shape[-1] // 4
     i = _sigmoid(gates[..., :n])
@@ -153,7 +153,7 @@ def _lstm_seq(xp: Any, xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: An
 
 @_lstm_seq.defvjp
 def _(ctx: Any, grads: tuple) -> tuple:
-    if state.grad_enabled:
+    if state.grad_enabled or state.fwd:
         return _lstm_seq_vjp_recorded(ctx, grads)
     xp = ctx.xp
     arrays = [None if v is None else v.array for v in ctx.inputs]
@@ -204,14 +204,16 @@ def _lstm_seq_vjp_arrays(xp: Any, grads: list, arrays: list, saved: tuple,
 
 def _lstm_seq_vjp_recorded(ctx: Any, grads: tuple) -> tuple:
     """With ``create_graph``: the steps again as recorded ops, and their gradient."""
-    from ..tape import grad
+    from ..tape import enable_grad, grad
 
     inputs = list(ctx.inputs)
     wanted = [i for i, e in enumerate(ctx.edges) if e is not None]
-    outs = lstm_steps(*inputs)
-    pairs = [(y, g) for y, g in zip(outs, grads) if y.requires_grad]
-    gs = grad([y for y, _ in pairs], [inputs[i] for i in wanted], [g for _, g in pairs],
-              create_graph=True, allow_unused=True) if pairs else [None] * len(wanted)
+    # Recording is off when backward carries forward-mode tangents without create_graph.
+    with enable_grad():
+        outs = lstm_steps(*inputs)
+        pairs = [(y, g) for y, g in zip(outs, grads) if y.requires_grad]
+        gs = grad([y for y, _ in pairs], [inputs[i] for i in wanted], [g for _, g in pairs],
+                  create_graph=True, allow_unused=True) if pairs else [None] * len(wanted)
     out: list[Any] = [None] * len(inputs)
     for i, g in zip(wanted, gs):
         out[i] = g

@@ -404,3 +404,7 @@ def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
                                         dtype=None if dtype is None else x.array.dtype), x.xp)
     return _cumsum(x, axis=axis, include_initial=include_initial)
 
+
+# Forward mode: linear in the first argument, so the tangent is the op of the tangent.
+_sum.linear = (0,)
+_cumsum.linear = (0,)

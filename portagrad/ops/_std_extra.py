@@ -57,7 +57,7 @@ def copysign(x1: Any, x2: Any, /) -> Variable:
     if not isinstance(a, Variable):
         return wrap(xp.copysign(xp.asarray(a, dtype=ref.array.dtype,
                                            device=ref.array.device), b.array), xp)
-    if not a.requires_grad:
+    if not a.requires_grad and getattr(a, "_tangents", None) is None:
         return wrap(xp.copysign(a.array, _raw(b)), xp)
     bb = _raw(b)
     if not hasattr(bb, "shape"):

@@ -62,7 +62,9 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
     # Without create_graph, sums are done on raw arrays, in place into arrays this run
     # allocated itself ("owned": never handed to a vjp or to the user yet).
     owned: set[int] = set()
-    if create_graph:
+    # Forward-mode tangents ride on Variables: with a level open, sums go through ops.
+    symbolic = create_graph or bool(state.fwd)
+    if symbolic:
         def acc(old: Variable, g: Variable) -> Variable:
             return old + g
     else:
@@ -176,7 +178,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     old = pbuf[idx]
                     pbuf[idx] = gx if old is None else acc(old, gx)
                 else:
-                    if targets is None and not create_graph:
+                    if targets is None and not symbolic:
                         # add_leaf and acc spelled out: a leaf such as a weight takes one
                         # gradient per use, so this runs as often as the op loop itself.
                         old = e.grad_var
@@ -373,7 +375,10 @@ def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Var
                     f"get None for it."
                 )
         elif not create_graph and g.creator is not None:
+            tangents = getattr(g, "_tangents", None)
             g = g.detach()
+            if tangents:
+                g._tangents = tangents
         result.append(g)
     return tuple(result)
 

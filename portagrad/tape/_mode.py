@@ -11,6 +11,8 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "deb
 class _State(threading.local):
     grad_enabled = True
     debug = False
+    # The open forward-mode levels, innermost last (see ._forward).
+    fwd: tuple[int, ...] = ()
 
 
 state = _State()

@@ -16,6 +16,7 @@ from typing import Any
 
 from .._errors import GradientError, NonFiniteError
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
+from ._forward import propagate
 from ._mode import state
 from ._variable import Variable, _leaf
 
@@ -36,14 +37,19 @@ class Primitive:
     the broadcast shape and the framework sums them back to each input's shape.
     """
 
-    __slots__ = ("name", "forward", "vjp", "save_in", "save_out", "elementwise", "nout",
-                 "binop", "__dict__")
+    __slots__ = ("name", "forward", "vjp", "jvp", "linear", "save_in", "save_out",
+                 "elementwise", "nout", "binop", "__dict__")
 
     def __init__(self, name: str, forward: Callable[..., Any], saves: str = "inputs",
                  elementwise: bool = False, nout: int = 1) -> None:
         self.name = name
         self.forward = forward
         self.vjp: Callable[..., Any] | None = None
+        # Forward mode (see ._forward): an explicit tangent rule, or the positions of the
+        # arguments in which the primitive is jointly linear (its derivative in the
+        # others being zero), so that the tangent is the primitive of the tangents.
+        self.jvp: Callable[..., Any] | None = None
+        self.linear: tuple[int, ...] | None = None
         self.save_in, self.save_out = _SAVES[saves]
         self.elementwise = elementwise
         self.nout = nout
@@ -56,6 +62,16 @@ class Primitive:
     def defvjp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``fn(ctx, gy)``, returning one gradient (or ``None``) per input."""
         self.vjp = fn
+        return fn
+
+    def defjvp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``fn(ctx, *tangents)``, returning the output tangent(s) ``J t``.
+
+        ``tangents[i]`` is the tangent of input ``i`` (``None`` for none); ``ctx`` is as
+        for the vjp. Without a rule, the tangent comes from the vjp (see
+        :mod:`portagrad.tape._forward`).
+        """
+        self.jvp = fn
         return fn
 
     def __call__(self, *args: Any, **params: Any) -> Any:
@@ -105,7 +121,8 @@ class Node:
     # saved_inputs, saved_outputs, out_meta and stack are set only when used (the
     # constructor is on every op's path); readers use getattr with a default.
     __slots__ = ("prim", "edges", "generation", "params", "in_shapes", "saved_inputs",
-                 "saved_outputs", "out_refs", "out_meta", "xp", "stack", "__weakref__")
+                 "saved_outputs", "out_refs", "out_meta", "out_tangents", "xp", "stack",
+                 "__weakref__")
 
     def __init__(self, prim: Primitive, edges: tuple, generation: int, params: dict,
                  in_shapes: tuple, xp: Any) -> None:
@@ -145,6 +162,9 @@ class Node:
                 v = _leaf(arr, self.xp, True)
                 v.creator = self
                 v.index = i
+                tangents = getattr(self, "out_tangents", None)
+                if tangents is not None and tangents[i]:
+                    v._tangents = tangents[i]
                 if refs is not None:
                     refs[i] = weakref.ref(v)
             outs.append(v)
@@ -206,9 +226,10 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
         _check_forward(prim, out, xp)
     nout = prim.nout
     if not (record and st.grad_enabled):
-        if nout == 1:
-            return _leaf(out, xp)
-        return tuple(_leaf(o, xp) for o in out)
+        res = _leaf(out, xp) if nout == 1 else tuple(_leaf(o, xp) for o in out)
+        if st.fwd:
+            propagate(prim, args, params, res, None)
+        return res
 
     edges = []
     shapes = []
@@ -237,6 +258,8 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
             node.saved_outputs = (out,)
         if st.debug:
             node.stack = traceback.extract_stack()[:-3]
+        if st.fwd:
+            propagate(prim, args, params, y, node)
         return y
     outs = tuple(_leaf(o, xp, True) for o in out)
     for i, o in enumerate(outs):
@@ -248,6 +271,8 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
         node.saved_outputs = tuple(out)
     if st.debug:
         node.stack = traceback.extract_stack()[:-3]
+    if st.fwd:
+        propagate(prim, args, params, outs, node)
     return outs
 
 
@@ -329,6 +354,8 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
     if not ((ra or rb) and st.grad_enabled):
         y.requires_grad = False
         y.creator = None
+        if st.fwd:
+            propagate(prim, (a, b), _NO_PARAMS, y, None)
         return y
     gen = 0
     if ra:
@@ -368,4 +395,6 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
         node.saved_outputs = (out,)
     if debug:
         node.stack = traceback.extract_stack()[:-3]
+    if st.fwd:
+        propagate(prim, (a, b), _NO_PARAMS, y, node)
     return y

@@ -58,6 +58,9 @@ class Variable:
         "creator",
         "index",
         "_hooks",
+        # Forward-mode tangents by level; set only on Variables that carry some (read
+        # with getattr), so that making a Variable costs nothing more.
+        "_tangents",
         "__weakref__",
     )
     # NumPy must hand mixed expressions (``ndarray * Variable``) to the Variable.

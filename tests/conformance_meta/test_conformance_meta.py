@@ -42,6 +42,34 @@ def _(ctx, gy):
     return (gy * pg.ops.sin(x),)
 
 
+# -- a right vjp with a wrong tangent rule: d sin = -cos -------------------------------------
+@primitive(elementwise=True)
+def meta_bad_jvp_sin(xp, x):
+    return xp.sin(x)
+
+
+@meta_bad_jvp_sin.defvjp
+def _(ctx, gy):
+    (x,) = ctx.inputs
+    return (gy * pg.ops.cos(x),)
+
+
+@meta_bad_jvp_sin.defjvp
+def _(ctx, t):
+    (x,) = ctx.inputs
+    return -t * pg.ops.cos(x)
+
+
+def test_wrong_tangent_rule_fails_the_jvp_check():
+    bad = _record("meta_bad_jvp_sin", meta_bad_jvp_sin)
+    assert run_check(bad, "numpy", "order1", max_examples=3, seed=0).status == "pass"
+    out = run_check(bad, "numpy", "jvp", max_examples=3, seed=0)
+    assert out.failed
+    assert "<u, J t> (forward) vs <J^T u, t> (reverse)" in out.describe()
+    good = _record("meta_sin", pg.ops.sin)
+    assert run_check(good, "numpy", "jvp", max_examples=3, seed=0).status == "pass"
+
+
 def test_wrong_vjp_fails_first_order_with_the_numbers():
     rec = _record("meta_bad_sin", meta_bad_sin)
     assert run_check(rec, "numpy", "forward", max_examples=3, seed=0).status == "pass"
@@ -209,7 +237,8 @@ _NO_FLOAT64 = Backend("array_api_strict", "array_api_strict", _strict_xp,
 def test_device_without_float64_checks_against_the_host():
     assert not _NO_FLOAT64.supports_float64
     good = _record("meta_sin", pg.ops.sin)
-    for check in ("forward", "order1", "order2", "order3", "device", "dtype", "mutation"):
+    for check in ("forward", "order1", "order2", "order3", "jvp", "device", "dtype",
+                  "mutation"):
         out = run_check(good, _NO_FLOAT64, check, max_examples=3, seed=0)
         assert out.status == "pass", out.describe()
     bad = run_check(_record("meta_bad_sin", meta_bad_sin), _NO_FLOAT64, "order1",

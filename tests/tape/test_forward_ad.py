@@ -1,0 +1,296 @@
+"""Forward mode: dual levels, tangent rules, nesting with itself and with reverse mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import portagrad as pg
+import portagrad.autograd.forward_ad as fwAD
+from portagrad.tape import primitive
+
+F = pg.ops
+
+
+def _tangent_of(f, x, t):
+    with fwAD.dual_level():
+        return fwAD.unpack_dual(f(fwAD.make_dual(x, t))).tangent
+
+
+def _fd(f, x, t, eps=1e-6):
+    def val(z):
+        return np.asarray(f(pg.Variable(z, requires_grad=False)).array)
+
+    return (val(x + eps * t) - val(x - eps * t)) / (2 * eps)
+
+
+@pytest.mark.parametrize("f", [
+    lambda z: F.sin(z) * F.exp(z / 3.0),
+    lambda z: F.softmax(z, axis=-1),
+    lambda z: F.sum(F.reshape(z, (2, 3)) ** 2, axis=0),
+    lambda z: F.concat([z, F.flip(z, axis=0)]) @ F.ones((12,), dtype=z.dtype),
+    lambda z: F.cumulative_prod(z, axis=0),
+    lambda z: F.linalg.vector_norm(z),
+], ids=["elementwise", "softmax", "reshape-sum", "concat-flip-matmul", "cumprod", "norm"])
+def test_tangent_matches_central_differences(f, rng):
+    x = rng.uniform(0.5, 1.5, 6)
+    t = rng.standard_normal(6)
+    got = _tangent_of(f, x, t)
+    np.testing.assert_allclose(got.array, _fd(f, x, t), rtol=1e-6, atol=1e-8)
+
+
+def test_network_ops_match_reverse_mode(rng):
+    """conv, batch norm, max pooling, ReLU, linear and the fused softmax cross entropy:
+    ``<u, J t>`` equals ``<J^T u, t>``."""
+    x = rng.standard_normal((4, 2, 8, 8))
+    w = rng.standard_normal((3, 2, 3, 3)) * 0.3
+    lw = rng.standard_normal((5, 27)) * 0.2
+    labels = np.array([0, 4, 2, 1])
+
+    def net(x, w, lw):
+        h = F.relu(F.batch_norm(F.conv2d(x, w), np.full(3, 1.5), np.full(3, 0.1), train=True))
+        h = F.reshape(F.max_pool2d(h, 2), (4, -1))
+        return F.softmax_cross_entropy(F.linear(h, lw), labels)
+
+    ts = [rng.standard_normal(a.shape) for a in (x, w, lw)]
+    with fwAD.dual_level():
+        args = [fwAD.make_dual(a, t) for a, t in zip((x, w, lw), ts)]
+        jt = float(fwAD.unpack_dual(net(*args)).tangent.array)
+    vs = [pg.Variable(a) for a in (x, w, lw)]
+    gs = pg.grad(net(*vs), vs)
+    want = sum(float(np.sum(g.array * t)) for g, t in zip(gs, ts))
+    assert jt == pytest.approx(want, rel=1e-9)
+
+
+def test_nested_levels_give_second_derivatives():
+    x = np.array([0.3, 1.1])
+    with fwAD.dual_level():
+        xo = fwAD.make_dual(x, np.ones(2))
+        with fwAD.dual_level():
+            xi = fwAD.make_dual(xo, np.ones(2))
+            inner = fwAD.unpack_dual(F.sin(xi)).tangent  # cos x, carrying the outer level
+        second = fwAD.unpack_dual(inner).tangent  # -sin x
+    np.testing.assert_allclose(inner.array, np.cos(x))
+    np.testing.assert_allclose(second.array, -np.sin(x))
+
+
+def test_forward_over_reverse_is_a_hessian_vector_product(rng):
+    """Tangents ride through backward, including the fused paths that backward takes on raw
+    arrays when nothing is recorded (linear, ReLU, batch norm, LSTM, cross entropy)."""
+    x = rng.standard_normal((6, 4))
+    seq = rng.standard_normal((5, 3, 4))
+    labels = np.array([0, 2, 1, 1, 0, 2])
+    lstm_w = [rng.standard_normal(s) * 0.5 for s in ((12, 4), (12, 3), (12,), (12,))]
+    wh = rng.standard_normal((3, 4)) * 0.5
+    c0 = rng.standard_normal((6, 3))
+
+    def f(w):
+        h = F.relu(F.batch_norm(F.linear(x, w), np.full(3, 1.5), np.full(3, 0.1), train=True))
+        ys, _, _ = F.n_step_lstm(seq + F.reshape(F.sum(w, axis=0), (1, 1, 4)),
+                                 np.zeros((3, 3)), np.zeros((3, 3)), *lstm_w)
+        c, hc = F.lstm(c0, F.concat([h, h * 0.5, h, h * 2.0], axis=1))
+        return (F.softmax_cross_entropy(h, labels) + F.sum(F.exp(ys)) * 0.1
+                + F.sum(c * hc) + F.sum(F.tanh(c)))
+
+    v = rng.standard_normal(wh.shape)
+    _, ref = pg.vhp(f, wh, v)
+    w = pg.Variable(wh)
+    with fwAD.dual_level():
+        (g,) = pg.grad(f(fwAD.make_dual(w, v)), [w])
+        hv = fwAD.unpack_dual(g).tangent
+    np.testing.assert_allclose(hv.array, ref.array, rtol=1e-9, atol=1e-12)
+    _, hv2 = pg.hvp(f, wh, v)
+    np.testing.assert_allclose(hv2.array, ref.array, rtol=1e-9, atol=1e-12)
+
+
+def test_saved_outputs_recreated_for_backward_keep_their_tangents():
+    # exp saves its output; nothing else holds it, so backward rebuilds it from the array.
+    x = np.array([0.5, -1.0])
+    v = np.array([1.0, 2.0])
+    w = pg.Variable(x)
+    with fwAD.dual_level():
+        loss = F.sum(F.exp(fwAD.make_dual(w, v)))
+        (g,) = pg.grad(loss, [w])
+        np.testing.assert_allclose(fwAD.unpack_dual(g).tangent.array, np.exp(x) * v)
+
+
+def test_reverse_over_forward():
+    x = pg.Variable(np.array([0.7, 1.3]))
+    with fwAD.dual_level():
+        t = fwAD.unpack_dual(F.sum(F.sin(fwAD.make_dual(x, np.ones(2))))).tangent  # sum cos
+    (g,) = pg.grad(t, [x])
+    np.testing.assert_allclose(g.array, -np.sin(x.array))
+
+
+def test_tangents_flow_without_recording():
+    with pg.no_grad(), fwAD.dual_level():
+        y = F.tanh(fwAD.make_dual(np.array([0.2]), np.array([1.0])))
+        p, t = fwAD.unpack_dual(y)
+    assert not p.requires_grad and p.creator is None
+    np.testing.assert_allclose(t.array, 1 - np.tanh(0.2) ** 2)
+
+
+def test_levels_scope_their_tangents():
+    with fwAD.dual_level():
+        y = F.exp(fwAD.make_dual(np.array([1.0]), np.array([1.0])))
+        assert fwAD.unpack_dual(y).tangent is not None
+    assert fwAD.unpack_dual(y).tangent is None  # the level is closed
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(y).tangent is None  # a new level sees none of it
+        assert fwAD.unpack_dual(F.exp(y)).tangent is None
+
+
+def test_primal_graph_is_kept():
+    x = pg.Variable(np.array([2.0]))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, np.array([1.0]))
+        p, _ = fwAD.unpack_dual(d * d)
+    (g,) = pg.grad(p, [x])
+    assert float(g.array[0]) == 4.0
+
+
+def test_rule_order_explicit_linear_and_fallback(rng):
+    calls = []
+
+    @primitive(saves="inputs")
+    def cube(xp, x):
+        return x * x * x
+
+    @cube.defvjp
+    def _(ctx, gy):
+        (x,) = ctx.inputs
+        return (gy * 3.0 * x * x,)
+
+    x = rng.standard_normal(3)
+    t = rng.standard_normal(3)
+    # No jvp rule: the double-vjp identity.
+    np.testing.assert_allclose(_tangent_of(cube, x, t).array, 3 * x * x * t)
+
+    @cube.defjvp
+    def _(ctx, tx):
+        calls.append(1)
+        (x,) = ctx.inputs
+        return 3.0 * x * x * tx
+
+    np.testing.assert_allclose(_tangent_of(cube, x, t).array, 3 * x * x * t)
+    assert calls == [1]
+
+
+def test_complex_ops_by_the_double_vjp_identity(rng):
+    x = rng.standard_normal(8)
+    t = rng.standard_normal(8)
+
+    def f(z):
+        return F.real(F.fft.ifft(F.fft.fft(z) * F.exp(1j * F.astype(z, np.complex128))))
+
+    np.testing.assert_allclose(_tangent_of(f, x, t).array, _fd(f, x, t), rtol=1e-6,
+                               atol=1e-8)
+
+
+def test_errors_name_the_function():
+    x = np.ones(3)
+    with pytest.raises(pg.GradientError, match=r"make_dual: expected to be called inside a "
+                                               r"dual_level\(\) block"):
+        fwAD.make_dual(x, x)
+    with fwAD.dual_level():
+        with pytest.raises(pg.ShapeError, match=r"make_dual\(tangent\): expected shape \(3,\)"):
+            fwAD.make_dual(x, np.ones(2))
+        with pytest.raises(pg.DTypeError, match=r"make_dual\(tangent\): expected dtype"):
+            fwAD.make_dual(x, np.ones(3, dtype=np.float32))
+        with pytest.raises(pg.DTypeError, match=r"make_dual\(tensor\): expected a "
+                                                r"floating-point array"):
+            fwAD.make_dual(np.arange(3), np.ones(3))
+        with pytest.raises(TypeError, match=r"make_dual\(tangent\): expected an array"):
+            fwAD.make_dual(x, [1.0, 2.0, 3.0])
+        with pytest.raises(pg.GradientError, match=r"unpack_dual\(level\)"):
+            fwAD.unpack_dual(pg.Variable(x), level=10 ** 9)
+
+
+def test_mixed_namespaces_are_refused():
+    strict = pytest.importorskip("array_api_strict")
+    with fwAD.dual_level(), pytest.raises(pg.NamespaceMismatchError, match="make_dual"):
+        fwAD.make_dual(np.ones(2), strict.ones(2, dtype=strict.float64))
+
+
+def test_jvp_is_one_forward_pass(monkeypatch):
+    """pg.jvp runs no backward pass."""
+    from portagrad.tape import _engine
+
+    def no_backward(*a, **k):
+        raise AssertionError("backward ran")
+
+    monkeypatch.setattr(_engine, "_run", no_backward)
+    out, t = pg.jvp(lambda z: F.tanh(z) * 2.0, np.array([0.1, 0.2]), np.array([1.0, 1.0]))
+    np.testing.assert_allclose(t.array, 2 * (1 - np.tanh([0.1, 0.2]) ** 2))
+    assert getattr(out, "_tangents", None) is None
+
+
+def test_jacobian_forward_mode_matches_reverse_mode(rng):
+    w = rng.standard_normal((4, 3))
+
+    def f(x, y):
+        return F.tanh(w @ x) * F.sum(y), F.exp(y[0]) * x[:2]
+
+    x, y = rng.standard_normal(3), rng.standard_normal((2, 2))
+    fwd = pg.jacobian(f, (x, y), strategy="forward-mode")
+    rev = pg.jacobian(f, (x, y))
+    for i in range(2):
+        for j in range(2):
+            assert fwd[i][j].shape == rev[i][j].shape
+            np.testing.assert_allclose(fwd[i][j].array, rev[i][j].array, rtol=1e-12)
+    single = pg.jacobian(lambda z: F.sin(z), x, strategy="forward-mode")
+    np.testing.assert_allclose(single.array, np.diag(np.cos(x)))
+    with pytest.raises(ValueError, match="jacobian\\(strategy\\)"):
+        pg.jacobian(f, (x, y), strategy="sideways")
+    with pytest.raises(pg.GradientError, match="strict"):
+        pg.jacobian(lambda a, b: a * 2.0, (x, x), strict=True, strategy="forward-mode")
+
+
+def test_nested_levels_through_the_double_vjp_rule(rng):
+    """A primitive without a tangent rule, differentiated twice in forward mode."""
+
+    @primitive(saves="inputs")
+    def quartic(xp, x):
+        return x ** 4
+
+    @quartic.defvjp
+    def _(ctx, gy):
+        (x,) = ctx.inputs
+        return (gy * 4.0 * x ** 3,)
+
+    x = rng.uniform(0.5, 1.5, 3)
+    with pg.no_grad(), fwAD.dual_level():
+        xo = fwAD.make_dual(x, np.ones(3))
+        with fwAD.dual_level():
+            inner = fwAD.unpack_dual(quartic(fwAD.make_dual(xo, np.ones(3)))).tangent
+        second = fwAD.unpack_dual(inner).tangent
+    np.testing.assert_allclose(inner.array, 4 * x ** 3)
+    np.testing.assert_allclose(second.array, 12 * x ** 2)
+
+
+def test_gradcheck_check_jvp_and_modes():
+    x = np.array([0.3, -0.8])
+    pg.gradcheck.check_jvp(lambda z: F.tanh(z) * z, [x])
+    pg.gradcheck.check_grads(lambda z: F.exp(z) * z, [x], order=3, modes=("fwd",))
+
+    @primitive(elementwise=True)
+    def bad_tan(xp, z):
+        return xp.tan(z)
+
+    @bad_tan.defvjp
+    def _(ctx, gy):
+        (z,) = ctx.inputs
+        return (gy / F.cos(z) ** 2,)
+
+    @bad_tan.defjvp
+    def _(ctx, t):
+        return t  # missing the 1 / cos^2 factor
+
+    pg.gradcheck.check_backward(bad_tan, [x])  # reverse mode is right
+    with pytest.raises(pg.gradcheck.GradientCheckError, match="forward-mode tangent"):
+        pg.gradcheck.check_jvp(bad_tan, [x])
+    with pytest.raises(pg.gradcheck.GradientCheckError, match="forward mode"):
+        pg.gradcheck.check_grads(bad_tan, [x], order=1)
+    pg.gradcheck.check_grads(bad_tan, [x], order=1, modes=("rev",))
+    with pytest.raises(ValueError, match=r"check_grads\(modes\)"):
+        pg.gradcheck.check_grads(bad_tan, [x], modes=("sideways",))
