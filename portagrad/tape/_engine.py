@@ -198,6 +198,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 # Node.release, inlined (once per node).
                 node.saved_inputs = None
                 node.saved_outputs = None
+                node.out_tangents = None
                 node.edges = ()
         if pending:
             # Leaves some of whose edges received no gradient at all.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import traceback
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 from .._errors import GradientError, NonFiniteError
@@ -49,7 +49,7 @@ class Primitive:
         # arguments in which the primitive is jointly linear (its derivative in the
         # others being zero), so that the tangent is the primitive of the tangents.
         self.jvp: Callable[..., Any] | None = None
-        self.linear: tuple[int, ...] | None = None
+        self.linear: Container[int] | None = None
         self.save_in, self.save_out = _SAVES[saves]
         self.elementwise = elementwise
         self.nout = nout
@@ -118,8 +118,9 @@ class Node:
     index, a leaf ``Variable``, or ``None`` when input ``i`` needs no gradient.
     """
 
-    # saved_inputs, saved_outputs, out_meta and stack are set only when used (the
-    # constructor is on every op's path); readers use getattr with a default.
+    # saved_inputs, saved_outputs, out_meta, out_tangents (forward mode) and stack are set
+    # only when used (the constructor is on every op's path); readers use getattr with a
+    # default.
     __slots__ = ("prim", "edges", "generation", "params", "in_shapes", "saved_inputs",
                  "saved_outputs", "out_refs", "out_meta", "out_tangents", "xp", "stack",
                  "__weakref__")
@@ -190,6 +191,7 @@ class Node:
         """Drop what backward needed; later backward through this node is an error."""
         self.saved_inputs = None
         self.saved_outputs = None
+        self.out_tangents = None
         self.edges = ()
 
     def unchain_outputs(self) -> None:
