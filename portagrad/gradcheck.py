@@ -259,14 +259,15 @@ def check_jvp(f: Callable[..., Any], inputs: Sequence[Any],
     """Check the forward-mode tangent of ``f`` at ``inputs`` against central differences.
 
     The floating inputs carry tangents ``t`` (random unless given) through one forward
-    pass (:mod:`portagrad.autograd.forward_ad`); each output's tangent must match
-    ``(f(x + eps t) - f(x - eps t)) / (2 eps)`` elementwise and have the output's shape
-    and dtype.
+    pass (:mod:`portagrad.autograd.forward_ad`). With a random cotangent ``u`` per output,
+    ``sum <u, J t>`` must match ``(L(x + eps t) - L(x - eps t)) / (2 eps)`` with
+    ``L = sum <u, f(x)>`` (the tolerance means what it means in :func:`check_backward`),
+    and each tangent must have its output's shape, dtype and device.
 
     Raises
     ------
     GradientCheckError
-        With the worst element, the seed and the input shapes.
+        With the values, the seed and the input shapes.
 
     Examples
     --------
@@ -293,26 +294,23 @@ def check_jvp(f: Callable[..., Any], inputs: Sequence[Any],
         ys = _as_tuple(f(*args))
         tans = [forward_ad.unpack_dual(y).tangent if isinstance(y, Variable) else None
                 for y in ys]
+    cots = [_random_like(rng, _raw(y)) if _is_float(_raw(y)) else None for y in ys]
+    analytic = 0.0
+    for i, (y, t, u) in enumerate(zip(ys, tans, cots)):
+        if t is not None and u is not None:
+            _check_meta(f"{label} (tangent of output {i})", _raw(y), t.array)
+            analytic += _dot(t.array, u)
     plus = _call(f, [a + eps * t if d else a for a, d, t in zip(arrays, diff, dirs)], diff)
     minus = _call(f, [a - eps * t if d else a for a, d, t in zip(arrays, diff, dirs)], diff)
-    shapes = [tuple(a.shape) for a in arrays]
-    for i, (y, t, yp, ym) in enumerate(zip(ys, tans, plus, minus)):
-        out = _raw(y)
-        if not _is_float(out):
-            continue
-        if t is not None:
-            _check_meta(f"{label} (output {i} tangent)", out, t.array)
-        got = np.zeros(tuple(out.shape)) if t is None else to_numpy(t.array).astype(
-            np.float64)
-        want = (to_numpy(yp).astype(np.float64) - to_numpy(ym).astype(np.float64)) / (2 * eps)
-        bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
-        if np.any(bad):
-            j = tuple(int(k[0]) for k in np.nonzero(bad)) if bad.ndim else ()
-            raise GradientCheckError(
-                f"{label}: forward-mode tangent of output {i} differs from central "
-                f"differences at {int(bad.sum())} of {bad.size} positions; first at {j}: "
-                f"{got[j]!r} vs {want[j]!r} (atol {atol}, rtol {rtol}). Inputs of shapes "
-                f"{shapes}, tangent seed {seed}, eps {eps}.")
+    numeric = sum(_dot(p, u) - _dot(m, u) for p, m, u in zip(plus, minus, cots)
+                  if u is not None) / (2 * eps)
+    if not abs(analytic - numeric) <= atol + rtol * abs(numeric) or analytic != analytic:
+        shapes = [tuple(a.shape) for a in arrays]
+        raise GradientCheckError(
+            f"{label}: forward-mode directional derivative {analytic!r} differs from the "
+            f"numerical one {numeric!r} (|diff| {abs(analytic - numeric):.3g} > atol {atol} + "
+            f"rtol {rtol} * |numerical|). Inputs of shapes {shapes}, tangent seed {seed}, "
+            f"eps {eps}.")
 
 
 def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 2, *,
