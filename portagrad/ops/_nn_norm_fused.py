@@ -99,6 +99,33 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return gx, gw, gb
 
 
+@_bn_train.defjvp
+def _(ctx: Any, tx: Variable | None, tw: Variable | None, tb: Variable | None) -> Any:
+    # With xhat = (x - mean) * inv: d xhat = inv * (dc - xhat * mean(xhat * dc)),
+    # dc = dx - mean(dx). The statistics are recomputed as functions of x (not the
+    # forward's raw ones), so the tangent can be differentiated again.
+    x, w, _ = ctx.inputs
+    p = ctx.params
+    bshape = p["bshape"]
+    axes = (0,) + tuple(range(2, len(bshape)))
+    d = x - _mean(x, axis=axes, keepdims=True)
+    inv = 1.0 / sqrt(_mean(d * d, axis=axes, keepdims=True) + p["eps"])
+    xhat = d * inv
+    t = None
+    if tx is not None:
+        dc = tx - _mean(tx, axis=axes, keepdims=True)
+        t = inv * (dc - xhat * _mean(xhat * dc, axis=axes, keepdims=True))
+        if w is not None:
+            t = t * reshape(w, bshape)
+    if tw is not None:
+        u = xhat * reshape(tw, bshape)
+        t = u if t is None else t + u
+    if tb is not None:
+        u = reshape(tb, bshape)
+        t = u if t is None else t + u
+    return t
+
+
 def _vjp_arrays(xp: Any, gy: Any, x: Any, w: Any, bshape: tuple, mean: Any, inv: Any,
                 e: tuple) -> tuple:
     """The same vjp on raw arrays (backward without ``create_graph``), reusing the

@@ -70,6 +70,26 @@ def _(ctx: Any, grads: tuple) -> tuple:
     return g_prev, g_gates
 
 
+@_lstm.defjvp
+def _(ctx: Any, tc_prev: Variable | None, tgates: Variable | None) -> tuple:
+    c_prev, gates = ctx.inputs
+    n = gates.shape[-1] // 4
+    i = _sigmoid(gates[..., :n])
+    f = _sigmoid(gates[..., n:2 * n])
+    g = tanh(gates[..., 2 * n:3 * n])
+    o = _sigmoid(gates[..., 3 * n:])
+    tc = tanh(f * c_prev + i * g)
+    dc = f * tc_prev if tc_prev is not None else None
+    do = None
+    if tgates is not None:
+        u = (tgates[..., :n] * i * (1 - i) * g + tgates[..., n:2 * n] * f * (1 - f) * c_prev
+             + tgates[..., 2 * n:3 * n] * (1 - g * g) * i)
+        dc = u if dc is None else dc + u
+        do = tgates[..., 3 * n:] * o * (1 - o) * tc
+    dh = o * (1 - tc * tc) * dc
+    return dc, (dh if do is None else dh + do)
+
+
 def _step_grads(xp: Any, gc: Any, gh: Any, c_prev: Any, acts: tuple, tc: Any,
                 want_gates: bool = True) -> tuple:
     """Gradients of one step on raw arrays from the incoming ``gc`` (cell) and ``gh``
@@ -200,6 +220,20 @@ def _lstm_seq_vjp_arrays(xp: Any, grads: list, arrays: list, saved: tuple,
         out[5] = db if e[5] is not None else None
         out[6] = db if e[6] is not None else None
     return tuple(None if a is None else _leaf(a, xp) for a in out)
+
+
+@_lstm_seq.defjvp
+def _(ctx: Any, *tans: Variable | None) -> tuple:
+    # The steps again as per-step ops, carrying the tangents in a level of their own.
+    from ..tape._forward import enter_dual_level, exit_dual_level, make_dual, unpack_dual
+
+    level = enter_dual_level()
+    try:
+        args = [a if t is None else make_dual(a, t, level=level)
+                for a, t in zip(ctx.inputs, tans)]
+        return tuple(unpack_dual(o, level=level).tangent for o in lstm_steps(*args))
+    finally:
+        exit_dual_level(level=level)
 
 
 def _lstm_seq_vjp_recorded(ctx: Any, grads: tuple) -> tuple:
