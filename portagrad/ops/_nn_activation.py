@@ -126,6 +126,19 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return (gy - exp(y) * _sum(gy, axis=ctx.params["axis"], keepdims=True),)
 
 
+@_softmax.defjvp
+def _(ctx: Any, t: Variable) -> Variable:
+    (y,) = ctx.outputs
+    ty = t * y
+    return ty - y * _sum(ty, axis=ctx.params["axis"], keepdims=True)
+
+
+@_log_softmax.defjvp
+def _(ctx: Any, t: Variable) -> Variable:
+    (y,) = ctx.outputs
+    return t - _sum(exp(y) * t, axis=ctx.params["axis"], keepdims=True)
+
+
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
