@@ -74,6 +74,9 @@ def _(ctx: Any, gg: Variable) -> tuple:
     return _relu_grad(gg, y), None
 
 
+_relu_grad.nondiff = (1,)
+
+
 @primitive(saves="outputs", elementwise=True)
 def _sigmoid(xp: Any, x: Any) -> Any:
     # exp(-|x|) never overflows; the two forms agree and each is accurate on its side.

@@ -341,3 +341,5 @@ avg_pool3d = _fixed(avg_pool, _avg_pool, 3, "avg_pool3d")
 
 # Forward mode: linear in the gradient (``x`` and ``y`` only locate the winners).
 _max_pool_grad.linear = _max_pool_gather.linear = (2,)
+# x and y only locate the winners.
+_max_pool_grad.nondiff = _max_pool_gather.nondiff = (0, 1)

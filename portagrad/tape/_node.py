@@ -37,8 +37,8 @@ class Primitive:
     the broadcast shape and the framework sums them back to each input's shape.
     """
 
-    __slots__ = ("name", "forward", "vjp", "jvp", "linear", "save_in", "save_out",
-                 "elementwise", "nout", "binop", "__dict__")
+    __slots__ = ("name", "forward", "vjp", "jvp", "linear", "nondiff", "save_in",
+                 "save_out", "elementwise", "nout", "binop", "__dict__")
 
     def __init__(self, name: str, forward: Callable[..., Any], saves: str = "inputs",
                  elementwise: bool = False, nout: int = 1) -> None:
@@ -50,6 +50,10 @@ class Primitive:
         # others being zero), so that the tangent is the primitive of the tangents.
         self.jvp: Callable[..., Any] | None = None
         self.linear: Container[int] | None = None
+        # Positions of arguments the output does not depend on differentiably (a mask's
+        # source, say): no edge is recorded for them, so a gradient that is always zero is
+        # never computed or propagated.
+        self.nondiff: Container[int] | None = None
         self.save_in, self.save_out = _SAVES[saves]
         self.elementwise = elementwise
         self.nout = nout
@@ -223,6 +227,10 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     out = prim.forward(xp, *arrays, **params)
     if type(out) in LIBRARY_SCALAR_TYPES:
         out = library_scalar_to_array(out)  # NumPy ufuncs turn 0-d arrays into scalars
+    nondiff = prim.nondiff
+    if record and nondiff is not None:
+        record = any(isinstance(a, Variable) and a.requires_grad
+                     for i, a in enumerate(args) if i not in nondiff)
     st = state
     if st.debug:
         _check_forward(prim, out, xp)
@@ -236,8 +244,9 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     edges = []
     shapes = []
     gen = 0
-    for a in args:
-        if isinstance(a, Variable) and a.requires_grad:
+    for i, a in enumerate(args):
+        if isinstance(a, Variable) and a.requires_grad and (nondiff is None
+                                                             or i not in nondiff):
             c = a.creator
             if c is None:
                 edges.append(a)
