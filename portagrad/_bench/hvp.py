@@ -81,8 +81,9 @@ def numpy_hvp(params: list, v: list, x: np.ndarray, t: np.ndarray) -> list:
             new_rg = rg @ w
             new_rg += g @ vw
             new_rg *= mask
-            g = g @ w
-            g *= mask
+            if i > 1:  # the first layer's R-backward needs no g (its input is constant)
+                g = g @ w
+                g *= mask
             rg = new_rg
     out.reverse()
     return out
