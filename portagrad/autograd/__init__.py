@@ -199,10 +199,16 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
             ts = [forward_ad.unpack_dual(o).tangent for o in outs]
             outs = tuple(_plain(o) for o in outs)
         if strict:
-            seeds = [Variable(o.xp.ones_like(o.array), requires_grad=False) for o in outs]
-            _fill(_grad(outs, xs, seeds, False, retain_graph=True), xs, True, "jvp")
+            _require_dependence(outs, xs, "jvp")
         ts = _fill(ts, outs, False, "jvp")
     return _result(out_tuple, outs, create_graph), _result(out_tuple, ts, create_graph)
+
+
+def _require_dependence(outs: Sequence[Variable], xs: Sequence[Variable], op: str) -> None:
+    """``strict=True`` in forward mode: one backward pass finds the inputs that no output
+    depends on."""
+    seeds = [Variable(o.xp.ones_like(o.array), requires_grad=False) for o in outs]
+    _fill(_grad(outs, xs, seeds, False, retain_graph=True), xs, True, op)
 
 
 def _plain(o: Variable) -> Variable:
@@ -278,8 +284,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
             slope = forward_ad.unpack_dual(out).tangent
             out = _plain(out)
         if strict:
-            seed = Variable(out.xp.ones_like(out.array), requires_grad=False)
-            _fill(_grad([out], xs, [seed], False, retain_graph=True), xs, True, "hvp")
+            _require_dependence([out], xs, "hvp")
         if slope is None:
             res = _fill([None] * len(xs), xs, False, "hvp")
         else:
@@ -403,10 +408,7 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
         if strategy == "forward-mode":
             out_tuple, outs, table = _jacobian_columns(func, xs, "jacobian")
             if strict:
-                seeds = [Variable(o.xp.ones_like(o.array), requires_grad=False)
-                         for o in outs]
-                _fill(_grad(list(outs), xs, seeds, False, retain_graph=True), xs, True,
-                      "jacobian")
+                _require_dependence(outs, xs, "jacobian")
         else:
             out_tuple, outs = _outputs(func(*xs), "jacobian")
             table = _jacobian_rows(outs, xs, create_graph, strict, "jacobian")

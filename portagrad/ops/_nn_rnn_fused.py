@@ -48,6 +48,17 @@ def _lstm(xp: Any, c_prev: Any, gates: Any) -> tuple:
     return c, o * xp.tanh(c)
 
 
+def _cell(c_prev: Variable, gates: Variable) -> tuple:
+    """The gate activations and ``tanh(c)`` of one step, as recorded ops (what the
+    differentiable rules of :func:`_lstm` read)."""
+    n = gates.shape[-1] // 4
+    i = _sigmoid(gates[..., :n])
+    f = _sigmoid(gates[..., n:2 * n])
+    g = tanh(gates[..., 2 * n:3 * n])
+    o = _sigmoid(gates[..., 3 * n:])
+    return i, f, g, o, tanh(f * c_prev + i * g)
+
+
 @_lstm.defvjp
 def _(ctx: Any, grads: tuple) -> tuple:
     c_prev, gates = ctx.inputs
@@ -55,12 +66,7 @@ def _(ctx: Any, grads: tuple) -> tuple:
     e = ctx.edges
     if not (state.grad_enabled or state.fwd):
         return _vjp_arrays(ctx.xp, gc.array, gh.array, c_prev.array, gates.array, e)
-    n = gates.shape[-1] // 4
-    i = _sigmoid(gates[..., :n])
-    f = _sigmoid(gates[..., n:2 * n])
-    g = tanh(gates[..., 2 * n:3 * n])
-    o = _sigmoid(gates[..., 3 * n:])
-    tc = tanh(f * c_prev + i * g)
+    i, f, g, o, tc = _cell(c_prev, gates)
     gct = gc + gh * o * (1 - tc * tc)
     g_prev = gct * f if e[0] is not None else None
     g_gates = None
@@ -74,11 +80,7 @@ def _(ctx: Any, grads: tuple) -> tuple:
 def _(ctx: Any, tc_prev: Variable | None, tgates: Variable | None) -> tuple:
     c_prev, gates = ctx.inputs
     n = gates.shape[-1] // 4
-    i = _sigmoid(gates[..., :n])
-    f = _sigmoid(gates[..., n:2 * n])
-    g = tanh(gates[..., 2 * n:3 * n])
-    o = _sigmoid(gates[..., 3 * n:])
-    tc = tanh(f * c_prev + i * g)
+    i, f, g, o, tc = _cell(c_prev, gates)
     dc = f * tc_prev if tc_prev is not None else None
     do = None
     if tgates is not None:
