@@ -33,13 +33,10 @@ def direction(seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 # -- hand-written NumPy -------------------------------------------------------------------
-def numpy_hvp(params: list, v: list, x: np.ndarray, t: np.ndarray) -> list:
-    """H v for the MLP cross-entropy, H the Hessian with respect to every W and b.
-
-    Forward with R-forward (R{a} = directional derivative of ``a`` along ``v``), then the
-    backward pass with its R-backward. ReLU's second derivative is zero, so the masks are
-    constants of the R-pass.
-    """
+def numpy_r_forward(params: list, v: list, x: np.ndarray) -> tuple[list, list]:
+    """The MLP's forward pass with its R-forward (``R{a}``, the directional derivative of
+    each activation ``a`` along ``v``): the activations and their R's, input first, the
+    logits last. ReLU's masks are constants of the R-pass (its second derivative is 0)."""
     n_layers = len(params)
     hs = [x]
     rhs: list[np.ndarray | None] = [None]
@@ -58,6 +55,15 @@ def numpy_hvp(params: list, v: list, x: np.ndarray, t: np.ndarray) -> list:
         hs.append(a)
         rhs.append(ra)
         h, rh = a, ra
+    return hs, rhs
+
+
+def numpy_hvp(params: list, v: list, x: np.ndarray, t: np.ndarray) -> list:
+    """H v for the MLP cross-entropy, H the Hessian with respect to every W and b: the
+    R-forward, then the backward pass with its R-backward."""
+    n_layers = len(params)
+    hs, rhs = numpy_r_forward(params, v, x)
+    h, rh = hs[-1], rhs[-1]
     n = x.shape[0]
     z = h - h.max(axis=1, keepdims=True)
     p = np.exp(z)
