@@ -304,6 +304,9 @@ def _tangent(prim: Any, args: tuple, params: dict, outs: tuple, tans: tuple) -> 
         return rule(_ctx(prim, args, params, outs, tuple(t is not None for t in tans)), *tans)
     if prim.linear is not None:
         return _linear_rule(prim, args, params, tans)
+    if prim.vjp is None:
+        raise GradientError(f"{prim.name}: no jvp or vjp is defined for this primitive, so "
+                            f"forward mode has no tangent for it")
     if prim.elementwise and prim.nout == 1 and _all_real(args, outs):
         res = _diagonal_rule(prim, args, params, outs, tans)
         if res is not NotImplemented:

@@ -347,3 +347,12 @@ def test_hvp_does_only_the_products_it_needs(monkeypatch, rng):
     _, ref = pg.vhp(loss, tuple(ws), tuple(vs))
     for h, r in zip(hv, ref):
         np.testing.assert_allclose(h.array, r.array, rtol=1e-9, atol=1e-12)
+
+
+def test_primitive_without_rules_is_named():
+    @primitive()
+    def opaque(xp, x):
+        return x * 2
+
+    with fwAD.dual_level(), pytest.raises(pg.GradientError, match="opaque: no jvp or vjp"):
+        opaque(fwAD.make_dual(np.ones(2), np.ones(2)))
