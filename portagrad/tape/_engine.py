@@ -275,6 +275,9 @@ def _prune(outputs: list[Variable], targets: dict[int, Variable]) -> set[int]:
         if nid in reach and not expanded:
             continue
         if not expanded:
+            if not node.edges:
+                # Released by an earlier backward: where it led is no longer known.
+                node._freed_error("inputs and outputs")
             reach[nid] = False
             stack.append((node, True))
             for e in node.edges:

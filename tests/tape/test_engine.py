@@ -60,6 +60,16 @@ def test_graph_is_freed_unless_retained():
     z.backward()
 
 
+def test_grad_through_a_freed_graph_raises():
+    # Not a silent None with allow_unused: the freed part may have led to the input.
+    x = pg.Variable(np.array([1.0, 2.0]))
+    h = pg.ops.exp(x)
+    pg.grad(pg.ops.sum(h), [x])
+    for allow_unused in (False, True):
+        with pytest.raises(pg.GradientError, match="retain_graph"):
+            pg.grad(pg.ops.sum(h * 2.0), [x], allow_unused=allow_unused)
+
+
 def test_intermediate_outputs_are_weakly_held():
     x = pg.Variable(np.ones(3))
     h = pg.ops.exp(x)
