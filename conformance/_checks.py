@@ -164,11 +164,18 @@ def _agree(label: str, what: str, lhs: float, rhs: float, tol: tuple) -> None:
                            f" > atol {atol:g} + rtol {rtol:g} * max)")
 
 
+def _dot(a: pg.Variable, b: Any) -> pg.Variable:
+    """``Re <b, a>`` as a recorded scalar (``b`` a constant)."""
+    if a.xp.isdtype(a.dtype, "complex floating"):
+        return pg.ops.sum(pg.ops.real(a * pg.ops.conj(b)))
+    return pg.ops.sum(a * b)
+
+
 def check_jvp(record: OpRecord, backend: Backend, host: tuple) -> str:
     """Forward mode against reverse mode: ``<u, J t> = <J^T u, t>`` for random ``t`` and
-    ``u``; with second derivatives, the tangent of the gradient (forward-over-reverse)
-    against the gradient of the gradient (reverse-over-reverse), ``<s, d(J^T u) t>`` both
-    ways."""
+    ``u``; with second derivatives, ``<s, d(J^T u) t>`` three ways: the tangent of the
+    gradient (forward-over-reverse), the gradient of the gradient (reverse-over-reverse)
+    and the gradient of the tangent (reverse-over-forward, what ``pg.hvp`` does)."""
     from portagrad.autograd import forward_ad as fwAD
 
     pos = record.diff_positions(host)
@@ -205,19 +212,24 @@ def check_jvp(record: OpRecord, backend: Backend, host: tuple) -> str:
         dirs = [_direction(rng, x) for x in xs]
         for_over_rev = _inner([(s, fwAD.unpack_dual(g).tangent if g is not None else None)
                                for s, g in zip(dirs, gs)])
-    live = [(g, s) for g, s in zip(gs, dirs) if g is not None and g.requires_grad]
-    rev_over_rev = 0.0
-    if live:
-        total = None
-        for g, s in live:
-            term = pg.ops.sum(pg.ops.real(g * pg.ops.conj(s)) if g.xp.isdtype(
-                g.dtype, "complex floating") else g * s)
-            total = term if total is None else total + term
-        hs = pg.grad(total, vs, allow_unused=True)
-        rev_over_rev = _inner(list(zip(hs, tans)))
+    second_tol = tuple(t * 10 for t in tol)
+
+    def grad_dot(terms: list, along: list) -> float:
+        live = [_dot(a, b) for a, b in terms if a is not None and a.requires_grad]
+        if not live:
+            return 0.0
+        total = live[0]
+        for term in live[1:]:
+            total = total + term
+        return _inner(list(zip(pg.grad(total, vs, allow_unused=True, retain_graph=True),
+                               along)))
+
+    rev_over_rev = grad_dot(list(zip(gs, dirs)), tans)
     _agree(label, "tangent of the gradient (forward-over-reverse) vs gradient of the "
-           "gradient (reverse-over-reverse)", for_over_rev, rev_over_rev,
-           tuple(t * 10 for t in tol))
+           "gradient (reverse-over-reverse)", for_over_rev, rev_over_rev, second_tol)
+    rev_over_fwd = grad_dot(list(zip(jt, cots)), dirs)
+    _agree(label, "gradient of the tangent (reverse-over-forward) vs gradient of the "
+           "gradient (reverse-over-reverse)", rev_over_fwd, rev_over_rev, second_tol)
     return PASS
 
 
