@@ -344,6 +344,13 @@ class Variable:
             extra += f", creator={self.creator.prim.name}"
         elif self.requires_grad:
             extra += ", requires_grad=True"
+        tangents = getattr(self, "_tangents", None)
+        if tangents:
+            from ._mode import state
+
+            t = tangents.get(state.fwd[-1]) if state.fwd else None
+            if t is not None:  # the innermost open level's, as PyTorch shows a dual
+                extra += f", tangent={t.array!r}"
         return f"Variable({body}{extra})"
 
     def __bool__(self) -> bool:

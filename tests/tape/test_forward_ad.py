@@ -356,3 +356,10 @@ def test_primitive_without_rules_is_named():
 
     with fwAD.dual_level(), pytest.raises(pg.GradientError, match="opaque: no jvp or vjp"):
         opaque(fwAD.make_dual(np.ones(2), np.ones(2)))
+
+
+def test_repr_shows_the_tangent_of_the_innermost_level():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(np.array([1.0]), np.array([2.0]))
+        assert repr(d) == "Variable(array([1.]), tangent=array([2.]))"
+    assert repr(d) == "Variable(array([1.]))"
