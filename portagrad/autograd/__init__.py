@@ -416,11 +416,18 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
 
 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
-            strict: bool = False) -> Any:
+            strict: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
     """The Hessian of a scalar ``func`` at ``inputs``: the Jacobian of its gradient.
 
     For one input the result has shape ``input.shape + input.shape``; for a tuple of
     inputs, ``H[i][j]`` is the block of inputs ``i`` and ``j``.
+
+    Parameters
+    ----------
+    outer_jacobian_strategy
+        How the gradient is differentiated: ``"reverse-mode"`` (the gradient once, then one
+        backward pass through it per element) or ``"forward-mode"`` (one forward and
+        backward pass per element carrying a tangent: forward-over-reverse).
 
     Examples
     --------
@@ -429,12 +436,27 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     >>> pg.autograd.hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 3.0])).array
     array([[6., 2.],
            [2., 0.]])
+    >>> pg.autograd.hessian(lambda x: x[0] ** 2 * x[1], np.array([1.0, 3.0]),
+    ...                     outer_jacobian_strategy="forward-mode").array
+    array([[6., 2.],
+           [2., 0.]])
     """
+    if outer_jacobian_strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f"hessian(outer_jacobian_strategy): expected 'reverse-mode' or "
+                         f"'forward-mode', got {outer_jacobian_strategy!r}")
     with enable_grad():
         in_tuple, xs = _prepare(inputs, create_graph, "hessian")
-        out = _scalar_output(func, xs, "hessian")
-        seed = Variable(out.xp.ones_like(out.array), requires_grad=False)
-        gs = _fill(_grad([out], xs, [seed], create_graph=True, retain_graph=True), xs,
-                   strict, "hessian")
-        table = _jacobian_rows(gs, xs, create_graph, strict, "hessian")
+        if outer_jacobian_strategy == "forward-mode":
+            def gradient(*zs: Variable) -> tuple[Variable, ...]:
+                out = _scalar_output(func, zs, "hessian")
+                seed = Variable(out.xp.ones_like(out.array), requires_grad=False)
+                return _fill(_grad([out], zs, [seed], create_graph), zs, strict, "hessian")
+
+            _, _, table = _jacobian_columns(gradient, xs, "hessian")
+        else:
+            out = _scalar_output(func, xs, "hessian")
+            seed = Variable(out.xp.ones_like(out.array), requires_grad=False)
+            gs = _fill(_grad([out], xs, [seed], create_graph=True, retain_graph=True), xs,
+                       strict, "hessian")
+            table = _jacobian_rows(gs, xs, create_graph, strict, "hessian")
     return _nest(table, in_tuple, in_tuple, create_graph)

@@ -363,3 +363,29 @@ def test_repr_shows_the_tangent_of_the_innermost_level():
         d = fwAD.make_dual(np.array([1.0]), np.array([2.0]))
         assert repr(d) == "Variable(array([1.]), tangent=array([2.]))"
     assert repr(d) == "Variable(array([1.]))"
+
+
+def test_hessian_forward_over_reverse_matches_reverse_over_reverse(rng):
+    w = rng.standard_normal((3, 2))
+
+    def f(x, y):
+        return F.sum(F.tanh(w @ x) * F.sum(y ** 3)) + F.sum(F.exp(x)) * y[0, 1]
+
+    x, y = rng.standard_normal(2), rng.standard_normal((2, 2))
+    fwd = pg.hessian(f, (x, y), outer_jacobian_strategy="forward-mode")
+    rev = pg.hessian(f, (x, y))
+    for i in range(2):
+        for j in range(2):
+            assert fwd[i][j].shape == rev[i][j].shape
+            np.testing.assert_allclose(fwd[i][j].array, rev[i][j].array, rtol=1e-12,
+                                       atol=1e-14)
+    xv = pg.Variable(x)
+    h = pg.hessian(lambda z: F.sum(z ** 3), xv, outer_jacobian_strategy="forward-mode",
+                   create_graph=True)  # diag(6 z), differentiable in z
+    (g,) = pg.grad(F.sum(h), [xv])
+    np.testing.assert_allclose(g.array, 6.0 * np.ones(2))
+    with pytest.raises(ValueError, match=r"hessian\(outer_jacobian_strategy\)"):
+        pg.hessian(f, (x, y), outer_jacobian_strategy="sideways")
+    with pytest.raises(pg.GradientError, match="strict"):
+        pg.hessian(lambda a, b: F.sum(a ** 2), (x, x), strict=True,
+                   outer_jacobian_strategy="forward-mode")
