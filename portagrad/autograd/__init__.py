@@ -83,7 +83,7 @@ def _vectors(v: Any, like: tuple[Variable, ...], op: str, what: str) -> tuple[Va
     if v is None:
         if len(like) == 1 and size_of(like[0]) == 1:
             x = like[0]
-            return (Variable(x.xp.ones_like(x.array), requires_grad=False),)
+            return (_ones(x),)
         raise ShapeError(f"{op}(v): expected one vector per {what}, got None; v may be "
                          f"omitted only for a single one-element {what}")
     _, items = _as_tuple(v)
@@ -102,6 +102,16 @@ def _vectors(v: Any, like: tuple[Variable, ...], op: str, what: str) -> tuple[Va
 
 def _zeros(x: Variable) -> Variable:
     return Variable(x.xp.zeros_like(x.array), requires_grad=False)
+
+
+def _ones(x: Variable) -> Variable:
+    return Variable(x.xp.ones_like(x.array), requires_grad=False)
+
+
+def _check_strategy(value: str, op: str, arg: str) -> None:
+    if value not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f"{op}({arg}): expected 'reverse-mode' or 'forward-mode', got "
+                         f"{value!r}")
 
 
 def _fill(gs: Sequence[Variable | None], like: Sequence[Variable], strict: bool,
@@ -207,8 +217,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
 def _require_dependence(outs: Sequence[Variable], xs: Sequence[Variable], op: str) -> None:
     """``strict=True`` in forward mode: one backward pass finds the inputs that no output
     depends on."""
-    seeds = [Variable(o.xp.ones_like(o.array), requires_grad=False) for o in outs]
-    _fill(_grad(outs, xs, seeds, False, retain_graph=True), xs, True, op)
+    _fill(_grad(outs, xs, [_ones(o) for o in outs], False, retain_graph=True), xs, True, op)
 
 
 def _plain(o: Variable) -> Variable:
@@ -248,8 +257,7 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         in_tuple, xs = _prepare(inputs, create_graph, "vhp")
         vs = _vectors(v, xs, "vhp", "input")
         out = _scalar_output(func, xs, "vhp")
-        seed = Variable(out.xp.ones_like(out.array), requires_grad=False)
-        gs = _grad([out], xs, [seed], create_graph=True, retain_graph=True)
+        gs = _grad([out], xs, [_ones(out)], create_graph=True, retain_graph=True)
         res = _fill(_grad(gs, xs, vs, create_graph), xs, strict, "vhp")
     return _result(False, [out], create_graph), _result(in_tuple, res, create_graph)
 
@@ -288,8 +296,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         if slope is None:
             res = _fill([None] * len(xs), xs, False, "hvp")
         else:
-            seed = Variable(slope.xp.ones_like(slope.array), requires_grad=False)
-            res = _fill(_grad([slope], xs, [seed], create_graph), xs, False, "hvp")
+            res = _fill(_grad([slope], xs, [_ones(slope)], create_graph), xs, False, "hvp")
     return _result(False, [out], create_graph), _result(in_tuple, res, create_graph)
 
 
@@ -400,9 +407,7 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     array([[2., 0.],
            [0., 6.]])
     """
-    if strategy not in ("reverse-mode", "forward-mode"):
-        raise ValueError(f"jacobian(strategy): expected 'reverse-mode' or 'forward-mode', "
-                         f"got {strategy!r}")
+    _check_strategy(strategy, "jacobian", "strategy")
     with enable_grad():
         in_tuple, xs = _prepare(inputs, create_graph, "jacobian")
         if strategy == "forward-mode":
@@ -441,22 +446,23 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     array([[6., 2.],
            [2., 0.]])
     """
-    if outer_jacobian_strategy not in ("reverse-mode", "forward-mode"):
-        raise ValueError(f"hessian(outer_jacobian_strategy): expected 'reverse-mode' or "
-                         f"'forward-mode', got {outer_jacobian_strategy!r}")
+    _check_strategy(outer_jacobian_strategy, "hessian", "outer_jacobian_strategy")
+    forward = outer_jacobian_strategy == "forward-mode"
+
+    def gradient(*zs: Variable) -> tuple[Variable, ...]:
+        # Reverse-mode rows differentiate this gradient's graph again; forward-mode columns
+        # carry tangents through it and need a graph only for create_graph.
+        out = _scalar_output(func, zs, "hessian")
+        if forward:
+            gs = _grad([out], zs, [_ones(out)], create_graph)
+        else:
+            gs = _grad([out], zs, [_ones(out)], create_graph=True, retain_graph=True)
+        return _fill(gs, zs, strict, "hessian")
+
     with enable_grad():
         in_tuple, xs = _prepare(inputs, create_graph, "hessian")
-        if outer_jacobian_strategy == "forward-mode":
-            def gradient(*zs: Variable) -> tuple[Variable, ...]:
-                out = _scalar_output(func, zs, "hessian")
-                seed = Variable(out.xp.ones_like(out.array), requires_grad=False)
-                return _fill(_grad([out], zs, [seed], create_graph), zs, strict, "hessian")
-
+        if forward:
             _, _, table = _jacobian_columns(gradient, xs, "hessian")
         else:
-            out = _scalar_output(func, xs, "hessian")
-            seed = Variable(out.xp.ones_like(out.array), requires_grad=False)
-            gs = _fill(_grad([out], xs, [seed], create_graph=True, retain_graph=True), xs,
-                       strict, "hessian")
-            table = _jacobian_rows(gs, xs, create_graph, strict, "hessian")
+            table = _jacobian_rows(gradient(*xs), xs, create_graph, strict, "hessian")
     return _nest(table, in_tuple, in_tuple, create_graph)
