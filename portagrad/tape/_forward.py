@@ -231,23 +231,17 @@ def propagate(prim: Any, args: tuple, params: dict, out: Any, node: Any) -> None
     Called by the tape for every primitive while a level is open; ``out`` is the output
     Variable (a tuple of them for several outputs), ``node`` the recorded node or ``None``.
     """
-    found = None
-    for a in args:
-        if isinstance(a, Variable):
-            d = getattr(a, "_tangents", None)
-            if d:
-                found = d if found is None else {**found, **d}
-    if not found:
+    carried = [getattr(a, "_tangents", None) if isinstance(a, Variable) else None
+               for a in args]
+    if not any(carried):
         return
     levels = state.fwd
     outs = out if prim.nout > 1 else (out,)
     new: list[dict | None] = [None] * len(outs)
     for k, lv in enumerate(levels):
-        if lv not in found:
+        tans = tuple(d.get(lv) if d else None for d in carried)
+        if all(t is None for t in tans):
             continue
-        tans = tuple(
-            (getattr(a, "_tangents", None) or {}).get(lv) if isinstance(a, Variable) else None
-            for a in args)
         # The rule runs with this level and the ones inside it closed: it differentiates
         # only what the outer levels ask for.
         state.fwd = levels[:k]
