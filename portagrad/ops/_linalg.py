@@ -7,8 +7,10 @@ from typing import Any
 
 from .._errors import DTypeError, ShapeError
 from ..tape import primitive
-from ..tape._variable import Variable
+from ..tape._mode import state
+from ..tape._variable import Variable, _leaf
 from ..xp import ensure_array
+from ..xp._linalg import matmul_like
 from ._core import binary
 from ._shape import _norm_axis, _reshape, matrix_transpose, permute_dims, reshape, sum_to
 
@@ -37,6 +39,15 @@ def _(ctx: Any, gy: Variable) -> tuple:
     sa = tuple(ctx.in_shapes[0] or a.shape)
     sb = tuple(ctx.in_shapes[1] or b.shape)
     ga = gb = None
+    if len(sa) == 2 and len(sb) == 2 and not (state.grad_enabled or state.fwd):
+        # Nothing is recorded (backward without create_graph): raw products, each
+        # gradient laid out as its input. The lines below compute the same.
+        xp, ar, br, g = ctx.xp, a.array, b.array, gy.array
+        if e[0] is not None:
+            ga = _leaf(matmul_like(xp, g, br.mT, ar), xp)
+        if e[1] is not None:
+            gb = _leaf(matmul_like(xp, ar.mT, g, br), xp)
+        return ga, gb
     if len(sa) == 1 and len(sb) == 1:
         return (gy * b if e[0] is not None else None, gy * a if e[1] is not None else None)
     if len(sa) == 1:

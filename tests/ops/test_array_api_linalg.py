@@ -164,3 +164,27 @@ def test_torch_gradients_agree(rng):
     (L.det(A) + pg.ops.sum(L.svdvals(A)) + pg.ops.sum(L.inv(A))
      + L.eigvalsh(A @ A.mT)[-1]).backward()
     np.testing.assert_allclose(A.grad, t.grad.numpy(), atol=1e-10)
+
+
+def test_matmul_gradients_are_laid_out_as_their_inputs(rng):
+    """Backward without create_graph takes raw products: the gradient of a transposed view
+    comes out transposed (NumPy then adds it to other gradients over memory in order),
+    with the values of the recorded products."""
+    a = pg.Variable(rng.standard_normal((6, 4)))
+    b = pg.Variable(rng.standard_normal((6, 5)))
+    w = pg.Variable(rng.standard_normal((3, 5)))
+
+    def loss():
+        return pg.ops.sum(pg.ops.matmul(a.mT, b) ** 2) + pg.ops.sum(
+            pg.ops.linear(b.mT.mT, w) ** 3)
+
+    ga, gb, gw = pg.grad(loss(), [a, b, w])
+    assert ga.array.flags.c_contiguous and gb.array.flags.c_contiguous
+    ra, rb, rw = pg.grad(loss(), [a, b, w], create_graph=True)  # recorded products
+    for g, r in ((ga, ra), (gb, rb), (gw, rw)):
+        np.testing.assert_allclose(g.array, r.array, rtol=1e-12, atol=1e-12)
+    at = pg.Variable(rng.standard_normal((4, 6))).mT  # a view: its gradient is too
+    c = rng.standard_normal((4, 5))
+    (g,) = pg.grad(pg.ops.sum(pg.ops.matmul(at, c)), [at])
+    assert g.array.flags.f_contiguous and not g.array.flags.c_contiguous
+    np.testing.assert_allclose(g.array, np.ones((6, 5)) @ c.T, rtol=1e-12)
