@@ -82,6 +82,11 @@ def test_numpy_hvp_matches_finite_differences_of_the_gradient():
     for (hw, hb), (pw, pb), (mw, mb) in zip(hv, plus, minus):
         np.testing.assert_allclose(hw, (pw - mw) / (2 * eps), rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(hb, (pb - mb) / (2 * eps), rtol=1e-5, atol=1e-7)
+    # The product at a kept point (what conjugate gradients or Lanczos repeat) is the same.
+    point = hvp_workload.numpy_point(params, x, t)
+    for (hw, hb), (aw, ab) in zip(hv, hvp_workload.numpy_hvp_at(params, point, v)):
+        np.testing.assert_allclose(aw, hw, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(ab, hb, rtol=1e-12, atol=1e-14)
 
 
 def test_checks_catch_disagreement_and_a_loss_that_does_not_fall():

