@@ -10,7 +10,6 @@ from ..tape import primitive
 from ..tape._mode import state
 from ..tape._variable import Variable, _leaf
 from ..xp import ensure_array
-from ..xp._linalg import matmul_like
 from ._core import binary
 from ._shape import _norm_axis, _reshape, matrix_transpose, permute_dims, reshape, sum_to
 
@@ -40,14 +39,8 @@ def _(ctx: Any, gy: Variable) -> tuple:
     sb = tuple(ctx.in_shapes[1] or b.shape)
     ga = gb = None
     if len(sa) == 2 and len(sb) == 2 and not (state.grad_enabled or state.fwd):
-        # Nothing is recorded (backward without create_graph): raw products, each
-        # gradient laid out as its input. The lines below compute the same.
-        xp, ar, br, g = ctx.xp, a.array, b.array, gy.array
-        if e[0] is not None:
-            ga = _leaf(matmul_like(xp, g, br.mT, ar), xp)
-        if e[1] is not None:
-            gb = _leaf(matmul_like(xp, ar.mT, g, br), xp)
-        return ga, gb
+        return _matmul_vjp_arrays(ctx.xp, gy.array, a.array, b.array, e[0] is not None,
+                                  e[1] is not None)
     if len(sa) == 1 and len(sb) == 1:
         return (gy * b if e[0] is not None else None, gy * a if e[1] is not None else None)
     if len(sa) == 1:
@@ -76,6 +69,16 @@ def _(ctx: Any, gy: Variable) -> tuple:
         gb = _matmul(matrix_transpose(a), gy)
         if tuple(gb.array.shape) != sb:
             gb = sum_to(gb, sb)
+    return ga, gb
+
+
+def _matmul_vjp_arrays(xp: Any, g: Any, a: Any, b: Any, want_a: bool, want_b: bool
+                       ) -> tuple:
+    """The 2-d vjp on raw arrays, for backward without ``create_graph``: nothing is
+    recorded then, so the products skip the bookkeeping of two primitives and two
+    transposes. Each line computes what the recorded branch computes."""
+    ga = _leaf(g @ b.mT, xp) if want_a else None
+    gb = _leaf(a.mT @ g, xp) if want_b else None
     return ga, gb
 
 

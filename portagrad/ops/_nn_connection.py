@@ -9,7 +9,6 @@ from ..tape import primitive
 from ..tape._mode import state
 from ..tape._variable import Variable, _leaf
 from ..xp import check_same_device, check_same_namespace
-from ..xp._linalg import matmul_like
 from ._core import _multi_device, binary, is_floating_dtype
 from ._core import float_var as _float
 from ._elementwise import where
@@ -82,16 +81,15 @@ def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: b
     bookkeeping is a third of a small layer's backward). Each line computes what the
     recorded branch above computes."""
     g = gy.array
-    gx = gw = gb = None
-    if want_x:
-        gx = _leaf(matmul_like(xp, g, w, x) if nd == 2 else g @ w, xp)
+    gx = _leaf(g @ w, xp) if want_x else None
+    gw = gb = None
     if want_w:
         if nd == 1:
             gw = xp.reshape(g, (-1, 1)) * xp.reshape(x, (1, -1))
         elif nd > 2:
             gw = xp.reshape(g, (-1, g.shape[-1])).mT @ xp.reshape(x, (-1, x.shape[-1]))
         else:
-            gw = matmul_like(xp, g.mT, x, w)
+            gw = g.mT @ x
         gw = _leaf(gw, xp)
     if want_b:
         gb = _leaf(xp.sum(g, axis=tuple(range(nd - 1))), xp) if nd > 1 else gy

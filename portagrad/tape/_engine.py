@@ -12,6 +12,7 @@ from heapq import heappop, heappush
 from typing import Any
 
 from .._errors import GradientError, ShapeError, describe
+from ..xp._accumulate import accumulate
 from ._mode import set_grad_enabled, state
 from ._node import Node, check_finite
 from ._variable import _HOOKED, Variable, _leaf
@@ -71,7 +72,10 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
         def acc(old: Variable, g: Variable) -> Variable:
             if id(old) in owned:
                 a = old.array
-                a += g.array  # rebinds for immutable libraries (JAX), in place otherwise
+                if a.ndim > 1:  # layouts (and so accumulate's choice) start at 2-d
+                    a = accumulate(old.xp, a, g.array)
+                else:
+                    a += g.array  # rebinds for immutable libraries (JAX), in place otherwise
                 old.array = a
                 return old
             new = _leaf(old.array + g.array, old.xp)
@@ -186,7 +190,10 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                             e.grad_var = gx
                         elif id(old) in owned:
                             a = old.array
-                            a += gx.array
+                            if a.ndim > 1:
+                                a = accumulate(old.xp, a, gx.array)
+                            else:
+                                a += gx.array
                             old.array = a
                         else:
                             e.grad_var = acc(old, gx)

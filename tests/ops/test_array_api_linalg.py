@@ -166,25 +166,36 @@ def test_torch_gradients_agree(rng):
     np.testing.assert_allclose(A.grad, t.grad.numpy(), atol=1e-10)
 
 
-def test_matmul_gradients_are_laid_out_as_their_inputs(rng):
-    """Backward without create_graph takes raw products: the gradient of a transposed view
-    comes out transposed (NumPy then adds it to other gradients over memory in order),
-    with the values of the recorded products."""
+def test_backward_without_create_graph_equals_the_recorded_one(rng):
+    """Backward without create_graph takes raw products and sums a variable's gradients in
+    place (a transposed one and plain ones here, through the gradient of the gradient): the
+    values are those of the recorded ops."""
     a = pg.Variable(rng.standard_normal((6, 4)))
     b = pg.Variable(rng.standard_normal((6, 5)))
     w = pg.Variable(rng.standard_normal((3, 5)))
 
     def loss():
         return pg.ops.sum(pg.ops.matmul(a.mT, b) ** 2) + pg.ops.sum(
-            pg.ops.linear(b.mT.mT, w) ** 3)
+            pg.ops.linear(b.mT.mT, w) ** 3) + pg.ops.sum(pg.ops.matmul(b, b.mT) * 0.5)
 
-    ga, gb, gw = pg.grad(loss(), [a, b, w])
-    assert ga.array.flags.c_contiguous and gb.array.flags.c_contiguous
-    ra, rb, rw = pg.grad(loss(), [a, b, w], create_graph=True)  # recorded products
-    for g, r in ((ga, ra), (gb, rb), (gw, rw)):
+    got = pg.grad(loss(), [a, b, w])
+    kept = pg.grad(loss(), [a, b, w], create_graph=True)  # recorded products
+    for g, r in zip(got, kept):
         np.testing.assert_allclose(g.array, r.array, rtol=1e-12, atol=1e-12)
-    at = pg.Variable(rng.standard_normal((4, 6))).mT  # a view: its gradient is too
-    c = rng.standard_normal((4, 5))
-    (g,) = pg.grad(pg.ops.sum(pg.ops.matmul(at, c)), [at])
-    assert g.array.flags.f_contiguous and not g.array.flags.c_contiguous
-    np.testing.assert_allclose(g.array, np.ones((6, 5)) @ c.T, rtol=1e-12)
+    vs = [rng.standard_normal(v.shape) for v in (a, b, w)]
+    hv = pg.grad(kept, [a, b, w], grad_outputs=vs, retain_graph=True)
+    ref = pg.grad(kept, [a, b, w], grad_outputs=vs, create_graph=True)  # recorded again
+    for g, r in zip(hv, ref):
+        np.testing.assert_allclose(g.array, r.array, rtol=1e-10, atol=1e-12)
+
+
+def test_accumulate_sums_alike_and_opposite_layouts():
+    from portagrad.xp._accumulate import accumulate
+    from portagrad.xp._namespace import namespace_of
+
+    xp = namespace_of(np.ones(1))
+    c = np.arange(12.0).reshape(3, 4)
+    for total, term in ((c.copy(), c.T.copy().T), (c.T.copy().T, c.copy()),
+                        (c.copy(), c.copy()), (np.ones(3), np.arange(3.0))):
+        expected = total + term
+        np.testing.assert_array_equal(accumulate(xp, total, term), expected)

@@ -358,18 +358,18 @@ def test_products_at_a_kept_point_do_only_the_products_they_need(monkeypatch, rn
     from portagrad.ops import _nn_connection as C
 
     macs = [0]
-    vjp_arrays, matmul_like = C._linear_vjp_arrays, L.matmul_like
+    linear_vjp, matmul_vjp = C._linear_vjp_arrays, L._matmul_vjp_arrays
 
-    def count_vjp(xp, gy, x, w, nd, want_x, want_w, want_b):
+    def count_linear(xp, gy, x, w, nd, want_x, want_w, want_b):
         macs[0] += gy.shape[0] * gy.shape[1] * w.shape[1] * (int(want_x) + int(want_w))
-        return vjp_arrays(xp, gy, x, w, nd, want_x, want_w, want_b)
+        return linear_vjp(xp, gy, x, w, nd, want_x, want_w, want_b)
 
-    def count_matmul(xp, a, b, like):
-        macs[0] += a.shape[0] * a.shape[1] * b.shape[1]
-        return matmul_like(xp, a, b, like)
+    def count_matmul(xp, g, a, b, want_a, want_b):
+        macs[0] += a.shape[0] * a.shape[1] * b.shape[1] * (int(want_a) + int(want_b))
+        return matmul_vjp(xp, g, a, b, want_a, want_b)
 
-    monkeypatch.setattr(C, "_linear_vjp_arrays", count_vjp)
-    monkeypatch.setattr(L, "matmul_like", count_matmul)
+    monkeypatch.setattr(C, "_linear_vjp_arrays", count_linear)
+    monkeypatch.setattr(L, "_matmul_vjp_arrays", count_matmul)
     x = rng.standard_normal((16, 30))
     labels = np.arange(16) % 5
     params = [pg.Variable(rng.standard_normal(s) * 0.2) for s in ((40, 30), (40, 40), (5, 40))]
