@@ -8,11 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
+from .._errors import DTypeError, GradientError, IndexOutOfRangeError, ShapeError, describe
 from ..tape import primitive
+from ..tape._mode import state
 from ..tape._variable import Variable
-from ..xp import ensure_array, index_add, is_array
-from ..xp._index import basic_getitem, basic_scatter
+from ..xp import (
+    binary_result_dtype,
+    check_same_device,
+    check_same_namespace,
+    ensure_array,
+    index_add,
+    is_array,
+    is_complex,
+    is_floating,
+    namespace_of,
+)
+from ..xp._index import assigned, basic_getitem, basic_scatter
 from ._core import size_of, var
 from ._shape import _norm_axis, permute_dims, reshape
 
@@ -356,3 +367,90 @@ _getitem_basic.linear = (0,)
 _getitem_basic_grad.linear = (0,)
 _take.linear = (0,)
 _take_grad.linear = (0,)
+
+
+def setitem(x: Variable, key: Any, value: Any) -> None:
+    """``x[key] = value`` for a Variable that no gradient flows through: ``x`` takes a new
+    array with ``value`` at ``key``, and the array it held is left alone.
+
+    Ops that already used ``x`` keep what it was (a recorded op keeps its constant inputs
+    as they were), so their gradients do not change. A Variable that requires gradients
+    (or carries a forward-mode tangent) is refused: assigning into it would silently cut
+    what flows through it; build the new value functionally instead (``where``,
+    ``concat``). Keys are those of :func:`getitem`; ``value`` broadcasts to ``x[key]`` and
+    must not need a wider dtype than ``x``'s.
+
+    Examples
+    --------
+    >>> import portagrad as pg
+    >>> x = pg.ops.zeros(4)
+    >>> x[1:3] = 1.0
+    >>> x.array
+    array([0., 1., 1., 0.])
+    """
+    if x.requires_grad:
+        raise GradientError(
+            "Variable.__setitem__: expected a Variable that does not require gradients, got "
+            "one that does; in-place assignment is not recorded. Build the new value "
+            "functionally, e.g. pg.ops.where(mask, value, x), or assign into a copy "
+            "outside the graph (y = x.detach(); y[key] = value).")
+    if state.fwd and getattr(x, "_tangents", None):
+        raise GradientError(
+            "Variable.__setitem__: expected a Variable without a forward-mode tangent, got "
+            "one with a tangent at an open dual level; build the new value functionally.")
+    xp = x.xp
+    try:
+        selected = getitem(x, key)  # checks the key
+    except IndexOutOfRangeError as e:
+        raise IndexOutOfRangeError(
+            str(e).replace("getitem(key)", "Variable.__setitem__(key)", 1)) from None
+    if isinstance(key, Variable):
+        key = key.array
+    elif isinstance(key, tuple):
+        key = tuple(k.array if isinstance(k, Variable) else k for k in key)
+    elif isinstance(key, list):
+        key = xp.asarray(key, device=x.array.device)
+    dtype = x.array.dtype
+    if isinstance(value, Variable):
+        if value.requires_grad and state.grad_enabled:
+            raise GradientError(
+                "Variable.__setitem__(value): expected a value that does not require "
+                "gradients, got one that does; in-place assignment is not recorded. Use "
+                "pg.ops.where or concat to build a result that gradients flow through.")
+        value = value.array
+    if is_array(value):
+        if type(value) is not type(x.array):
+            check_same_namespace("Variable.__setitem__", ("x", "value"),
+                                 [xp, namespace_of(value)])
+        check_same_device("Variable.__setitem__", ("x", "value"), [x.array, value], xp)
+        if binary_result_dtype(xp, dtype, value.dtype) != dtype:
+            raise DTypeError(f"Variable.__setitem__(value): expected a value that fits "
+                             f"{dtype} without widening, got {describe(value)}")
+        vshape = tuple(value.shape)
+    elif isinstance(value, (bool, int, float, complex)):
+        kind_ok = (isinstance(value, bool) or (
+            isinstance(value, int) and "bool" not in str(dtype)) or (
+            isinstance(value, float) and (is_floating(xp, dtype) or is_complex(xp, dtype)))
+            or is_complex(xp, dtype))
+        if not kind_ok:
+            raise DTypeError(f"Variable.__setitem__(value): expected a Python scalar that "
+                             f"fits {dtype}, got {describe(value)}")
+        vshape = ()
+    else:
+        raise TypeError(f"Variable.__setitem__(value): expected an array, a Variable or a "
+                        f"Python scalar, got {describe(value)}")
+    target = tuple(selected.array.shape)
+    if len(vshape) > len(target) or any(
+            v != 1 and v != t for v, t in zip(vshape[::-1], target[::-1])):
+        raise ShapeError(f"Variable.__setitem__(value): expected a value that broadcasts to "
+                         f"the selected shape {target}, got shape {vshape}")
+    keys = key if isinstance(key, tuple) else (key,)
+    if not any(is_array(k) for k in keys):
+        if Ellipsis not in keys and sum(k is not None for k in keys) < x.array.ndim:
+            keys = (*keys, Ellipsis)  # the standard wants every axis indexed
+        key = keys
+    try:
+        x.array = assigned(xp, x.array, key, value)
+    except IndexError as e:  # a library without integer-array assignment (optional)
+        raise IndexOutOfRangeError(f"Variable.__setitem__(key): {xp.__name__} refused the "
+                                   f"key {describe(key)}: {e}") from None

@@ -4,11 +4,13 @@ Two choices differ from an array library's, both so that gradients stay right:
 
 * In-place operators (``x += y``, ``x &= m`` ...) are functional: they rebind the name to
   a new Variable and leave the old one, which the graph may have saved, unchanged.
-* ``x[key] = value`` raises :class:`portagrad.GradientError`. A Variable is held by the
-  nodes that saved it for their gradients; changing it in place would silently change
-  those gradients. Build the new value functionally (``where``, ``concat``) or write into
-  ``x.array`` outside any graph. Code that assigns in place (array-api-extra's ``at``,
-  SciPy's ``logsumexp``) therefore stops with that error instead of a wrong gradient.
+* ``x[key] = value`` gives ``x`` a new array and leaves the old one alone, for Variables
+  that no gradient flows through (constants: what the standard's code assigns into);
+  the ops that already used ``x`` keep what it was. On a Variable that requires
+  gradients it raises :class:`portagrad.GradientError`: changing it in place would
+  silently change the gradients through it, so code that assigns into one
+  (array-api-extra's ``at``, SciPy's ``logsumexp``) stops with that error instead of a
+  wrong gradient. Build such values functionally (``where``, ``concat``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from . import _linalg as L
 from . import _nondiff as N
 from . import _reduction as R
 from ._core import SCALARS
-from ._indexing import getitem
+from ._indexing import getitem, setitem
 from ._shape import matrix_transpose, permute_dims, reshape
 
 
@@ -54,13 +56,7 @@ def _T(self: Variable) -> Variable:
 
 
 def _setitem(self: Variable, key: Any, value: Any) -> None:
-    from .._errors import GradientError
-
-    raise GradientError(
-        "Variable.__setitem__: in-place assignment is not recorded. Build the new value "
-        "functionally instead, e.g. pg.ops.where(mask, value, x), or assign into the raw "
-        "array (x.array[key] = value) outside of any graph."
-    )
+    setitem(self, key, value)
 
 
 def _iter(self: Variable) -> Any:

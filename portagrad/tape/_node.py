@@ -210,6 +210,17 @@ class Node:
         return f"<Node {self.prim.name} gen={self.generation}>"
 
 
+def _snapshot(v: Variable) -> Variable:
+    """A constant input as a node keeps it: its array and tangents at this moment, so that
+    assigning into ``v`` later (``v[key] = value`` rebinds ``v.array`` to a new array)
+    leaves the gradients of the ops that already used it alone."""
+    s = _leaf(v.array, v.xp)
+    t = getattr(v, "_tangents", None)
+    if t is not None:
+        s._tangents = t
+    return s
+
+
 def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     """Run ``prim`` on Variables (and Python scalars) and record it when needed."""
     xp = None
@@ -244,6 +255,7 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     edges = []
     shapes = []
     gen = 0
+    saved = None
     for i, a in enumerate(args):
         if isinstance(a, Variable) and a.requires_grad and (nondiff is None
                                                              or i not in nondiff):
@@ -258,9 +270,13 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
         else:
             edges.append(None)
             shapes.append(None)
+            if isinstance(a, Variable) and not a.requires_grad and prim.save_in:
+                if saved is None:
+                    saved = list(args)
+                saved[i] = _snapshot(a)
     node = Node(prim, tuple(edges), gen + 1, params, tuple(shapes), xp)
     if prim.save_in:
-        node.saved_inputs = args
+        node.saved_inputs = args if saved is None else tuple(saved)
     if nout == 1:
         y = _leaf(out, xp, True)
         y.creator = node
@@ -398,7 +414,8 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
     node.in_shapes = (sa, sb)
     node.xp = xp
     if prim.save_in:
-        node.saved_inputs = (a, b)
+        node.saved_inputs = (a if ra or ta is float or ta is int else _snapshot(a),
+                             b if rb or tb is float or tb is int else _snapshot(b))
     y.requires_grad = True
     y.creator = node
     node.out_refs = [_ref(y)]

@@ -15,7 +15,7 @@ from typing import Any
 
 from ._namespace import namespace_name
 
-__all__ = ["basic_getitem", "basic_scatter", "set_at", "add_at"]
+__all__ = ["basic_getitem", "basic_scatter", "set_at", "add_at", "assigned"]
 
 
 def _forward_plan(key: tuple, shape: tuple) -> tuple[tuple[int, ...], tuple]:
@@ -65,6 +65,29 @@ def set_at(xp: Any, arr: Any, key: Any, values: Any) -> Any:
         return arr.at[key].set(values)
     arr[key] = values
     return arr
+
+
+def assigned(xp: Any, arr: Any, key: Any, values: Any) -> Any:
+    """A new array: ``arr`` with ``values`` at ``key`` (``arr`` itself is left alone).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> a = np.zeros(3)
+    >>> assigned(xp, a, (slice(None, None, -2),), np.array([1.0, 2.0])), a
+    (array([2., 0., 1.]), array([0., 0., 0.]))
+    """
+    if _immutable(xp):
+        return arr.at[key].set(values)
+    if isinstance(key, tuple) and _needs_plan(xp, key):
+        flips, fwd = _forward_plan(key, tuple(arr.shape))
+        out = xp.flip(arr, axis=flips)  # a new array
+        out[fwd] = values
+        return xp.flip(out, axis=flips)
+    out = xp.asarray(arr, copy=True)
+    out[key] = values
+    return out
 
 
 def add_at(xp: Any, arr: Any, key: Any, values: Any) -> Any:
