@@ -13,6 +13,8 @@ from typing import Any
 from .._errors import DTypeError
 from ..tape import primitive
 from ..tape._variable import Variable
+from ..xp._complex_special import expm1 as _k_expm1
+from ..xp._complex_special import tanh as _k_tanh
 from ._core import binary, float_only, var, wrap
 from ._shape import broadcast_shapes
 
@@ -37,7 +39,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
 
 @primitive(saves="outputs", elementwise=True)
 def expm1(xp: Any, x: Any) -> Any:
-    return xp.expm1(x)
+    return _k_expm1(xp, x)
 
 
 @expm1.defvjp
@@ -180,7 +182,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
 
 @primitive(saves="outputs", elementwise=True)
 def tanh(xp: Any, x: Any) -> Any:
-    return xp.tanh(x)
+    return _k_tanh(xp, x)
 
 
 @tanh.defvjp

@@ -112,3 +112,39 @@ def test_torch_agrees(rng):
     Z = pg.Variable(z)
     o.sum(o.abs(o.exp(Z) * o.conj(Z) + o.log(Z)) ** 2).backward()
     np.testing.assert_allclose(Z.grad, t.grad.numpy(), atol=1e-10)
+
+
+INF, NAN = float("inf"), float("nan")
+# (input, expected) from the standard's special cases (2024.12); None: sign unspecified.
+EXPM1 = [((0.0, 0.0), (0.0, 0.0)), ((-0.0, 0.0), (0.0, 0.0)), ((1.0, INF), (NAN, NAN)),
+         ((1.0, NAN), (NAN, NAN)), ((INF, 0.0), (INF, 0.0)), ((INF, -0.0), (INF, -0.0)),
+         ((-INF, 2.0), (-1.0, 0.0)), ((-INF, -2.0), (-1.0, -0.0)), ((-INF, 0.0), (-1.0, 0.0)),
+         ((-INF, INF), (-1.0, None)), ((INF, INF), (None, NAN)), ((-INF, NAN), (-1.0, None)),
+         ((INF, NAN), (None, NAN)), ((NAN, 0.0), (NAN, 0.0)), ((NAN, 1.0), (NAN, NAN)),
+         ((NAN, NAN), (NAN, NAN))]
+TANH = [((0.0, 0.0), (0.0, 0.0)), ((1.0, INF), (NAN, NAN)), ((1.0, NAN), (NAN, NAN)),
+        ((INF, 2.0), (1.0, 0.0)), ((INF, -2.0), (1.0, -0.0)), ((-INF, 2.0), (-1.0, 0.0)),
+        ((INF, INF), (1.0, None)), ((INF, NAN), (1.0, None)), ((NAN, 0.0), (NAN, 0.0)),
+        ((NAN, 1.0), (NAN, NAN)), ((NAN, NAN), (NAN, NAN))]
+
+
+def _same(got: float, want: float | None) -> bool:
+    if want is None:
+        return True
+    if np.isnan(want):
+        return bool(np.isnan(got))
+    return got == want and np.signbit(got) == np.signbit(want)
+
+
+@pytest.mark.parametrize("name,table", [("expm1", EXPM1), ("tanh", TANH)])
+def test_special_values_of_the_standard_on_complex_input(name, table):
+    z = np.array([complex(*a) for a, _ in table])
+    with np.errstate(invalid="ignore"):
+        out = getattr(o, name)(o.asarray(z)).array
+        out0 = [getattr(o, name)(o.asarray(v)).array for v in z]  # 0-d arrays too
+    for (a, (re, im)), got, got0 in zip(table, out, out0):
+        for g in (got, got0):
+            assert _same(g.real, re) and _same(g.imag, im), (name, a, g)
+    finite = np.array([0.3 - 0.2j, -1.5 + 4.0j])  # elsewhere the library's values
+    np.testing.assert_array_equal(getattr(o, name)(o.asarray(finite)).array,
+                                  getattr(np, name)(finite))
