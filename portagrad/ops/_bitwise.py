@@ -32,11 +32,33 @@ def _binary(name: str, kinds: str = "integral") -> Any:
             _integral(name, b, "x2")
         if isinstance(a, Variable) and isinstance(b, Variable) and a.shape != b.shape:
             broadcast_shapes(a.shape, b.shape, op=name)
-        ref = a if isinstance(a, Variable) else b
-        return wrap(getattr(ref.xp, name)(unwrap(a), unwrap(b)), ref.xp)
+        xp = (a if isinstance(a, Variable) else b).xp
+        if name == "floor_divide":
+            return wrap(_floor_divide(xp, unwrap(a), unwrap(b)), xp)
+        return wrap(getattr(xp, name)(unwrap(a), unwrap(b)), xp)
 
     op.__name__ = op.__qualname__ = name
     return op
+
+
+def _floor_divide(xp: Any, a: Any, b: Any) -> Any:
+    """The library's ``floor_divide``, with the standard's preferred results where one
+    operand is infinite and the other finite: ``floor(x1 / x2)`` (``inf // 2`` is
+    ``inf``, ``1 // -inf`` is ``-0``), where NumPy follows Python (``nan``, ``-1``)."""
+    out = xp.floor_divide(a, b)
+    if not xp.isdtype(out.dtype, "real floating"):
+        return out
+    fa = a if hasattr(a, "dtype") else xp.full_like(out, a)
+    fb = b if hasattr(b, "dtype") else xp.full_like(out, b)
+    inf_a, inf_b = xp.isinf(fa), xp.isinf(fb)
+    fix = (inf_a & xp.isfinite(fb)) | (inf_b & xp.isfinite(fa))
+    # Safe operands elsewhere, so that the division below warns about nothing it discards.
+    one = xp.ones_like(out)
+    q = xp.where(fix, xp.astype(fa, out.dtype), one) / xp.where(
+        fix & (fb != 0), xp.astype(fb, out.dtype), one)
+    q = xp.where(fix & inf_a & (fb == 0), xp.astype(fa, out.dtype) * xp.where(
+        xp.signbit(xp.astype(fb, out.dtype)), -one, one), q)  # inf // +-0: +-inf
+    return xp.where(fix, xp.floor(q), out)
 
 
 _EXAMPLES = {

@@ -110,6 +110,22 @@ def test_bitwise_functions_and_operators(backend):
         o.bitwise_and(backend.asarray(np.ones(2)), b)
 
 
+def test_floor_divide_with_an_infinite_operand_is_floor_of_the_quotient(backend):
+    """The standard's preferred results (NumPy and Python give nan and -1 there)."""
+    inf = np.inf
+    x = backend.asarray(np.array([inf, inf, -inf, -inf, 1.0, 1.0, -1.0, -1.0, inf, 7.0]))
+    y = backend.asarray(np.array([2.0, -2.0, 2.0, -2.0, inf, -inf, inf, -inf, -0.0, 2.0]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = _np(o.floor_divide(x, y))
+        scalar = _np(o.floor_divide(backend.asarray(np.array([inf, 1.0])), -2.0))
+    want = np.array([inf, -inf, -inf, inf, 0.0, -0.0, -0.0, 0.0, -inf, 3.0])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(scalar, [-inf, -1.0])
+    ints = _np(o.floor_divide(backend.asarray(np.array([7, -7])), 2))
+    np.testing.assert_array_equal(ints, [3, -4])
+
+
 def test_elementwise_extras(backend):
     x = backend.asarray(np.array([7.5, -7.5, 2.0, -0.0]))
     y = backend.asarray(np.array([2.0, 2.0, -3.0, 1.0]))
