@@ -234,13 +234,7 @@ def getitem(x: Any, key: Any) -> Variable:
     array([3., 3.])
     """
     x = var(x, "getitem")
-    xp = x.xp
-    if isinstance(key, Variable):
-        key = key.array
-    if isinstance(key, tuple):
-        key = tuple(k.array if isinstance(k, Variable) else k for k in key)
-    if isinstance(key, list):
-        key = xp.asarray(key, device=x.array.device)
+    key = _raw_key(x, key)
     keys = key if isinstance(key, tuple) else (key,)
     if not any(is_array(k) for k in keys):
         _check_basic(x, keys)
@@ -248,6 +242,17 @@ def getitem(x: Any, key: Any) -> Variable:
             keys = (*keys, Ellipsis)  # the standard wants every axis indexed
         return _getitem_basic(x, key=keys)
     return _getitem_advanced(x, _expand_key(keys, x.array.ndim))
+
+
+def _raw_key(x: Variable, key: Any) -> Any:
+    """``key`` with Variables as their arrays and a list as an array on ``x``'s device."""
+    if isinstance(key, Variable):
+        return key.array
+    if isinstance(key, tuple):
+        return tuple(k.array if isinstance(k, Variable) else k for k in key)
+    if isinstance(key, list):
+        return x.xp.asarray(key, device=x.array.device)
+    return key
 
 
 def _check_basic(x: Variable, keys: tuple) -> None:
@@ -404,12 +409,7 @@ def setitem(x: Variable, key: Any, value: Any) -> None:
     except IndexOutOfRangeError as e:
         raise IndexOutOfRangeError(
             str(e).replace("getitem(key)", "Variable.__setitem__(key)", 1)) from None
-    if isinstance(key, Variable):
-        key = key.array
-    elif isinstance(key, tuple):
-        key = tuple(k.array if isinstance(k, Variable) else k for k in key)
-    elif isinstance(key, list):
-        key = xp.asarray(key, device=x.array.device)
+    key = _raw_key(x, key)
     dtype = x.array.dtype
     if isinstance(value, Variable):
         if value.requires_grad and state.grad_enabled:
