@@ -195,6 +195,33 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> V
     return _astype_any(v, dt, copy=copy, device=device)
 
 
+def cast_for(x: Variable, dtype: Any, op: str) -> Variable:
+    """The cast a ``dtype=`` argument asks for (``asarray``, ``sum``, ``prod``, the
+    cumulative ones, ``linalg.trace``): as :func:`astype`, except that complex input to a
+    real dtype keeps the real part, as the standard's reference implementation and NumPy
+    do there, instead of being refused.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.sum(np.array([1 + 2j, 3 - 1j]), dtype=pg.ops.float64).array
+    array(4.)
+    """
+    xp = x.xp
+    dt = resolve_dtype(xp, dtype, op)
+    if dt == x.array.dtype:
+        return x
+    if _is_complex(x):
+        try:
+            to_real = not xp.isdtype(dt, "complex floating")
+        except Exception:  # noqa: BLE001 - not a dtype of this library: astype says so
+            to_real = False
+        if to_real:
+            x = real(x)
+    return astype(x, dt, copy=False)
+
+
 # -- the convention for other families' primitives ------------------------------------------
 def _conj_any(g: Any) -> Any:
     if isinstance(g, Variable) and _is_complex(g):

@@ -59,13 +59,13 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Variable:
     >>> float(pg.ops.linalg.trace(np.eye(3)).array)
     3.0
     """
-    from ._complex import astype
+    from ._complex import cast_for
     from ._reduction import sum as _sum
 
     d = diagonal(x, offset=offset)
     if dtype is None:
         return _sum(d, axis=-1)
-    d = astype(d, dtype, copy=False)
+    d = cast_for(d, dtype, "linalg.trace")
     # The dtype is passed on too: without it, libraries widen small integer sums.
     return _sum(d, axis=-1, dtype=d.array.dtype)
 

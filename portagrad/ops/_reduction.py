@@ -56,9 +56,9 @@ def sum(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = No
         return wrap(ensure_array(x.xp, x.xp.sum(x.array, axis=axes, keepdims=keepdims,
                                                  dtype=dtype)), x.xp)
     if dtype is not None and dtype != x.array.dtype:
-        from ._shape import astype
+        from ._complex import cast_for
 
-        x = astype(x, dtype)
+        x = cast_for(x, dtype, "sum")
     return _sum(x, axis=axes, keepdims=keepdims)
 
 
@@ -191,9 +191,9 @@ def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = N
         return wrap(ensure_array(x.xp, x.xp.prod(x.array, axis=axes, keepdims=keepdims,
                                                   dtype=dtype)), x.xp)
     if dtype is not None and dtype != x.array.dtype:
-        from ._shape import astype
+        from ._complex import cast_for
 
-        x = astype(x, dtype)
+        x = cast_for(x, dtype, "prod")
     return _prod(x, axis=axes, keepdims=keepdims)
 
 
@@ -395,9 +395,9 @@ def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
     x = _as_var(x, "cumulative_sum")
     axis = scan_axis(axis, x.array.ndim, "cumulative_sum")
     if dtype is not None and dtype != x.array.dtype:
-        from ._shape import astype
+        from ._complex import cast_for
 
-        x = astype(x, dtype)
+        x = cast_for(x, dtype, "cumulative_sum")
     if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
         # An explicit dtype is kept: without one, libraries widen small integers.
         return wrap(x.xp.cumulative_sum(x.array, axis=axis, include_initial=include_initial,

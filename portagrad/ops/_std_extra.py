@@ -161,13 +161,13 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
     >>> pg.ops.cumulative_prod(np.array([1.0, 2.0, 3.0])).array
     array([1., 2., 6.])
     """
-    from ._complex import astype
+    from ._complex import cast_for
     from ._shape import concat
 
     v = var(x, "cumulative_prod")
     axis = scan_axis(axis, v.array.ndim, "cumulative_prod")
     if dtype is not None:
-        v = astype(v, dtype, copy=False)
+        v = cast_for(v, dtype, "cumulative_prod")
     xp = v.xp
     if not _floating(v):
         # An explicit dtype is kept: without one, libraries widen small integers.

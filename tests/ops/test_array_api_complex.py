@@ -148,3 +148,30 @@ def test_special_values_of_the_standard_on_complex_input(name, table):
     finite = np.array([0.3 - 0.2j, -1.5 + 4.0j])  # elsewhere the library's values
     np.testing.assert_array_equal(getattr(o, name)(o.asarray(finite)).array,
                                   getattr(np, name)(finite))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "cumulative_sum", "cumulative_prod", "trace"])
+def test_a_real_dtype_argument_on_complex_input_keeps_the_real_part(name):
+    """As array-api-strict and NumPy: the reductions cast their input to ``dtype`` first;
+    complex to real keeps the real part (the plain ``astype`` refuses it)."""
+    z = np.array([[1.0 + 2.0j, 3.0 - 1.0j], [0.5 + 0.0j, -2.0 + 4.0j]])
+    fn = {"trace": o.linalg.trace}.get(name, getattr(o, name, None))
+    kwargs = {} if name in ("trace", "sum", "prod") else {"axis": 1}
+    ref = {"trace": np.trace, "sum": np.sum, "prod": np.prod,
+           "cumulative_sum": lambda a, axis: np.cumsum(a, axis=axis),
+           "cumulative_prod": lambda a, axis: np.cumprod(a, axis=axis)}[name]
+    v = pg.Variable(z)
+    out = fn(v, dtype=o.float64, **kwargs)
+    assert out.array.dtype == np.float64
+    np.testing.assert_allclose(out.array, ref(z.real, **kwargs))
+    (g,) = pg.grad(o.sum(out), [v])  # flows through the real part: dL/dRe + i dL/dIm
+    assert np.all(g.array.imag == 0)
+    with pytest.raises(DTypeError, match="astype"):
+        o.astype(v, o.float64)
+
+
+def test_asarray_of_a_complex_variable_to_a_real_dtype_is_as_of_an_array():
+    z = np.array([1.5 + 2.0j, -3.0 + 0.5j])
+    with np.errstate(all="ignore"), pytest.warns(np.exceptions.ComplexWarning):
+        expected = o.asarray(z, dtype=o.float32).array  # NumPy's cast, with its warning
+    np.testing.assert_array_equal(o.asarray(o.asarray(z), dtype=o.float32).array, expected)
