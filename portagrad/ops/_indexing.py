@@ -399,6 +399,11 @@ def setitem(x: Variable, key: Any, value: Any) -> None:
             "one that does; in-place assignment is not recorded. Build the new value "
             "functionally, e.g. pg.ops.where(mask, value, x), or assign into a copy "
             "outside the graph (y = x.detach(); y[key] = value).")
+    if x.creator is not None or getattr(x, "_kept", False):
+        raise GradientError(
+            "Variable.__setitem__: expected a Variable that no recorded op keeps, got one "
+            "that a recorded op kept while it required gradients; assigning into it would "
+            "change that op's gradient. Assign into a copy: y = x.detach(); y[key] = value.")
     if state.fwd and getattr(x, "_tangents", None):
         raise GradientError(
             "Variable.__setitem__: expected a Variable without a forward-mode tangent, got "
@@ -417,6 +422,11 @@ def setitem(x: Variable, key: Any, value: Any) -> None:
                 "Variable.__setitem__(value): expected a value that does not require "
                 "gradients, got one that does; in-place assignment is not recorded. Use "
                 "pg.ops.where or concat to build a result that gradients flow through.")
+        if state.fwd and getattr(value, "_tangents", None):
+            raise GradientError(
+                "Variable.__setitem__(value): expected a value without a forward-mode "
+                "tangent, got one with a tangent at an open dual level; it would be "
+                "dropped. Use pg.ops.where or concat to build a result that carries it.")
         value = value.array
     if is_array(value):
         if type(value) is not type(x.array):

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 from .._errors import DTypeError, GradientError, ShapeError, describe
 from ..xp._namespace import is_array, namespace_of
 from ._mode import state
-from ._variable import Variable, _leaf
+from ._variable import Variable, _leaf, _snapshot
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor", "enter_dual_level",
            "exit_dual_level"]
@@ -149,8 +149,11 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Variabl
     else:
         raise TypeError(f"make_dual(tensor): expected an array or a Variable, got "
                         f"{describe(tensor)}")
-    t = tangent if isinstance(tangent, Variable) else (
-        _leaf(tangent, namespace_of(tangent)) if is_array(tangent) else None)
+    # A constant tangent is kept as it is now: assigning into the caller's Variable later
+    # leaves this dual (and the ops it records) alone.
+    t = (tangent if tangent.requires_grad else _snapshot(tangent)) if isinstance(
+        tangent, Variable) else (_leaf(tangent, namespace_of(tangent)) if is_array(
+            tangent) else None)
     if t is None:
         raise TypeError(f"make_dual(tangent): expected an array or a Variable, got "
                         f"{describe(tangent)}")
@@ -204,7 +207,8 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     rest = {k: v for k, v in d.items() if k != lv}  # type: ignore[union-attr]
     if rest:
         primal._tangents = rest
-    return UnpackedDualTensor(primal, t)
+    # The caller may assign into what it gets; the dual keeps its own.
+    return UnpackedDualTensor(primal, t if t.requires_grad else _snapshot(t))
 
 
 def _view(v: Variable) -> Variable:

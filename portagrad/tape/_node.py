@@ -18,7 +18,7 @@ from .._errors import GradientError, NonFiniteError
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._forward import propagate
 from ._mode import state
-from ._variable import Variable, _leaf
+from ._variable import Variable, _leaf, _snapshot
 
 __all__ = ["Primitive", "Node", "primitive", "PRIMITIVES"]
 
@@ -210,17 +210,6 @@ class Node:
         return f"<Node {self.prim.name} gen={self.generation}>"
 
 
-def _snapshot(v: Variable) -> Variable:
-    """A constant input as a node keeps it: its array and tangents at this moment, so that
-    assigning into ``v`` later (``v[key] = value`` rebinds ``v.array`` to a new array)
-    leaves the gradients of the ops that already used it alone."""
-    s = _leaf(v.array, v.xp)
-    t = getattr(v, "_tangents", None)
-    if t is not None:
-        s._tangents = t
-    return s
-
-
 def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     """Run ``prim`` on Variables (and Python scalars) and record it when needed."""
     xp = None
@@ -262,6 +251,8 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
             c = a.creator
             if c is None:
                 edges.append(a)
+                if prim.save_in:
+                    a._kept = True
             else:
                 edges.append((c, a.index))
                 if c.generation > gen:
@@ -414,6 +405,10 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
     node.in_shapes = (sa, sb)
     node.xp = xp
     if prim.save_in:
+        if ea is a:  # a leaf that requires gradients, kept by reference
+            a._kept = True
+        if eb is b:
+            b._kept = True
         node.saved_inputs = (a if ra or ta is float or ta is int else _snapshot(a),
                              b if rb or tb is float or tb is int else _snapshot(b))
     y.requires_grad = True

@@ -61,6 +61,9 @@ class Variable:
         # Forward-mode tangents by level; set only on Variables that carry some (read
         # with getattr), so that making a Variable costs nothing more.
         "_tangents",
+        # True on a leaf that a recorded op kept by reference while it required gradients
+        # (read with getattr): assigning into it later would change that op's gradient.
+        "_kept",
         "__weakref__",
     )
     # NumPy must hand mixed expressions (``ndarray * Variable``) to the Variable.
@@ -468,6 +471,17 @@ def _leaf(array: Any, xp: Any, requires_grad: bool = False) -> Variable:
     v.index = 0
     v._hooks = None
     return v
+
+
+def _snapshot(v: Variable) -> Variable:
+    """A constant as something else keeps it (a recorded op, a dual's tangent): its array
+    and tangents at this moment, so that assigning into ``v`` later (``v[key] = value``
+    rebinds ``v.array`` to a new array) leaves what was kept alone."""
+    s = _leaf(v.array, v.xp)
+    t = getattr(v, "_tangents", None)
+    if t is not None:
+        s._tangents = t
+    return s
 
 
 def as_variable(value: Any, requires_grad: bool = False) -> Variable:

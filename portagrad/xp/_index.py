@@ -20,7 +20,7 @@ __all__ = ["basic_getitem", "basic_scatter", "set_at", "add_at", "assigned"]
 
 def _forward_plan(key: tuple, shape: tuple) -> tuple[tuple[int, ...], tuple]:
     """Axes to flip and the key with only positive steps (``()`` when none is negative)."""
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    consumed = sum(_axes_taken(k) for k in key if k is not None and k is not Ellipsis)
     axis = 0
     flips: list[int] = []
     out = []
@@ -43,8 +43,14 @@ def _forward_plan(key: tuple, shape: tuple) -> tuple[tuple[int, ...], tuple]:
                 flips.append(axis)
         else:
             out.append(k)
-        axis += 1
+        axis += _axes_taken(k)
     return tuple(flips), tuple(out)
+
+
+def _axes_taken(k: Any) -> int:
+    """How many axes a key entry indexes: a boolean array as many as it has."""
+    dtype = getattr(k, "dtype", None)
+    return k.ndim if dtype is not None and "bool" in str(dtype) else 1
 
 
 def _immutable(xp: Any) -> bool:
