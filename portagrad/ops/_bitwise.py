@@ -4,6 +4,7 @@ outside any graph."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._errors import DTypeError
@@ -42,22 +43,30 @@ def _binary(name: str, kinds: str = "integral") -> Any:
 
 
 def _floor_divide(xp: Any, a: Any, b: Any) -> Any:
-    """The library's ``floor_divide``, with the standard's preferred results where one
-    operand is infinite and the other finite: ``floor(x1 / x2)`` (``inf // 2`` is
-    ``inf``, ``1 // -inf`` is ``-0``), where NumPy follows Python (``nan``, ``-1``)."""
-    out = xp.floor_divide(a, b)
-    if not xp.isdtype(out.dtype, "real floating"):
-        return out
-    fa = a if hasattr(a, "dtype") else xp.full_like(out, a)
-    fb = b if hasattr(b, "dtype") else xp.full_like(out, b)
-    inf_a, inf_b = xp.isinf(fa), xp.isinf(fb)
-    fix = (inf_a & xp.isfinite(fb)) | (inf_b & xp.isfinite(fa))
-    # Safe operands elsewhere, so that the division below warns about nothing it discards.
-    one = xp.ones_like(out)
-    q = xp.where(fix, xp.astype(fa, out.dtype), one) / xp.where(
-        fix & (fb != 0), xp.astype(fb, out.dtype), one)
-    q = xp.where(fix & inf_a & (fb == 0), xp.astype(fa, out.dtype) * xp.where(
-        xp.signbit(xp.astype(fb, out.dtype)), -one, one), q)  # inf // +-0: +-inf
+    """The library's ``floor_divide``, with the standard's preferred results where exactly
+    one operand is infinite: ``floor(x1 / x2)`` (``inf // 2`` is ``inf``, ``1 // -inf`` is
+    ``-0``), where NumPy follows Python (``nan``, ``-1``). With a NaN on the other side
+    both give NaN."""
+    a_float = hasattr(a, "dtype") and xp.isdtype(a.dtype, "real floating")
+    b_float = hasattr(b, "dtype") and xp.isdtype(b.dtype, "real floating")
+    if not (a_float or b_float) or (
+            not (a_float and xp.any(xp.isinf(a))) and not (b_float and xp.any(xp.isinf(b)))
+            and not (isinstance(a, float) and math.isinf(a))
+            and not (isinstance(b, float) and math.isinf(b))):
+        return xp.floor_divide(a, b)
+    dtype = (a if a_float else b).dtype
+    shape = broadcast_shapes(tuple(getattr(a, "shape", ())), tuple(getattr(b, "shape", ())))
+    like = a if a_float else b
+    fa = xp.broadcast_to(xp.asarray(a, dtype=dtype, device=like.device), shape)
+    fb = xp.broadcast_to(xp.asarray(b, dtype=dtype, device=like.device), shape)
+    fix = xp.isinf(fa) != xp.isinf(fb)
+    one = xp.ones(shape, dtype=dtype, device=like.device)
+    # The library's floor_divide where nothing is fixed, on operands it does not warn
+    # about where something is; there floor of the quotient (inf // +-0: +-inf).
+    out = xp.floor_divide(xp.where(fix, one, fa), xp.where(fix, one, fb))
+    zero_b = fix & (fb == 0)
+    q = xp.where(fix, fa, one) / xp.where(fix & ~zero_b, fb, one)
+    q = xp.where(zero_b, q * xp.where(xp.signbit(fb), -one, one), q)
     return xp.where(fix, xp.floor(q), out)
 
 

@@ -3,6 +3,8 @@ statistics and utilities, and the array object's methods."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -124,6 +126,11 @@ def test_floor_divide_with_an_infinite_operand_is_floor_of_the_quotient(backend)
     np.testing.assert_array_equal(scalar, [-inf, -1.0])
     ints = _np(o.floor_divide(backend.asarray(np.array([7, -7])), 2))
     np.testing.assert_array_equal(ints, [3, -4])
+    with warnings.catch_warnings():  # nothing invalid is left to warn about
+        warnings.simplefilter("error")
+        fixed = _np(o.floor_divide(backend.asarray(np.array([inf, 1.0, -inf])),
+                                   backend.asarray(np.array([3.0, -inf, 0.5]))))
+    np.testing.assert_array_equal(fixed, [inf, -0.0, -inf])
 
 
 def test_elementwise_extras(backend):
