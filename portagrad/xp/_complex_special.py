@@ -55,7 +55,8 @@ def _expm1_numpy_like(xp: Any, x: Any) -> Any:
         out = np.asarray(np.expm1(x))  # NumPy returns a scalar for 0-d input
     a, b = x.real, x.imag
     zero_b = b == 0
-    fix = (zero_b & ((a == 0) | np.isinf(a) | np.isnan(a))) | (np.isinf(a) & ~np.isfinite(b))
+    fix = (zero_b & ((a == 0) | np.isinf(a) | np.isnan(a))) | (a == -np.inf) | (
+        (a == np.inf) & ~np.isfinite(b))
     if not bool(fix.any()):
         return out
     re, im = out.real, out.imag  # views: writing them writes out
@@ -64,6 +65,7 @@ def _expm1_numpy_like(xp: Any, x: Any) -> Any:
     sel = zero_b & (np.isinf(a) | np.isnan(a))  # +inf + 0j, nan + 0j (and -inf: -1 + 0j)
     im[sel] = b[sel]
     re[sel & (a > 0)] = np.inf
+    re[a == -np.inf] = -1.0  # +0 cis(b) - 1: exactly -1 (NumPy rounds it for some b)
     nonfinite_b = ~np.isfinite(b)
     sel = (a == np.inf) & nonfinite_b  # inf + nan j
     re[sel] = np.inf

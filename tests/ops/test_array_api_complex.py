@@ -119,6 +119,7 @@ INF, NAN = float("inf"), float("nan")
 EXPM1 = [((0.0, 0.0), (0.0, 0.0)), ((-0.0, 0.0), (0.0, 0.0)), ((1.0, INF), (NAN, NAN)),
          ((1.0, NAN), (NAN, NAN)), ((INF, 0.0), (INF, 0.0)), ((INF, -0.0), (INF, -0.0)),
          ((-INF, 2.0), (-1.0, 0.0)), ((-INF, -2.0), (-1.0, -0.0)), ((-INF, 0.0), (-1.0, 0.0)),
+         ((-INF, 2.5), (-1.0, 0.0)), ((-INF, -2.5), (-1.0, -0.0)),
          ((-INF, INF), (-1.0, None)), ((INF, INF), (None, NAN)), ((-INF, NAN), (-1.0, None)),
          ((INF, NAN), (None, NAN)), ((NAN, 0.0), (NAN, 0.0)), ((NAN, 1.0), (NAN, NAN)),
          ((NAN, NAN), (NAN, NAN))]
