@@ -52,13 +52,15 @@ def sum(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = No
     """
     x = _as_var(x, "sum")
     axes = _axes_tuple(axis, x.array.ndim, "sum")
-    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
-        return wrap(ensure_array(x.xp, x.xp.sum(x.array, axis=axes, keepdims=keepdims,
-                                                 dtype=dtype)), x.xp)
-    if dtype is not None and dtype != x.array.dtype:
+    if dtype is not None and dtype != x.array.dtype and x.xp.isdtype(
+            x.array.dtype, ("real floating", "complex floating")):
         from ._complex import cast_for
 
         x = cast_for(x, dtype, "sum")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        # An explicit dtype is kept: without one, libraries widen small integers.
+        return wrap(ensure_array(x.xp, x.xp.sum(x.array, axis=axes, keepdims=keepdims,
+                                                 dtype=dtype)), x.xp)
     return _sum(x, axis=axes, keepdims=keepdims)
 
 
@@ -187,13 +189,15 @@ def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = N
     """
     x = _as_var(x, "prod")
     axes = _axes_tuple(axis, x.array.ndim, "prod")
-    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
-        return wrap(ensure_array(x.xp, x.xp.prod(x.array, axis=axes, keepdims=keepdims,
-                                                  dtype=dtype)), x.xp)
-    if dtype is not None and dtype != x.array.dtype:
+    if dtype is not None and dtype != x.array.dtype and x.xp.isdtype(
+            x.array.dtype, ("real floating", "complex floating")):
         from ._complex import cast_for
 
         x = cast_for(x, dtype, "prod")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        # An explicit dtype is kept: without one, libraries widen small integers.
+        return wrap(ensure_array(x.xp, x.xp.prod(x.array, axis=axes, keepdims=keepdims,
+                                                  dtype=dtype)), x.xp)
     return _prod(x, axis=axes, keepdims=keepdims)
 
 

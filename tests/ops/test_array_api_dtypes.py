@@ -154,3 +154,12 @@ def test_a_dict_of_portagrad_dtypes_is_indexed_by_array_dtypes():
     assert names[xs.asarray([1], dtype=xs.int16).dtype] == "int16"
     assert names[np.dtype(bool)] == "bool" and names[np.dtype("complex128")] == "complex128"
     assert len({pg.ops.float32, np.dtype("float32")}) == 1
+
+
+def test_sum_and_prod_keep_an_integer_dtype_argument_on_floating_input():
+    o = pg.ops
+    x = o.asarray([1.5, 2.5, -3.0])
+    assert o.sum(x, dtype=o.int32).dtype == o.int32
+    assert int(o.sum(x, dtype=o.int32).array) == 0  # cast first: 1 + 2 - 3
+    assert o.prod(x, dtype=o.int16).dtype == o.int16
+    assert o.sum(o.asarray([1 + 1j, 2 - 1j]), dtype=o.int8).dtype == o.int8
