@@ -178,14 +178,20 @@ def check_backward(f: Callable[..., Any], inputs: Sequence[Any],
     lp = sum(_dot(o, g) for o, g in zip(_call(f, xp_args[0], diff), gys))
     lm = sum(_dot(o, g) for o, g in zip(_call(f, xp_args[1], diff), gys))
     numeric = (lp - lm) / (2 * eps)
+    _compare(f"{label}: analytic", analytic, numeric, arrays, f"direction seed {seed}", eps,
+             atol, rtol)
+
+
+def _compare(what: str, analytic: float, numeric: float, arrays: list, seed: str,
+             eps: float, atol: float, rtol: float) -> None:
+    """Raise GradientCheckError unless an analytic directional derivative matches the
+    central difference ``numeric``."""
     if not abs(analytic - numeric) <= atol + rtol * abs(numeric) or analytic != analytic:
         shapes = [tuple(a.shape) for a in arrays]
         raise GradientCheckError(
-            f"{label}: analytic directional derivative {analytic!r} differs from the "
+            f"{what} directional derivative {analytic!r} differs from the "
             f"numerical one {numeric!r} (|diff| {abs(analytic - numeric):.3g} > atol {atol} + "
-            f"rtol {rtol} * |numerical|). Inputs of shapes {shapes}, direction seed {seed}, "
-            f"eps {eps}."
-        )
+            f"rtol {rtol} * |numerical|). Inputs of shapes {shapes}, {seed}, eps {eps}.")
 
 
 def _check_meta(label: str, a: Any, g: Any) -> None:
@@ -304,13 +310,8 @@ def check_jvp(f: Callable[..., Any], inputs: Sequence[Any],
     minus = _call(f, [a - eps * t if d else a for a, d, t in zip(arrays, diff, dirs)], diff)
     numeric = sum(_dot(p, u) - _dot(m, u) for p, m, u in zip(plus, minus, cots)
                   if u is not None) / (2 * eps)
-    if not abs(analytic - numeric) <= atol + rtol * abs(numeric) or analytic != analytic:
-        shapes = [tuple(a.shape) for a in arrays]
-        raise GradientCheckError(
-            f"{label}: forward-mode directional derivative {analytic!r} differs from the "
-            f"numerical one {numeric!r} (|diff| {abs(analytic - numeric):.3g} > atol {atol} + "
-            f"rtol {rtol} * |numerical|). Inputs of shapes {shapes}, tangent seed {seed}, "
-            f"eps {eps}.")
+    _compare(f"{label}: forward-mode", analytic, numeric, arrays, f"tangent seed {seed}",
+             eps, atol, rtol)
 
 
 def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 2, *,
