@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels import Kernel
+from ._openblas import library
 
 __all__ = ["sgd_update", "momentum_update", "adam_update"]
 
@@ -140,20 +141,11 @@ class _OpenBLAS:
 
 def _blas() -> Any:
     if not _BLAS:
-        blas = None
+        lib = library()
         try:
-            import ctypes
-            import glob
-            import os
-
-            libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-            paths = sorted(glob.glob(os.path.join(libs, "libscipy_openblas64_*.so*")))
-            if paths:
-                # NumPy has loaded this file already: dlopen returns that same library.
-                blas = _OpenBLAS(ctypes.CDLL(paths[0]))
-        except (OSError, AttributeError):
-            blas = None
-        _BLAS.append(blas)
+            _BLAS.append(None if lib is None else _OpenBLAS(lib))
+        except AttributeError:  # an OpenBLAS without the symbols named above
+            _BLAS.append(None)
     return _BLAS[0]
 
 
