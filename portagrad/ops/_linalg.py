@@ -10,6 +10,8 @@ from ..tape import primitive
 from ..tape._mode import state
 from ..tape._variable import Variable, _leaf
 from ..xp import ensure_array
+from ..xp._matmul import matmul as _mm
+from ..xp._matmul import matmul_like as _mm_like
 from ._core import binary
 from ._shape import _norm_axis, _reshape, matrix_transpose, permute_dims, reshape, sum_to
 
@@ -18,7 +20,7 @@ __all__ = ["matmul", "tensordot", "vecdot"]
 
 @primitive()
 def _matmul(xp: Any, a: Any, b: Any) -> Any:
-    return ensure_array(xp, a @ b)
+    return ensure_array(xp, _mm(xp, a, b))
 
 
 @_matmul.defjvp
@@ -77,8 +79,8 @@ def _matmul_vjp_arrays(xp: Any, g: Any, a: Any, b: Any, want_a: bool, want_b: bo
     """The 2-d vjp on raw arrays, for backward without ``create_graph``: nothing is
     recorded then, so the products skip the bookkeeping of two primitives and two
     transposes. Each line computes what the recorded branch computes."""
-    ga = _leaf(g @ b.mT, xp) if want_a else None
-    gb = _leaf(a.mT @ g, xp) if want_b else None
+    ga = _leaf(_mm_like(xp, g, b.mT, a), xp) if want_a else None
+    gb = _leaf(_mm_like(xp, a.mT, g, b), xp) if want_b else None
     return ga, gb
 
 

@@ -9,6 +9,8 @@ from ..tape import primitive
 from ..tape._mode import state
 from ..tape._variable import Variable, _leaf
 from ..xp import check_same_device, check_same_namespace
+from ..xp._matmul import matmul as _mm
+from ..xp._matmul import matmul_like as _mm_like
 from ._core import _multi_device, binary, is_floating_dtype
 from ._core import float_var as _float
 from ._elementwise import where
@@ -28,7 +30,7 @@ def _linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
     ``x.T @ gy`` (the optimizer's update then runs over memory in order), and so that the
     bias is added in place into the fresh product instead of into another array of the
     output's size. ``b``, when given, has the dtype of the product."""
-    y = x @ w.mT
+    y = _mm(xp, x, w.mT)
     if b is not None:
         y += b  # rebinds on immutable libraries (JAX)
     return y
@@ -81,7 +83,7 @@ def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: b
     bookkeeping is a third of a small layer's backward). Each line computes what the
     recorded branch above computes."""
     g = gy.array
-    gx = _leaf(g @ w, xp) if want_x else None
+    gx = _leaf(_mm_like(xp, g, w, x), xp) if want_x else None
     gw = gb = None
     if want_w:
         if nd == 1:
@@ -89,7 +91,7 @@ def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: b
         elif nd > 2:
             gw = xp.reshape(g, (-1, g.shape[-1])).mT @ xp.reshape(x, (-1, x.shape[-1]))
         else:
-            gw = g.mT @ x
+            gw = _mm_like(xp, g.mT, x, w)
         gw = _leaf(gw, xp)
     if want_b:
         gb = _leaf(xp.sum(g, axis=tuple(range(nd - 1))), xp) if nd > 1 else gy

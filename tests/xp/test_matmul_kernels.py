@@ -1,0 +1,141 @@
+"""Matrix-product kernels: the NumPy fast paths give the products of the default, in the
+layouts they promise, and decline what they were not measured on."""
+
+from __future__ import annotations
+
+import array_api_compat.numpy as npx
+import array_api_strict as xs
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad.xp import _matmul, _openblas, pure_standard
+from portagrad.xp._matmul import matmul, matmul_like
+
+
+@pytest.fixture
+def transposed_core(monkeypatch):
+    """Run as on a CPU whose OpenBLAS kernels take the transposed form."""
+    monkeypatch.setattr(_matmul, "_CORE_OK", [True])
+
+
+@pytest.fixture
+def plain_core(monkeypatch):
+    monkeypatch.setattr(_matmul, "_CORE_OK", [False])
+
+
+def _f32(rng, shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(128, 1000, 1000), (64, 9216, 128), (8, 1000, 600),
+                                   (256, 512, 600)])
+def test_transposed_form_equals_the_product_in_rows(rng, transposed_core, shape):
+    m, k, n = shape
+    x, w = _f32(rng, (m, k)), _f32(rng, (n, k))
+    y = matmul(npx, x, w.mT)
+    assert y.flags.c_contiguous and y.shape == (m, n) and y.dtype == np.float32
+    np.testing.assert_allclose(y, x.astype(np.float64) @ w.T.astype(np.float64),
+                               rtol=2e-4, atol=2e-4 * np.sqrt(k))
+    with pure_standard():
+        ref = matmul(npx, x, w.mT)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5 * np.sqrt(k))
+
+
+@pytest.mark.parametrize("case", ["float64", "rows>256", "short inner", "narrow", "small",
+                                  "rows operand transposed", "right operand in rows"])
+def test_transposed_form_declines_what_was_not_measured(rng, transposed_core, case):
+    m, k, n = 64, 600, 300
+    dtype = np.float64 if case == "float64" else np.float32
+    if case == "rows>256":
+        m, n = 257, 1000
+    elif case == "short inner":
+        k = 511
+    elif case == "narrow":
+        n = 2 * m - 1
+    elif case == "small":
+        m, n = 4, 8
+    x = rng.standard_normal((m, k)).astype(dtype)
+    w = rng.standard_normal((n, k)).astype(dtype)
+    if case == "rows operand transposed":
+        x = np.asfortranarray(x)
+    b = np.ascontiguousarray(w.T) if case == "right operand in rows" else w.T
+    assert _matmul._matmul_numpy(npx, x, b) is NotImplemented
+    np.testing.assert_array_equal(matmul(npx, x, b), x @ b)
+
+
+def test_other_cores_run_the_product_as_written(rng, plain_core):
+    x, w = _f32(rng, (128, 1000)), _f32(rng, (1000, 1000))
+    assert _matmul._matmul_numpy(npx, x, w.mT) is NotImplemented
+    np.testing.assert_array_equal(matmul(npx, x, w.mT), x @ w.T)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_matmul_like_takes_the_layout_of_like(rng, transposed_core, order):
+    a, b = _f32(rng, (128, 700)), _f32(rng, (700, 300))
+    like = np.zeros((128, 300), dtype=np.float32, order=order)
+    g = matmul_like(npx, a, b, like)
+    assert g.flags.f_contiguous if order == "F" else g.flags.c_contiguous
+    np.testing.assert_allclose(g, a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_matmul_like_on_a_library_without_layouts(rng):
+    a, b = xs.asarray(_f32(rng, (3, 4))), xs.asarray(_f32(rng, (4, 2)))
+    g = matmul_like(xs, a, b, xs.zeros((3, 2)))
+    np.testing.assert_array_equal(np.asarray(g), np.asarray(a @ b))
+
+
+def test_gradients_of_a_transposed_operand_come_in_its_layout(rng, transposed_core):
+    # The gradient of a column-major input is column-major, and summed with the others
+    # of the same variable without a copy across layouts.
+    x = pg.Variable(np.asfortranarray(_f32(rng, (64, 600))), requires_grad=True)
+    w = pg.Variable(_f32(rng, (300, 600)), requires_grad=True)
+    y = pg.ops.linear(x, w) + pg.ops.matmul(x, w.mT)
+    gx, gw = pg.grad(pg.ops.sum(y * y), [x, w])
+    assert gx.array.flags.f_contiguous and gw.array.flags.c_contiguous
+    x64, w64 = x.array.astype(np.float64), w.array.astype(np.float64)
+    gy = 2 * (2 * x64 @ w64.T)
+    np.testing.assert_allclose(gx.array, 2 * gy @ w64, rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(gw.array, 2 * gy.T @ x64, rtol=1e-4, atol=1e-2)
+
+
+def test_linear_layer_on_the_transposed_form_trains_as_the_plain_one(rng, monkeypatch):
+    """One SGD step of a 784-1000-10 MLP (batch 128): the transposed form and the plain
+    one give the same loss and gradients to float32 rounding, and their second-order
+    products (a Hessian-vector product) agree too."""
+    x, t = _f32(rng, (128, 784)), rng.integers(0, 10, 128)
+    w0, w1, v0 = _f32(rng, (1000, 784)) * 0.03, _f32(rng, (10, 1000)) * 0.03, _f32(
+        rng, (1000, 784))
+
+    def loss(a, b):
+        return pg.ops.softmax_cross_entropy(pg.ops.linear(pg.ops.relu(pg.ops.linear(x, a)),
+                                                           b), t)
+
+    results = []
+    for core in (True, False):
+        monkeypatch.setattr(_matmul, "_CORE_OK", [core])
+        ws = [pg.Variable(w0, requires_grad=True), pg.Variable(w1, requires_grad=True)]
+        value = loss(*ws)
+        grads = pg.grad(value, ws)
+        _, hv = pg.hvp(loss, (w0, w1), (v0, np.zeros_like(w1)))
+        results.append([value.array, *(g.array for g in grads), *(h.array for h in hv)])
+    for fast, plain in zip(*results):
+        np.testing.assert_allclose(fast, plain, rtol=1e-4, atol=1e-6)
+
+
+def test_openblas_core_name_is_known_or_empty():
+    name = _openblas.corename()
+    assert isinstance(name, str)
+    if _openblas.library() is not None:
+        assert name  # NumPy's wheels: OpenBLAS names the kernels it picked
+
+
+@pytest.mark.parametrize("shape", [(1000, 128), (3, 1), (0, 4), (5, 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_transpose_copy_is_a_row_major_transpose(rng, shape, dtype):
+    a = (rng.standard_normal(shape) * 100).astype(dtype)
+    out = _openblas.transpose_copy(a)
+    assert out.flags.c_contiguous and out.dtype == a.dtype
+    np.testing.assert_array_equal(out, a.T)
+    view = _openblas.transpose_copy(a[::-1])  # not row-major: NumPy's copy
+    np.testing.assert_array_equal(view, a[::-1].T)
