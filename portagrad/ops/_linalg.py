@@ -8,7 +8,7 @@ from typing import Any
 from .._errors import DTypeError, ShapeError
 from ..tape import primitive
 from ..tape._mode import state
-from ..tape._variable import Variable, _leaf
+from ..tape._variable import Variable, _fresh
 from ..xp import ensure_array
 from ..xp._matmul import matmul as _mm
 from ..xp._matmul import matmul_like as _mm_like
@@ -79,8 +79,8 @@ def _matmul_vjp_arrays(xp: Any, g: Any, a: Any, b: Any, want_a: bool, want_b: bo
     """The 2-d vjp on raw arrays, for backward without ``create_graph``: nothing is
     recorded then, so the products skip the bookkeeping of two primitives and two
     transposes. Each line computes what the recorded branch computes."""
-    ga = _leaf(_mm_like(xp, g, b.mT, a), xp) if want_a else None
-    gb = _leaf(_mm_like(xp, a.mT, g, b), xp) if want_b else None
+    ga = _fresh(_mm_like(xp, g, b.mT, a), xp) if want_a else None
+    gb = _fresh(_mm_like(xp, a.mT, g, b), xp) if want_b else None
     return ga, gb
 
 

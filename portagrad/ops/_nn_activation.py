@@ -15,7 +15,7 @@ from typing import Any
 from .._errors import ShapeError
 from ..tape import primitive
 from ..tape._mode import state
-from ..tape._variable import Variable, _leaf
+from ..tape._variable import Variable, _fresh
 from ..xp import ensure_array
 from ..xp._activation import relu_grad as _relu_grad_kernel
 from ..xp._special import erf as _erf_kernel
@@ -57,7 +57,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
     if not (state.grad_enabled or state.fwd):
         # Nothing is recorded: _relu_grad's forward on the raw arrays, without its node.
         xp = ctx.xp
-        return (_leaf(ensure_array(xp, _relu_grad_kernel(xp, gy.array, y.array)), xp),)
+        return (_fresh(ensure_array(xp, _relu_grad_kernel(xp, gy.array, y.array)), xp),)
     return (_relu_grad(gy, y),)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from .._errors import DTypeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._mode import state
-from ..tape._variable import Variable, _leaf
+from ..tape._variable import Variable, _fresh
 from ..xp import check_same_device, check_same_namespace
 from ..xp._matmul import matmul as _mm
 from ..xp._matmul import matmul_like as _mm_like
@@ -83,7 +83,7 @@ def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: b
     bookkeeping is a third of a small layer's backward). Each line computes what the
     recorded branch above computes."""
     g = gy.array
-    gx = _leaf(_mm_like(xp, g, w, x), xp) if want_x else None
+    gx = _fresh(_mm_like(xp, g, w, x), xp) if want_x else None
     gw = gb = None
     if want_w:
         if nd == 1:
@@ -92,9 +92,9 @@ def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: b
             gw = xp.reshape(g, (-1, g.shape[-1])).mT @ xp.reshape(x, (-1, x.shape[-1]))
         else:
             gw = _mm_like(xp, g.mT, x, w)
-        gw = _leaf(gw, xp)
+        gw = _fresh(gw, xp)
     if want_b:
-        gb = _leaf(xp.sum(g, axis=tuple(range(nd - 1))), xp) if nd > 1 else gy
+        gb = _fresh(xp.sum(g, axis=tuple(range(nd - 1))), xp) if nd > 1 else gy
     return gx, gw, gb
 
 

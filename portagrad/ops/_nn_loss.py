@@ -13,7 +13,7 @@ from typing import Any
 from .._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ..tape import primitive
 from ..tape._mode import state
-from ..tape._variable import Variable, _leaf
+from ..tape._variable import Variable, _fresh
 from ..xp._loss import softmax_xent, softmax_xent_grad
 from ._core import binary, float_only, size_of, var, wrap
 from ._elementwise import abs as _abs
@@ -186,7 +186,7 @@ def _(ctx: Any, gl: Variable) -> tuple:
     if not (state.grad_enabled or state.fwd):
         # Nothing is recorded: _sce_grad's forward on the raw arrays, without its node.
         xp = ctx.xp
-        return (_leaf(softmax_xent_grad(xp, x.array, gl.array, p["axis"], p["t"], p["w"],
+        return (_fresh(softmax_xent_grad(xp, x.array, gl.array, p["axis"], p["t"], p["w"],
                                         p["cache"]), xp),)
     return (_sce_grad(x, gl, axis=p["axis"], t=p["t"], w=p["w"], cache=p["cache"]),)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..tape import primitive
 from ..tape._mode import state
-from ..tape._variable import Variable, _leaf
+from ..tape._variable import Variable, _fresh
 from ._elementwise import sqrt
 from ._reduction import _sum
 from ._reduction import mean as _mean
@@ -143,11 +143,11 @@ def _vjp_arrays(xp: Any, gy: Any, x: Any, w: Any, bshape: tuple, mean: Any, inv:
         d *= k * inv * inv * xp.reshape(sgd * (-1.0 / n), bshape)
         d -= k * xp.reshape(sgy * (1.0 / n), bshape)
         d += gy * k
-        gx = _leaf(d, xp)
+        gx = _fresh(d, xp)
     if e[1] is not None:
-        gw = _leaf(sgd * xp.reshape(inv, (c,)), xp)
+        gw = _fresh(sgd * xp.reshape(inv, (c,)), xp)
     if e[2] is not None:
-        gb = _leaf(sgy, xp)
+        gb = _fresh(sgy, xp)
     return gx, gw, gb
 
 

@@ -15,7 +15,7 @@ from .._errors import GradientError, ShapeError, describe
 from ..xp._accumulate import accumulate
 from ._mode import set_grad_enabled, state
 from ._node import Node, check_finite
-from ._variable import _HOOKED, Variable, _leaf
+from ._variable import _HOOKED, Variable, _Fresh, _leaf
 
 __all__ = ["backward", "grad"]
 
@@ -61,35 +61,57 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
     pending = _count_hooked_edges(roots) if targets is None and _HOOKED else None
 
     # Without create_graph, sums are done on raw arrays, in place into arrays this run
-    # allocated itself ("owned": never handed to a vjp or to the user yet).
+    # allocated itself or that a vjp made fresh for it ("owned": never handed to a vjp or
+    # to the user yet). An id is added only while its Variable is stored in a buffer or a
+    # leaf's gradient, and dropped when the buffer goes to a vjp.
     owned: set[int] = set()
     # Forward-mode tangents ride on Variables: with a level open, sums go through ops.
     symbolic = create_graph or bool(state.fwd)
     if symbolic:
         def acc(old: Variable, g: Variable) -> Variable:
             return old + g
+
+        def keep(g: Variable) -> Variable:
+            if type(g) is _Fresh:
+                g.__class__ = Variable
+            return g
     else:
         def acc(old: Variable, g: Variable) -> Variable:
+            a, b = old.array, g.array
             if id(old) in owned:
-                a = old.array
                 if a.ndim > 1:  # layouts (and so accumulate's choice) start at 2-d
-                    a = accumulate(old.xp, a, g.array)
+                    a = accumulate(old.xp, a, b)
                 else:
-                    a += g.array  # rebinds for immutable libraries (JAX), in place otherwise
+                    a += b  # rebinds for immutable libraries (JAX), in place otherwise
                 old.array = a
                 return old
-            new = _leaf(old.array + g.array, old.xp)
+            if type(g) is _Fresh:
+                g.__class__ = Variable
+                if a.shape == b.shape and a.dtype == b.dtype:
+                    # The sum goes into the new term's own array (addition commutes).
+                    g.array = accumulate(g.xp, b, a) if b.ndim > 1 else _iadd(b, a)
+                    owned.add(id(g))
+                    return g
+            new = _leaf(a + b, old.xp)
             owned.add(id(new))
             return new
+
+        def keep(g: Variable) -> Variable:
+            # The first gradient of a variable, as it is stored: a fresh one is this run's
+            # to sum the others into.
+            if type(g) is _Fresh:
+                g.__class__ = Variable
+                owned.add(id(g))
+            return g
 
     def add_leaf(v: Variable, g: Variable) -> None:
         if targets is not None:
             if id(v) in targets:
                 old = leaf_grads.get(id(v))
-                leaf_grads[id(v)] = g if old is None else acc(old, g)
+                leaf_grads[id(v)] = keep(g) if old is None else acc(old, g)
             return
         old = v.grad_var
-        v.grad_var = g if old is None else acc(old, g)
+        v.grad_var = keep(g) if old is None else acc(old, g)
 
     for y, g in roots:
         c = y.creator
@@ -180,14 +202,17 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                         heappush(heap, (-parent.generation, counter, parent))
                         counter += 1
                     old = pbuf[idx]
-                    pbuf[idx] = gx if old is None else acc(old, gx)
+                    if old is not None:
+                        pbuf[idx] = acc(old, gx)
+                    else:
+                        pbuf[idx] = gx if type(gx) is not _Fresh else keep(gx)
                 else:
                     if targets is None and not symbolic:
                         # add_leaf and acc spelled out: a leaf such as a weight takes one
                         # gradient per use, so this runs as often as the op loop itself.
                         old = e.grad_var
                         if old is None:
-                            e.grad_var = gx
+                            e.grad_var = gx if type(gx) is not _Fresh else keep(gx)
                         elif id(old) in owned:
                             a = old.array
                             if a.ndim > 1:
@@ -218,6 +243,11 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 if g is not None:
                     leaf_grads[key] = g
     return leaf_grads
+
+
+def _iadd(a: Any, b: Any) -> Any:
+    a += b  # rebinds for immutable libraries (JAX), in place otherwise
+    return a
 
 
 def _count_hooked_edges(roots: Sequence[tuple[Variable, Variable]]) -> dict[int, list]:

@@ -473,6 +473,29 @@ def _leaf(array: Any, xp: Any, requires_grad: bool = False) -> Variable:
     return v
 
 
+class _Fresh(Variable):
+    """A gradient a vjp computed into a new array that nothing else references, returned
+    for one input only: backward may add that input's other gradients into it in place
+    instead of allocating their sum. Backward turns it into a plain Variable
+    (``__class__``) as it stores it, so none reaches the user."""
+
+    __slots__ = ()
+
+
+def _fresh(array: Any, xp: Any) -> Variable:
+    """Wrap ``array``, a vjp's new gradient array, as a :class:`_Fresh` gradient."""
+    v = object.__new__(_Fresh)
+    v.array = array
+    v.xp = xp
+    v.requires_grad = False
+    v.grad_var = None
+    v.name = None
+    v.creator = None
+    v.index = 0
+    v._hooks = None
+    return v
+
+
 def _snapshot(v: Variable) -> Variable:
     """A constant as something else keeps it (a recorded op, a dual's tangent): its array
     and tangents at this moment, so that assigning into ``v`` later (``v[key] = value``

@@ -228,3 +228,67 @@ def test_prod_gradient_with_zeros_is_the_product_of_the_others():
     np.testing.assert_allclose(g.array, [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [8.0, 4.0, 2.0]])
     pg.gradcheck.check_grads(lambda v: pg.ops.prod(v * v, axis=0),
                              (np.array([[0.5, 1.5], [2.0, -1.0]]),), order=3)
+
+
+def _mlp_grads(x, ws, shared):
+    """Loss of a small network whose weights and activations each take several gradients:
+    matrix products (fresh gradients, summed in place), an addition that hands one
+    gradient to both its inputs (shared, never summed into) and a ReLU."""
+    a = pg.ops.matmul(x, ws[0])
+    h = pg.ops.relu(a + shared)            # the gradient of a and of shared is one object
+    y = pg.ops.linear(h, ws[1]) + pg.ops.matmul(h, ws[1].mT)  # h, ws[1]: two products
+    z = pg.ops.matmul(a, ws[2])            # a: a product and the addition's gradient
+    return (y * y).sum() + (z * a.sum()).sum() + (shared * shared).sum()
+
+
+def _mlp_grads_numpy(x, w0, w1, w2, s):
+    a = x @ w0
+    pre = a + s
+    h = np.maximum(pre, 0)
+    gy = 2 * (2 * h @ w1.T)
+    gpre = (2 * gy @ w1) * (pre > 0)
+    dz = a.sum() * np.ones((a.shape[0], w2.shape[1]))
+    ga = gpre + dz @ w2.T + (a @ w2).sum()
+    return x.T @ ga, 2 * gy.T @ h, a.T @ dz, gpre + 2 * s
+
+
+@pytest.mark.parametrize("how", ["backward", "grad"])
+def test_gradients_summed_in_place_never_touch_shared_or_returned_ones(rng, how):
+    x = rng.standard_normal((5, 4))
+    w0, w1, w2 = rng.standard_normal((4, 6)), rng.standard_normal((3, 6)), rng.standard_normal(
+        (6, 2))
+    s = rng.standard_normal((5, 6))
+    ws = [pg.Variable(w) for w in (w0, w1, w2)]
+    shared = pg.Variable(s)
+    expected = _mlp_grads_numpy(x, w0, w1, w2, s)
+    params = [*ws, shared]
+    if how == "backward":
+        _mlp_grads(x, ws, shared).backward()
+        got = [p.grad_var for p in params]
+    else:
+        got = list(pg.grad(_mlp_grads(x, ws, shared), params))
+    for g, e in zip(got, expected):
+        assert type(g) is pg.Variable  # backward's own gradient types never reach the user
+        np.testing.assert_allclose(g.array, e, rtol=1e-10, atol=1e-10)
+    # A second run sums into new arrays: what the first one handed out stays as it was.
+    kept = [g.array.copy() for g in got]
+    if how == "backward":
+        _mlp_grads(x, ws, shared).backward()
+        for g, k, p in zip(got, kept, params):
+            np.testing.assert_array_equal(g.array, k)
+            np.testing.assert_allclose(p.grad_var.array, 2 * k, rtol=1e-12)
+    else:
+        pg.grad(_mlp_grads(x, ws, shared), params)
+        for g, k in zip(got, kept):
+            np.testing.assert_array_equal(g.array, k)
+
+
+def test_an_intermediate_gradient_is_not_summed_into_afterwards(rng):
+    x = pg.Variable(rng.standard_normal((3, 4)))
+    w = pg.Variable(rng.standard_normal((4, 4)))
+    h = pg.ops.matmul(x, w)
+    y = (pg.ops.matmul(h, w) + h * 2.0).sum()
+    gh, gx = pg.grad(y, [h, x])
+    expected = np.ones((3, 4)) @ w.array.T + 2.0
+    np.testing.assert_allclose(gh.array, expected, rtol=1e-12)
+    np.testing.assert_allclose(gx.array, expected @ w.array.T, rtol=1e-12)
