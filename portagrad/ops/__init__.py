@@ -311,3 +311,9 @@ __array_api_version__ = "2024.12"
 from ._api_chainer import *  # noqa: E402,F403
 from ._api_nn import *  # noqa: E402,F403 - the list is __all__ of that module
 from ._api_std import *  # noqa: E402,F403
+from ._complex import _install_convention  # noqa: E402
+
+# Primitives of the families imported after _complex (linear, conv) follow the complex
+# convention too.
+_install_convention()
+del _install_convention

@@ -254,7 +254,8 @@ def holomorphic(rule: Callable[..., Any]) -> Callable[..., Any]:
 # for real inputs and are applied through `holomorphic` for complex ones.
 _HOLOMORPHIC = ("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan",
                 "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-                "sqrt", "square", "reciprocal", "multiply", "divide", "pow", "matmul", "prod")
+                "sqrt", "square", "reciprocal", "multiply", "divide", "pow", "matmul", "prod",
+                "linear", "conv", "conv_input_grad", "conv_weight_grad")
 
 
 def _install_convention() -> None:

@@ -26,6 +26,18 @@ def _numeric_complex_grad(f, z, eps=1e-6):
     return g
 
 
+_W = np.array([[1 + 1j, 2 - 1j, 0.5j], [-1.0, 0.5 + 0.5j, 2.0]])
+_B = np.array([0.5 - 1j, 1j])
+_X = np.array([[1 - 1j, 0.5, 2j], [1.0, -1j, 1 + 2j]])
+_K = np.array([0.5 + 1j, -1.0, 2 - 0.5j]).reshape(1, 1, 1, 3)
+_S = np.array([1 + 1j, -0.5j, 2.0, 1 - 2j, 0.5]).reshape(1, 1, 1, 5)
+
+
+def _corr(x, k):
+    """Valid cross-correlation of two complex vectors (what conv computes)."""
+    return np.array([np.sum(x[i:i + len(k)] * k) for i in range(len(x) - len(k) + 1)])
+
+
 CASES = {
     "abs_squared": (lambda z: o.sum(o.real(z * o.conj(z))),
                     lambda z: np.sum(np.abs(z) ** 2)),
@@ -43,6 +55,14 @@ CASES = {
                    lambda z: np.sum(np.imag(z * np.array([1.0, -2.0, 0.5])))),
     "prod_mean": (lambda z: o.real(o.prod(z) + o.mean(z * z)),
                   lambda z: np.real(np.prod(z) + np.mean(z * z))),
+    "linear_input": (lambda z: o.sum(o.abs(o.linear(o.reshape(z, (1, 3)), _W, _B)) ** 2),
+                     lambda z: np.sum(np.abs(z[None] @ _W.T + _B) ** 2)),
+    "linear_weight": (lambda z: o.sum(o.abs(o.linear(_X, o.reshape(z, (1, 3)))) ** 2),
+                      lambda z: np.sum(np.abs(_X @ z[None].T) ** 2)),
+    "conv_input": (lambda z: o.sum(o.abs(o.conv(o.reshape(z, (1, 1, 1, 3)), _K)) ** 2),
+                   lambda z: np.sum(np.abs(_corr(z, _K.ravel())) ** 2)),
+    "conv_weight": (lambda z: o.sum(o.abs(o.conv(_S, o.reshape(z, (1, 1, 1, 3)))) ** 2),
+                    lambda z: np.sum(np.abs(_corr(_S.ravel(), z)) ** 2)),
 }
 
 
