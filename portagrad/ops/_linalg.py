@@ -11,6 +11,7 @@ from ..tape._mode import state
 from ..tape._variable import Variable, _fresh
 from ..xp import ensure_array
 from ..xp._matmul import matmul as _mm
+from ..xp._matmul import matmul_into as _mm_into
 from ..xp._matmul import matmul_like as _mm_like
 from ._core import binary
 from ._shape import _norm_axis, _reshape, matrix_transpose, permute_dims, reshape, sum_to
@@ -21,6 +22,9 @@ __all__ = ["matmul", "tensordot", "vecdot"]
 @primitive()
 def _matmul(xp: Any, a: Any, b: Any) -> Any:
     return ensure_array(xp, _mm(xp, a, b))
+
+
+_matmul.sums_into = True
 
 
 @_matmul.defjvp
@@ -42,7 +46,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
     ga = gb = None
     if len(sa) == 2 and len(sb) == 2 and not (state.grad_enabled or state.fwd):
         return _matmul_vjp_arrays(ctx.xp, gy.array, a.array, b.array, e[0] is not None,
-                                  e[1] is not None)
+                                  e[1] is not None, getattr(ctx, "sum_into", None))
     if len(sa) == 1 and len(sb) == 1:
         return (gy * b if e[0] is not None else None, gy * a if e[1] is not None else None)
     if len(sa) == 1:
@@ -74,14 +78,29 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return ga, gb
 
 
-def _matmul_vjp_arrays(xp: Any, g: Any, a: Any, b: Any, want_a: bool, want_b: bool
-                       ) -> tuple:
+def _matmul_vjp_arrays(xp: Any, g: Any, a: Any, b: Any, want_a: bool, want_b: bool,
+                       into: list | None = None) -> tuple:
     """The 2-d vjp on raw arrays, for backward without ``create_graph``: nothing is
     recorded then, so the products skip the bookkeeping of two primitives and two
-    transposes. Each line computes what the recorded branch computes."""
-    ga = _fresh(_mm_like(xp, g, b.mT, a), xp) if want_a else None
-    gb = _fresh(_mm_like(xp, a.mT, g, b), xp) if want_b else None
+    transposes. Each line computes what the recorded branch computes. ``into`` is the
+    node's ``sum_into`` (see :func:`product_grad`)."""
+    ga = product_grad(xp, g, b.mT, a, into[0] if into else None) if want_a else None
+    gb = product_grad(xp, a.mT, g, b, into[1] if into else None) if want_b else None
     return ga, gb
+
+
+def product_grad(xp: Any, x: Any, y: Any, like: Any, into: Variable | None) -> Variable:
+    """``x @ y`` (2-d), a gradient of ``like``, as a new array in ``like``'s layout; or,
+    when ``into`` -- the gradient that input already has, which backward owns -- is of the
+    product's shape and real floating dtype, added into it and ``into`` returned."""
+    if into is not None:
+        t = into.array
+        dt = t.dtype
+        if (dt == x.dtype and dt == y.dtype and (dt == xp.float32 or dt == xp.float64)
+                and t.shape == (x.shape[0], y.shape[1])):
+            into.array = _mm_into(xp, x, y, t)
+            return into
+    return _fresh(_mm_like(xp, x, y, like), xp)
 
 
 def matmul(x1: Any, x2: Any, /) -> Variable:

@@ -10,12 +10,11 @@ from ..tape._mode import state
 from ..tape._variable import Variable, _fresh
 from ..xp import check_same_device, check_same_namespace
 from ..xp._matmul import matmul as _mm
-from ..xp._matmul import matmul_like as _mm_like
 from ._core import _multi_device, binary, is_floating_dtype
 from ._core import float_var as _float
 from ._elementwise import where
 from ._indexing import take
-from ._linalg import _matmul, tensordot
+from ._linalg import _matmul, product_grad, tensordot
 from ._reduction import _sum
 from ._reduction import sum as _sum_public
 from ._shape import _permute_dims, _reshape, expand_dims
@@ -34,6 +33,9 @@ def _linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
     if b is not None:
         y += b  # rebinds on immutable libraries (JAX)
     return y
+
+
+_linear.sums_into = True
 
 
 @_linear.defjvp
@@ -58,7 +60,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
     bias = len(e) > 2 and e[2] is not None
     if not (state.grad_enabled or state.fwd):
         return _linear_vjp_arrays(ctx.xp, gy, x.array, w.array, nd, e[0] is not None,
-                                  e[1] is not None, bias)
+                                  e[1] is not None, bias, getattr(ctx, "sum_into", None))
     gx = _matmul(gy, w) if e[0] is not None else None
     gw = gb = None
     if e[1] is not None:
@@ -77,22 +79,27 @@ def _(ctx: Any, gy: Variable) -> tuple:
 
 
 def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: bool,
-                       want_w: bool, want_b: bool) -> tuple:
+                       want_w: bool, want_b: bool, into: list | None = None) -> tuple:
     """The same vjp on raw arrays, for backward without ``create_graph``: nothing is
     recorded then, so the products need not go through the primitives (whose per-call
     bookkeeping is a third of a small layer's backward). Each line computes what the
-    recorded branch above computes."""
+    recorded branch above computes. ``into`` is the node's ``sum_into`` (see
+    :func:`~portagrad.ops._linalg.product_grad`)."""
     g = gy.array
-    gx = _fresh(_mm_like(xp, g, w, x), xp) if want_x else None
-    gw = gb = None
+    gx = gw = gb = None
+    if want_x:
+        if nd == 2:
+            gx = product_grad(xp, g, w, x, into[0] if into else None)
+        else:
+            gx = _fresh(g @ w, xp)
     if want_w:
         if nd == 1:
-            gw = xp.reshape(g, (-1, 1)) * xp.reshape(x, (1, -1))
+            gw = _fresh(xp.reshape(g, (-1, 1)) * xp.reshape(x, (1, -1)), xp)
         elif nd > 2:
-            gw = xp.reshape(g, (-1, g.shape[-1])).mT @ xp.reshape(x, (-1, x.shape[-1]))
+            gw = _fresh(xp.reshape(g, (-1, g.shape[-1])).mT @ xp.reshape(x, (-1, x.shape[-1])),
+                        xp)
         else:
-            gw = _mm_like(xp, g.mT, x, w)
-        gw = _fresh(gw, xp)
+            gw = product_grad(xp, g.mT, x, w, into[1] if into else None)
     if want_b:
         gb = _fresh(xp.sum(g, axis=tuple(range(nd - 1))), xp) if nd > 1 else gy
     return gx, gw, gb

@@ -3,6 +3,12 @@
 Iterative (a heap of nodes keyed by generation), so graphs of any depth backpropagate
 without recursion. Unless ``retain_graph`` is set, each node drops what it saved as soon
 as its vjp has run.
+
+Without ``create_graph``, the gradients of one variable are summed on raw arrays in place:
+into the first of them when its vjp made it new for this input alone (a :class:`_Fresh`
+gradient), and a primitive whose ``sums_into`` is set (the products) receives, as
+``ctx.sum_into``, the gradients its inputs already have that this run owns, and adds its
+own into them where it computes them (GEMM with beta = 1).
 """
 
 from __future__ import annotations
@@ -108,10 +114,32 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
         if targets is not None:
             if id(v) in targets:
                 old = leaf_grads.get(id(v))
-                leaf_grads[id(v)] = keep(g) if old is None else acc(old, g)
+                if old is not g:  # else the vjp summed into it already
+                    leaf_grads[id(v)] = keep(g) if old is None else acc(old, g)
             return
         old = v.grad_var
-        v.grad_var = keep(g) if old is None else acc(old, g)
+        if old is not g:
+            v.grad_var = keep(g) if old is None else acc(old, g)
+
+    def sum_targets(edges: tuple) -> list:
+        # Per input, the gradient it has so far when this run owns it (a vjp may add
+        # into it), else None.
+        out = []
+        for e in edges:
+            t = None
+            if e is not None:
+                if type(e) is tuple:
+                    pb = buffers.get(e[0])
+                    if pb is not None:
+                        t = pb[e[1]]
+                elif targets is None:
+                    t = e.grad_var
+                elif id(e) in targets:
+                    t = leaf_grads.get(id(e))
+                if t is not None and id(t) not in owned:
+                    t = None
+            out.append(t)
+        return out
 
     for y, g in roots:
         c = y.creator
@@ -164,16 +192,23 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     else _leaf(node.xp.zeros(s, dtype=d, device=dev), node.xp)
                     for g, (s, d, dev) in zip(gys, node.out_meta)  # set for nout > 1
                 )
-            if debug:
-                # Ops inside a vjp are checked as the gradient they produce, below, so the
-                # report names this node and where it was created.
-                state.debug = False
-                try:
+            sums = prim.sums_into and not symbolic
+            if sums:
+                node.sum_into = sum_targets(edges)
+            try:
+                if debug:
+                    # Ops inside a vjp are checked as the gradient they produce, below, so
+                    # the report names this node and where it was created.
+                    state.debug = False
+                    try:
+                        gxs = vjp(node, gy_arg)
+                    finally:
+                        state.debug = True
+                else:
                     gxs = vjp(node, gy_arg)
-                finally:
-                    state.debug = True
-            else:
-                gxs = vjp(node, gy_arg)
+            finally:
+                if sums:
+                    node.sum_into = None
             if type(gxs) is not tuple and type(gxs) is not list:
                 gxs = (gxs,)
             shapes = node.in_shapes if prim.elementwise else None
@@ -203,7 +238,8 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                         counter += 1
                     old = pbuf[idx]
                     if old is not None:
-                        pbuf[idx] = acc(old, gx)
+                        if old is not gx:  # else the vjp summed into it already
+                            pbuf[idx] = acc(old, gx)
                     else:
                         pbuf[idx] = gx if type(gx) is not _Fresh else keep(gx)
                 else:
@@ -213,6 +249,8 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                         old = e.grad_var
                         if old is None:
                             e.grad_var = gx if type(gx) is not _Fresh else keep(gx)
+                        elif old is gx:
+                            pass  # the vjp summed into it already
                         elif id(old) in owned:
                             a = old.array
                             if a.ndim > 1:

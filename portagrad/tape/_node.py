@@ -38,7 +38,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "forward", "vjp", "jvp", "linear", "nondiff", "save_in",
-                 "save_out", "elementwise", "nout", "binop", "__dict__")
+                 "save_out", "elementwise", "nout", "binop", "sums_into", "__dict__")
 
     def __init__(self, name: str, forward: Callable[..., Any], saves: str = "inputs",
                  elementwise: bool = False, nout: int = 1) -> None:
@@ -60,6 +60,9 @@ class Primitive:
         # For the arithmetic operators: the Python operator that computes ``forward`` on
         # two arrays (or an array and a number) of any library, called without ``xp``.
         self.binop: Callable[[Any, Any], Any] | None = None
+        # Whether the vjp can add a gradient into the one its input already has (a
+        # product, by GEMM with beta = 1): backward then hands it ``ctx.sum_into``.
+        self.sums_into = False
         self.__doc__ = forward.__doc__
         self.__wrapped__ = forward
 
@@ -127,7 +130,7 @@ class Node:
     # default.
     __slots__ = ("prim", "edges", "generation", "params", "in_shapes", "saved_inputs",
                  "saved_outputs", "out_refs", "out_meta", "out_tangents", "xp", "stack",
-                 "__weakref__")
+                 "sum_into", "__weakref__")
 
     def __init__(self, prim: Primitive, edges: tuple, generation: int, params: dict,
                  in_shapes: tuple, xp: Any) -> None:

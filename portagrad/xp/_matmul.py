@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from ._kernels import kernel
-from ._openblas import corename, transpose_copy
+from ._openblas import corename, gemm, transpose_copy
 
-__all__ = ["matmul", "matmul_like"]
+__all__ = ["matmul", "matmul_like", "matmul_into"]
 
 # OpenBLAS cores whose sgemm was measured faster in the transposed form (table above).
 _TRANSPOSED_CORES = frozenset({"skylakex"})
@@ -71,18 +71,21 @@ def _transposed_core() -> bool:
     return _CORE_OK[0]
 
 
-@matmul.override("numpy")
-def _matmul_numpy(xp: Any, a: Any, b: Any) -> Any:
-    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2:
-        return NotImplemented
+def _transposed(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a @ b`` (2-d NumPy arrays) runs faster transposed (the table above)."""
     m, k = a.shape
     n = b.shape[1]
-    if (m <= 256 and k >= 512 and n >= 2 * m and m * n * k >= 1 << 22
-            and a.dtype == np.float32
-            and b.dtype == np.float32 and a.flags.c_contiguous and b.flags.f_contiguous
-            and not b.flags.c_contiguous and _transposed_core()):
-        return transpose_copy(b.mT @ a.mT)
-    return NotImplemented
+    return (m <= 256 and k >= 512 and n >= 2 * m and m * n * k >= 1 << 22
+            and a.dtype == np.float32 and b.dtype == np.float32 and a.flags.c_contiguous
+            and b.flags.f_contiguous and not b.flags.c_contiguous and _transposed_core())
+
+
+@matmul.override("numpy")
+def _matmul_numpy(xp: Any, a: Any, b: Any) -> Any:
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2
+            or not _transposed(a, b)):
+        return NotImplemented
+    return transpose_copy(b.mT @ a.mT)
 
 
 @kernel
@@ -114,5 +117,68 @@ def _matmul_like_numpy(xp: Any, a: Any, b: Any, like: Any) -> Any:
     return matmul(xp, b.mT, a.mT).mT
 
 
+@kernel
+def matmul_into(xp: Any, a: Any, b: Any, out: Any) -> Any:
+    """``out + a @ b`` for 2-d operands of ``out``'s dtype and a product of ``out``'s
+    shape, computed into ``out`` where the library allows (``out`` is a running sum of
+    gradients that nothing else holds); returns the sum (a new array on immutable
+    libraries). How backward adds a product to a gradient it already has.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp._matmul import matmul_into
+    >>> out = np.ones((1, 2))
+    >>> matmul_into(xp, np.array([[1.0, 2.0]]), np.eye(2), out) is out, out
+    (True, array([[2., 3.]]))
+    """
+    out += matmul(xp, a, b)  # rebinds on immutable libraries (JAX)
+    return out
+
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+
+
+def _operand(x: np.ndarray) -> tuple[int, int] | None:
+    """BLAS transpose flag and leading dimension of a row-major view of ``x``."""
+    if x.flags.c_contiguous:
+        return _NO_TRANS, max(x.shape[1], 1)
+    if x.flags.f_contiguous:
+        return _TRANS, max(x.shape[0], 1)
+    return None
+
+
+@matmul_into.override("numpy")
+def _matmul_into_numpy(xp: Any, a: Any, b: Any, out: Any) -> Any:
+    # GEMM's beta = 1 adds the product where it is written: no array for it, no zeroing
+    # of that array (OpenBLAS clears C when beta = 0) and no pass to add it.
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray or type(out) is not np.ndarray
+            or a.ndim != 2 or b.ndim != 2 or out.ndim != 2 or not out.flags.writeable
+            or a.dtype != out.dtype or b.dtype != out.dtype
+            or out.shape != (a.shape[0], b.shape[1]) or a.shape[1] != b.shape[0]
+            or _transposed(a, b)):
+        return NotImplemented
+    fn = gemm(out.dtype)
+    if fn is None:
+        return NotImplemented
+    if out.flags.c_contiguous:
+        c, x, y = out, a, b
+    elif out.flags.f_contiguous:
+        c, x, y = out.T, b.T, a.T  # out.T += b.T @ a.T, row-major
+    else:
+        return NotImplemented
+    fx, fy = _operand(x), _operand(y)
+    if fx is None or fy is None or np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        return NotImplemented
+    m, k = x.shape
+    n = y.shape[1]
+    if m and n and k:
+        fn(_ROW_MAJOR, fx[0], fy[0], m, n, k, 1.0, x.ctypes.data, fx[1], y.ctypes.data,
+           fy[1], 1.0, c.ctypes.data, max(n, 1))
+    return out
+
+
 # The kernels are objects, not functions: point doctest at their defaults' examples.
-__test__ = {"matmul": matmul.default, "matmul_like": matmul_like.default}
+__test__ = {"matmul": matmul.default, "matmul_like": matmul_like.default,
+            "matmul_into": matmul_into.default}

@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["library", "corename", "transpose_copy"]
+__all__ = ["library", "corename", "transpose_copy", "gemm"]
 
 _LIB: list[Any] = []  # [the ctypes library] once looked up, [None] when there is none
 _CORE: list[str] = []
 _OMATCOPY: dict[Any, Any] = {}  # dtype -> ?omatcopy, or None where it is missing
+_GEMM: dict[Any, Any] = {}  # dtype -> cblas_?gemm, or None where it is missing
 
 
 def library() -> Any:
@@ -120,3 +121,39 @@ def transpose_copy(a: np.ndarray) -> np.ndarray:
                    out.ctypes.data, max(rows, 1))
             return out
     return np.ascontiguousarray(a.T)
+
+
+def gemm(dtype: Any) -> Any:
+    """``cblas_?gemm`` of NumPy's OpenBLAS for float32 or float64, through ctypes:
+    ``fn(order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)`` with
+    pointers for the arrays (``CblasRowMajor`` = 101, ``CblasNoTrans`` = 111,
+    ``CblasTrans`` = 112); None where there is no such library.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.xp._openblas import gemm
+    >>> gemm(np.float32) is None or callable(gemm(np.float32))
+    True
+    """
+    dtype = np.dtype(dtype).type
+    fn = _GEMM.get(dtype, False)
+    if fn is False:
+        fn = None
+        lib = library()
+        if lib is not None and dtype in (np.float32, np.float64):
+            import ctypes
+
+            i64, ptr, enum = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
+            name, scalar = (("scipy_cblas_sgemm64_", ctypes.c_float) if dtype == np.float32
+                            else ("scipy_cblas_dgemm64_", ctypes.c_double))
+            try:
+                fn = getattr(lib, name)
+            except AttributeError:
+                fn = None
+            else:
+                fn.argtypes = [enum, enum, enum, i64, i64, i64, scalar, ptr, i64, ptr, i64,
+                               scalar, ptr, i64]
+                fn.restype = None
+        _GEMM[dtype] = fn
+    return fn

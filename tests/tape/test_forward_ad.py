@@ -322,9 +322,9 @@ def test_hvp_does_only_the_products_it_needs(monkeypatch, rng):
         macs[0] += x.shape[0] * x.shape[1] * w.shape[0]
         return fwd(xp, x, w, b)
 
-    def count_vjp(xp, gy, x, w, nd, want_x, want_w, want_b):
+    def count_vjp(xp, gy, x, w, nd, want_x, want_w, want_b, *rest):
         macs[0] += gy.shape[0] * gy.shape[1] * w.shape[1] * (int(want_x) + int(want_w))
-        return vjp_arrays(xp, gy, x, w, nd, want_x, want_w, want_b)
+        return vjp_arrays(xp, gy, x, w, nd, want_x, want_w, want_b, *rest)
 
     monkeypatch.setattr(C._linear, "forward", count_fwd)
     monkeypatch.setattr(C, "_linear_vjp_arrays", count_vjp)
@@ -360,13 +360,13 @@ def test_products_at_a_kept_point_do_only_the_products_they_need(monkeypatch, rn
     macs = [0]
     linear_vjp, matmul_vjp = C._linear_vjp_arrays, L._matmul_vjp_arrays
 
-    def count_linear(xp, gy, x, w, nd, want_x, want_w, want_b):
+    def count_linear(xp, gy, x, w, nd, want_x, want_w, want_b, *rest):
         macs[0] += gy.shape[0] * gy.shape[1] * w.shape[1] * (int(want_x) + int(want_w))
-        return linear_vjp(xp, gy, x, w, nd, want_x, want_w, want_b)
+        return linear_vjp(xp, gy, x, w, nd, want_x, want_w, want_b, *rest)
 
-    def count_matmul(xp, g, a, b, want_a, want_b):
+    def count_matmul(xp, g, a, b, want_a, want_b, *rest):
         macs[0] += a.shape[0] * a.shape[1] * b.shape[1] * (int(want_a) + int(want_b))
-        return matmul_vjp(xp, g, a, b, want_a, want_b)
+        return matmul_vjp(xp, g, a, b, want_a, want_b, *rest)
 
     monkeypatch.setattr(C, "_linear_vjp_arrays", count_linear)
     monkeypatch.setattr(L, "_matmul_vjp_arrays", count_matmul)

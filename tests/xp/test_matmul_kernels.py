@@ -10,7 +10,7 @@ import pytest
 
 import portagrad as pg
 from portagrad.xp import _matmul, _openblas, pure_standard
-from portagrad.xp._matmul import matmul, matmul_like
+from portagrad.xp._matmul import matmul, matmul_into, matmul_like
 
 
 @pytest.fixture
@@ -139,3 +139,79 @@ def test_transpose_copy_is_a_row_major_transpose(rng, shape, dtype):
     np.testing.assert_array_equal(out, a.T)
     view = _openblas.transpose_copy(a[::-1])  # not row-major: NumPy's copy
     np.testing.assert_array_equal(view, a[::-1].T)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("orders", ["CCC", "CFC", "FCC", "FFC", "CCF", "CFF", "FCF", "FFF"])
+def test_matmul_into_adds_the_product_in_place(rng, dtype, orders):
+    a = np.asarray(rng.standard_normal((5, 7)), dtype=dtype, order=orders[0])
+    b = np.asarray(rng.standard_normal((7, 3)), dtype=dtype, order=orders[1])
+    out = np.asarray(rng.standard_normal((5, 3)), dtype=dtype, order=orders[2])
+    expected = out + a @ b
+    assert _matmul._matmul_into_numpy(npx, a, b, out) is out
+    np.testing.assert_allclose(out, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("case", ["float16", "complex", "int", "shape", "strided", "aliased",
+                                  "read-only"])
+def test_matmul_into_declines_and_the_default_still_adds(rng, case):
+    dtype = {"float16": np.float16, "complex": np.complex128, "int": np.int64}.get(
+        case, np.float64)
+    a = (rng.standard_normal((4, 6)) * 4).astype(dtype)
+    b = (rng.standard_normal((6, 4)) * 4).astype(dtype)
+    out = (rng.standard_normal((4, 4)) * 4).astype(dtype)
+    if case == "shape":
+        b = b[:, :3]
+        out = out[:, :3].copy()
+    elif case == "strided":
+        a = np.repeat(a, 2, axis=1)[:, ::2]
+    elif case == "aliased":
+        a = out
+        b = b[:4]
+    expected = out + a @ b
+    if case == "read-only":
+        out.flags.writeable = False
+    assert _matmul._matmul_into_numpy(npx, a, b, out) is NotImplemented
+    if case == "read-only":
+        return
+    got = matmul_into(npx, a, b, out)
+    np.testing.assert_allclose(got, expected, rtol=1e-3 if dtype == np.float16 else 1e-12)
+
+
+def test_matmul_into_pure_standard(rng):
+    a, b, out = (xs.asarray(rng.standard_normal(s)) for s in ((3, 4), (4, 2), (3, 2)))
+    expected = np.asarray(out) + np.asarray(a) @ np.asarray(b)
+    with pure_standard():
+        got = matmul_into(xs, a, b, out)
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_backward_sums_products_of_one_variable_into_one_array(rng, dtype):
+    """A weight used by three products, an input squared by a product with itself: the
+    later products are added where the first one is (GEMM with beta = 1), and the sums are
+    the gradients."""
+    def draw(*shape):
+        v = rng.standard_normal(shape)
+        return (v + 1j * rng.standard_normal(shape) if dtype == np.complex128 else v).astype(
+            dtype)
+
+    x, y, w, s = draw(4, 5), draw(3, 5), draw(6, 5), draw(5, 5)
+    wv, sv = pg.Variable(w), pg.Variable(s)
+    out = (pg.ops.sum(pg.ops.linear(x, wv)) + pg.ops.sum(pg.ops.linear(y, wv))
+           + pg.ops.sum(pg.ops.matmul(wv, sv)) + pg.ops.sum(pg.ops.matmul(sv, sv)))
+    gw, gs = pg.grad(out, [wv, sv])
+    c = np.conj
+    one = np.ones
+    ew = one((4, 6)).T @ c(x) + one((3, 6)).T @ c(y) + one((6, 5)) @ c(s).T
+    es = c(w).T @ one((6, 5)) + one((5, 5)) @ c(s).T + c(s).T @ one((5, 5))
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(gw.array, ew, rtol=tol, atol=tol)
+    np.testing.assert_allclose(gs.array, es, rtol=tol, atol=tol)
+    wv2 = pg.Variable(w)
+    (pg.ops.sum(pg.ops.linear(x, wv2)) + pg.ops.sum(pg.ops.linear(y, wv2))).backward()
+    first = wv2.grad_var
+    kept = first.array.copy()
+    (pg.ops.sum(pg.ops.linear(x, wv2)) + pg.ops.sum(pg.ops.linear(y, wv2))).backward()
+    np.testing.assert_array_equal(first.array, kept)  # the earlier .grad is not summed into
+    np.testing.assert_allclose(wv2.grad_var.array, 2 * kept, rtol=tol)
