@@ -19,6 +19,7 @@ from typing import Any
 
 from .._errors import GradientError, ShapeError, describe
 from ..xp._accumulate import accumulate
+from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._mode import set_grad_enabled, state
 from ._node import Node, check_finite
 from ._variable import _HOOKED, Variable, _Fresh, _leaf
@@ -98,7 +99,10 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     g.array = accumulate(g.xp, b, a) if b.ndim > 1 else _iadd(b, a)
                     owned.add(id(g))
                     return g
-            new = _leaf(a + b, old.xp)
+            total = a + b
+            if type(total) in LIBRARY_SCALAR_TYPES:
+                total = library_scalar_to_array(total)  # NumPy sums 0-d arrays to scalars
+            new = _leaf(total, old.xp)
             owned.add(id(new))
             return new
 
