@@ -12,9 +12,11 @@ from typing import Any
 
 from .._errors import DTypeError
 from ..tape import primitive
-from ..tape._variable import Variable
+from ..tape._mode import state
+from ..tape._variable import Variable, _fresh
 from ..xp._complex_special import expm1 as _k_expm1
 from ..xp._complex_special import tanh as _k_tanh
+from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._core import binary, float_only, var, wrap
 from ._shape import broadcast_shapes
 
@@ -311,7 +313,20 @@ def _multiply(xp: Any, a: Any, b: Any) -> Any:
 def _(ctx: Any, gy: Variable) -> tuple:
     a, b = ctx.inputs
     e = ctx.edges
+    if not (state.grad_enabled or state.fwd):
+        # Nothing is recorded: the two products on raw arrays, without two more Variables
+        # and their operator dispatch (most of a small product's backward).
+        g = gy.array
+        return (None if e[0] is None else _raw_product(g, b, ctx.xp),
+                None if e[1] is None else _raw_product(g, a, ctx.xp))
     return (gy * b if e[0] is not None else None, gy * a if e[1] is not None else None)
+
+
+def _raw_product(g: Any, other: Any, xp: Any) -> Variable:
+    out = g * (other.array if isinstance(other, Variable) else other)
+    if type(out) in LIBRARY_SCALAR_TYPES:
+        out = library_scalar_to_array(out)  # NumPy turns 0-d products into scalars
+    return _fresh(out, xp)
 
 
 @primitive(elementwise=True)
