@@ -155,6 +155,7 @@ def _matmul_into_numpy(xp: Any, a: Any, b: Any, out: Any) -> Any:
     # of that array (OpenBLAS clears C when beta = 0) and no pass to add it.
     if (type(a) is not np.ndarray or type(b) is not np.ndarray or type(out) is not np.ndarray
             or a.ndim != 2 or b.ndim != 2 or out.ndim != 2 or not out.flags.writeable
+            or not (out.dtype == np.float32 or out.dtype == np.float64)  # native order
             or a.dtype != out.dtype or b.dtype != out.dtype
             or out.shape != (a.shape[0], b.shape[1]) or a.shape[1] != b.shape[0]
             or _transposed(a, b)):

@@ -152,11 +152,11 @@ def test_matmul_into_adds_the_product_in_place(rng, dtype, orders):
     np.testing.assert_allclose(out, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
-@pytest.mark.parametrize("case", ["float16", "complex", "int", "shape", "strided", "aliased",
-                                  "read-only"])
+@pytest.mark.parametrize("case", ["float16", "complex", "int", "big-endian", "shape", "strided",
+                                  "aliased", "read-only"])
 def test_matmul_into_declines_and_the_default_still_adds(rng, case):
-    dtype = {"float16": np.float16, "complex": np.complex128, "int": np.int64}.get(
-        case, np.float64)
+    dtype = {"float16": np.float16, "complex": np.complex128, "int": np.int64,
+             "big-endian": np.dtype(">f8")}.get(case, np.float64)
     a = (rng.standard_normal((4, 6)) * 4).astype(dtype)
     b = (rng.standard_normal((6, 4)) * 4).astype(dtype)
     out = (rng.standard_normal((4, 4)) * 4).astype(dtype)
