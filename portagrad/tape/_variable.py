@@ -484,15 +484,8 @@ class _Fresh(Variable):
 
 def _fresh(array: Any, xp: Any) -> Variable:
     """Wrap ``array``, a vjp's new gradient array, as a :class:`_Fresh` gradient."""
-    v = object.__new__(_Fresh)
-    v.array = array
-    v.xp = xp
-    v.requires_grad = False
-    v.grad_var = None
-    v.name = None
-    v.creator = None
-    v.index = 0
-    v._hooks = None
+    v = _leaf(array, xp)
+    v.__class__ = _Fresh
     return v
 
 
