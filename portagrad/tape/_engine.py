@@ -85,7 +85,8 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
     else:
         def acc(old: Variable, g: Variable) -> Variable:
             a, b = old.array, g.array
-            if id(old) in owned:
+            if id(old) in owned and (a.dtype is b.dtype or a.dtype == b.dtype):
+                # (A term of another dtype promotes: summed out of place below.)
                 if a.ndim > 1:  # layouts (and so accumulate's choice) start at 2-d
                     a = accumulate(old.xp, a, b)
                 else:
@@ -118,12 +119,10 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
         if targets is not None:
             if id(v) in targets:
                 old = leaf_grads.get(id(v))
-                if old is not g:  # else the vjp summed into it already
-                    leaf_grads[id(v)] = keep(g) if old is None else acc(old, g)
+                leaf_grads[id(v)] = keep(g) if old is None else acc(old, g)
             return
         old = v.grad_var
-        if old is not g:
-            v.grad_var = keep(g) if old is None else acc(old, g)
+        v.grad_var = keep(g) if old is None else acc(old, g)
 
     def sum_targets(edges: tuple) -> list:
         # Per input, the gradient it has so far when this run owns it (a vjp may add
@@ -151,7 +150,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
             if y.requires_grad:
                 add_leaf(y, g)
                 if pending is not None:
-                    _arrive(pending, y)
+                    _arrive(pending, y, owned)
             continue
         if needed is not None and id(c) not in needed:
             continue
@@ -196,9 +195,9 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     else _leaf(node.xp.zeros(s, dtype=d, device=dev), node.xp)
                     for g, (s, d, dev) in zip(gys, node.out_meta)  # set for nout > 1
                 )
-            sums = prim.sums_into and not symbolic
-            if sums:
-                node.sum_into = sum_targets(edges)
+            into = None
+            if prim.sums_into and not symbolic:
+                into = node.sum_into = sum_targets(edges)
             try:
                 if debug:
                     # Ops inside a vjp are checked as the gradient they produce, below, so
@@ -211,7 +210,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 else:
                     gxs = vjp(node, gy_arg)
             finally:
-                if sums:
+                if into is not None:
                     node.sum_into = None
             if type(gxs) is not tuple and type(gxs) is not list:
                 gxs = (gxs,)
@@ -223,7 +222,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     continue
                 if gx is None:
                     if pending is not None and type(e) is not tuple:
-                        _arrive(pending, e)
+                        _arrive(pending, e, owned)
                     continue
                 if shapes is not None and gx.array.shape != shapes[i]:
                     gx = _sum_to()(gx, tuple(shapes[i]))
@@ -231,6 +230,13 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     check_finite(node.xp, gx.array,
                                  f"{prim.name}: backward gradient of input {i}",
                                  getattr(node, "stack", None))
+                if into is not None and gx is into[i]:
+                    # The vjp added this gradient into the one the input had: nothing to
+                    # sum (the same Variable can reach an input twice otherwise, as from
+                    # x + x, and is then summed as usual).
+                    if pending is not None and type(e) is not tuple:
+                        _arrive(pending, e, owned)
+                    continue
                 if type(e) is tuple:
                     parent, idx = e
                     if needed is not None and id(parent) not in needed:
@@ -242,8 +248,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                         counter += 1
                     old = pbuf[idx]
                     if old is not None:
-                        if old is not gx:  # else the vjp summed into it already
-                            pbuf[idx] = acc(old, gx)
+                        pbuf[idx] = acc(old, gx)
                     else:
                         pbuf[idx] = gx if type(gx) is not _Fresh else keep(gx)
                 else:
@@ -253,9 +258,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                         old = e.grad_var
                         if old is None:
                             e.grad_var = gx if type(gx) is not _Fresh else keep(gx)
-                        elif old is gx:
-                            pass  # the vjp summed into it already
-                        elif id(old) in owned:
+                        elif id(old) in owned and old.array.dtype is gx.array.dtype:
                             a = old.array
                             if a.ndim > 1:
                                 a = accumulate(old.xp, a, gx.array)
@@ -267,7 +270,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     else:
                         add_leaf(e, gx)
                     if pending is not None:
-                        _arrive(pending, e)
+                        _arrive(pending, e, owned)
             if not retain_graph:
                 # Node.release, inlined (once per node).
                 node.saved_inputs = None
@@ -318,13 +321,18 @@ def _count_hooked_edges(roots: Sequence[tuple[Variable, Variable]]) -> dict[int,
     return pending
 
 
-def _arrive(pending: dict[int, list], leaf: Variable) -> None:
+def _arrive(pending: dict[int, list], leaf: Variable, owned: set[int]) -> None:
     entry = pending.get(id(leaf))
     if entry is None:
         return
     entry[0] -= 1
     if entry[0] == 0:
         del pending[id(leaf)]
+        # Complete: nothing more is summed into it, and a hook may replace it (whose id
+        # could then come back as another array's).
+        g = leaf.grad_var
+        if g is not None:
+            owned.discard(id(g))
         _fire(leaf)
 
 

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 from .._errors import DTypeError, GradientError, ShapeError, describe
 from ..xp._namespace import is_array, namespace_of
 from ._mode import state
-from ._variable import Variable, _leaf, _snapshot
+from ._variable import Variable, _Fresh, _leaf, _snapshot
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor", "enter_dual_level",
            "exit_dual_level"]
@@ -357,6 +357,8 @@ def _diagonal_rule(prim: Any, args: tuple, params: dict, outs: tuple, tans: tupl
         g = gs[i]
         if g is None:
             continue
+        if type(g) is _Fresh:
+            g.__class__ = Variable  # it becomes a tangent: nothing may sum into it in place
         if tuple(g.shape) != shape:
             return NotImplemented
         total = g if total is None else total + g

@@ -292,3 +292,72 @@ def test_an_intermediate_gradient_is_not_summed_into_afterwards(rng):
     expected = np.ones((3, 4)) @ w.array.T + 2.0
     np.testing.assert_allclose(gh.array, expected, rtol=1e-12)
     np.testing.assert_allclose(gx.array, expected @ w.array.T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("how", ["backward", "grad"])
+def test_a_gradient_that_reaches_a_variable_twice_counts_twice(how):
+    # add hands one gradient object to both of its inputs: when both are the same
+    # variable, or both lead to it, it is summed with itself.
+    cases = [
+        lambda x, y: x + x,
+        lambda x, y: x + (x + y),
+        lambda x, y: (x * 1.0) + (x * 1.0),
+        lambda x, y: pg.ops.linear(x, np.eye(3), x) + x,
+    ]
+    expected_x = [2.0, 2.0, 2.0, 3.0]
+    for f, ex in zip(cases, expected_x):
+        x, y = pg.Variable(np.ones(3)), pg.Variable(np.ones(3))
+        out = f(x, y).sum()
+        if how == "backward":
+            out.backward()
+            gx = x.grad_var
+        else:
+            (gx,) = pg.grad(out, [x])
+        np.testing.assert_array_equal(gx.array, np.full(3, ex))
+
+
+def test_a_tangent_computed_by_a_vjp_is_left_alone_as_a_seed():
+    from portagrad.autograd import forward_ad as fwAD
+
+    x = pg.Variable(np.array([1.0, -2.0, 3.0]))
+    with pg.no_grad(), fwAD.dual_level():
+        y = pg.ops.relu(fwAD.make_dual(x, np.ones(3)))  # its tangent comes from the vjp
+        tangent = y._tangents[max(y._tangents)]
+    assert type(tangent) is pg.Variable
+    kept = tangent.array.copy()
+    a, q = pg.Variable(np.zeros(3)), pg.Variable(np.zeros(3))
+    h = a * 1.0
+    pg.backward([h + q, h * 3.0], [tangent, np.ones(3)])
+    np.testing.assert_array_equal(tangent.array, kept)
+    np.testing.assert_array_equal(q.grad, kept)
+    np.testing.assert_array_equal(a.grad, kept + 3.0)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_gradients_of_two_dtypes_promote_in_either_order(order):
+    x = pg.Variable(np.ones((2, 2), np.float32))
+    w = pg.Variable(np.full((2, 2), 0.5, np.float32))
+    roots = [x * 3.0, x @ w]
+    seeds = [np.ones((2, 2), np.float32), np.full((2, 2), 0.1, np.float64)]
+    if order:
+        roots, seeds = roots[::-1], seeds[::-1]
+    pg.backward(roots, seeds)
+    assert x.grad.dtype == np.float64
+    np.testing.assert_allclose(x.grad, 3.0 + 0.1, rtol=1e-7)
+
+
+def test_a_hook_that_replaces_the_gradient_leaves_later_sums_right():
+    def replace(v):
+        v.grad_var = pg.Variable(v.grad.copy())
+
+    for _ in range(50):
+        a = pg.Variable(np.ones(3))
+        b = pg.Variable(np.ones((1, 3)))
+        w = pg.Variable(np.ones((3, 3)))
+        w.register_post_accumulate_grad_hook(replace)
+        loss = ((pg.ops.reshape(a, (1, 3)) + b).sum() + (a @ w).sum() * 1.0
+                + (w @ np.eye(3)).sum() * 1.0)
+        loss.backward()
+        np.testing.assert_array_equal(a.grad, np.full(3, 4.0))
+        np.testing.assert_array_equal(b.grad, np.ones((1, 3)))
+        np.testing.assert_array_equal(w.grad, np.full((3, 3), 2.0))
