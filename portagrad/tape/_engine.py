@@ -93,6 +93,9 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                     a += b  # rebinds for immutable libraries (JAX), in place otherwise
                 old.array = a
                 return old
+            # old is replaced: its id must not outlive it in the owned set (the id of a
+            # later Variable could be the same).
+            owned.discard(id(old))
             if type(g) is _Fresh:
                 g.__class__ = Variable
                 if a.shape == b.shape and a.dtype == b.dtype:

@@ -361,3 +361,18 @@ def test_a_hook_that_replaces_the_gradient_leaves_later_sums_right():
         np.testing.assert_array_equal(a.grad, np.full(3, 4.0))
         np.testing.assert_array_equal(b.grad, np.ones((1, 3)))
         np.testing.assert_array_equal(w.grad, np.full((3, 3), 2.0))
+
+
+def test_a_sum_replaced_for_another_dtype_is_no_longer_summed_into():
+    # x's float32 gradient (a vjp's fresh product) is replaced by a float64 sum; a Variable
+    # made later in the same backward (often at the same address) must not be taken for
+    # it: here the broadcast views sum's vjp returns, which are read-only.
+    for _ in range(20):
+        x = pg.Variable(np.ones(3, np.float32))
+        ds = [pg.Variable(np.ones((3, 3))) for _ in range(6)]
+        roots = [x * 3.0, x * 1.0] + [pg.ops.sum(d, axis=0) for d in ds] + [d * 1.0 for d in ds]
+        seeds = [np.ones(3, np.float32), np.ones(3)] + [np.ones(3)] * 6 + [np.ones((3, 3))] * 6
+        pg.backward(roots, seeds)
+        np.testing.assert_array_equal(x.grad, np.full(3, 4.0))
+        for d in ds:
+            np.testing.assert_array_equal(d.grad, np.full((3, 3), 2.0))
