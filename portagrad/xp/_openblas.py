@@ -73,27 +73,29 @@ def corename() -> str:
     return _CORE[0]
 
 
-def _omatcopy(dtype: Any) -> Any:
-    fn = _OMATCOPY.get(dtype, False)
+def _function(cache: dict, dtype: Any, stem: str, argtypes: Any) -> Any:
+    """``scipy_cblas_{s,d}<stem>64_`` of the library for float32 or float64, its
+    ``argtypes`` set from ``argtypes(ctypes, scalar type)``; cached; None where missing."""
+    fn = cache.get(dtype, False)
     if fn is False:
         fn = None
         lib = library()
-        if lib is not None:
+        if lib is not None and dtype in (np.float32, np.float64):
             import ctypes
 
-            i64, ptr, enum = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
-            name, scalar = (("scipy_cblas_somatcopy64_", ctypes.c_float)
-                            if dtype == np.float32 else
-                            ("scipy_cblas_domatcopy64_", ctypes.c_double))
-            try:
-                fn = getattr(lib, name)
-            except AttributeError:
-                fn = None
-            else:
-                fn.argtypes = [enum, enum, i64, i64, scalar, ptr, i64, ptr, i64]
+            single = dtype == np.float32
+            fn = getattr(lib, f"scipy_cblas_{'s' if single else 'd'}{stem}64_", None)
+            if fn is not None:
+                fn.argtypes = argtypes(ctypes, ctypes.c_float if single else ctypes.c_double)
                 fn.restype = None
-        _OMATCOPY[dtype] = fn
+        cache[dtype] = fn
     return fn
+
+
+def _omatcopy(dtype: Any) -> Any:
+    return _function(_OMATCOPY, dtype, "omatcopy", lambda c, scalar: [
+        c.c_int, c.c_int, c.c_int64, c.c_int64, scalar, c.c_void_p, c.c_int64, c.c_void_p,
+        c.c_int64])
 
 
 def transpose_copy(a: np.ndarray) -> np.ndarray:
@@ -136,24 +138,6 @@ def gemm(dtype: Any) -> Any:
     >>> gemm(np.float32) is None or callable(gemm(np.float32))
     True
     """
-    dtype = np.dtype(dtype).type
-    fn = _GEMM.get(dtype, False)
-    if fn is False:
-        fn = None
-        lib = library()
-        if lib is not None and dtype in (np.float32, np.float64):
-            import ctypes
-
-            i64, ptr, enum = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
-            name, scalar = (("scipy_cblas_sgemm64_", ctypes.c_float) if dtype == np.float32
-                            else ("scipy_cblas_dgemm64_", ctypes.c_double))
-            try:
-                fn = getattr(lib, name)
-            except AttributeError:
-                fn = None
-            else:
-                fn.argtypes = [enum, enum, enum, i64, i64, i64, scalar, ptr, i64, ptr, i64,
-                               scalar, ptr, i64]
-                fn.restype = None
-        _GEMM[dtype] = fn
-    return fn
+    return _function(_GEMM, np.dtype(dtype).type, "gemm", lambda c, scalar: [
+        c.c_int, c.c_int, c.c_int, c.c_int64, c.c_int64, c.c_int64, scalar, c.c_void_p,
+        c.c_int64, c.c_void_p, c.c_int64, scalar, c.c_void_p, c.c_int64])
