@@ -87,11 +87,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
             a, b = old.array, g.array
             if id(old) in owned and (a.dtype is b.dtype or a.dtype == b.dtype):
                 # (A term of another dtype promotes: summed out of place below.)
-                if a.ndim > 1:  # layouts (and so accumulate's choice) start at 2-d
-                    a = accumulate(old.xp, a, b)
-                else:
-                    a += b  # rebinds for immutable libraries (JAX), in place otherwise
-                old.array = a
+                old.array = _sum_into(old.xp, a, b)
                 return old
             # old is replaced: its id must not outlive it in the owned set (the id of a
             # later Variable could be the same).
@@ -100,7 +96,7 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 g.__class__ = Variable
                 if a.shape == b.shape and a.dtype == b.dtype:
                     # The sum goes into the new term's own array (addition commutes).
-                    g.array = accumulate(g.xp, b, a) if b.ndim > 1 else _iadd(b, a)
+                    g.array = _sum_into(g.xp, b, a)
                     owned.add(id(g))
                     return g
             total = a + b
@@ -293,9 +289,12 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
     return leaf_grads
 
 
-def _iadd(a: Any, b: Any) -> Any:
-    a += b  # rebinds for immutable libraries (JAX), in place otherwise
-    return a
+def _sum_into(xp: Any, total: Any, term: Any) -> Any:
+    """``total + term`` into ``total``'s memory (an owned running sum)."""
+    if total.ndim > 1:  # layouts (and so accumulate's choice) start at 2-d
+        return accumulate(xp, total, term)
+    total += term  # rebinds for immutable libraries (JAX), in place otherwise
+    return total
 
 
 def _count_hooked_edges(roots: Sequence[tuple[Variable, Variable]]) -> dict[int, list]:
