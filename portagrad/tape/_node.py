@@ -140,7 +140,9 @@ class Node:
         self.params = params
         self.in_shapes = in_shapes
         self.xp = xp
-        self.out_refs: list | None = None
+        # Weak references to the outputs; one output's is stored bare (a list per op
+        # would be one more object for the cyclic garbage collector to track).
+        self.out_refs: list | weakref.ref | None = None
 
     @property
     def freed(self) -> bool:
@@ -163,6 +165,9 @@ class Node:
         if saved is None:
             self._freed_error("outputs")
         refs = self.out_refs
+        bare = refs is not None and type(refs) is not list
+        if bare:
+            refs = [refs]
         outs = []
         for i, arr in enumerate(saved):  # type: ignore[arg-type]
             v = refs[i]() if refs is not None else None
@@ -176,6 +181,8 @@ class Node:
                 if refs is not None:
                     refs[i] = weakref.ref(v)
             outs.append(v)
+        if bare:
+            self.out_refs = refs[0]  # type: ignore[index]
         return tuple(outs)
 
     @property
@@ -202,8 +209,9 @@ class Node:
         self.edges = ()
 
     def unchain_outputs(self) -> None:
-        if self.out_refs is not None:
-            for r in self.out_refs:
+        refs = self.out_refs
+        if refs is not None:
+            for r in (refs if type(refs) is list else (refs,)):
                 v = r()
                 if v is not None:
                     v.creator = None
@@ -211,6 +219,26 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<Node {self.prim.name} gen={self.generation}>"
+
+
+# Nodes' operand shapes, one tuple per combination: a tuple of its own per node is one
+# object per operand and one more for the cyclic garbage collector to track, and a
+# collection during a long graph of small ops spends its time traversing such objects.
+_SHAPES: dict[tuple, tuple] = {}
+_SHAPES_MAX = 4096
+
+
+def _interned(shapes: tuple) -> tuple:
+    """The stored tuple equal to ``shapes`` (stored now if there is room)."""
+    try:
+        found = _SHAPES.get(shapes)
+        if found is not None:
+            return found
+        if len(_SHAPES) < _SHAPES_MAX:
+            _SHAPES[shapes] = shapes
+    except TypeError:  # a library whose shapes cannot be hashed
+        pass
+    return shapes
 
 
 def apply(prim: Primitive, args: tuple, params: dict) -> Any:
@@ -268,13 +296,13 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
                 if saved is None:
                     saved = list(args)
                 saved[i] = _snapshot(a)
-    node = Node(prim, tuple(edges), gen + 1, params, tuple(shapes), xp)
+    node = Node(prim, tuple(edges), gen + 1, params, _interned(tuple(shapes)), xp)
     if prim.save_in:
         node.saved_inputs = args if saved is None else tuple(saved)
     if nout == 1:
         y = _leaf(out, xp, True)
         y.creator = node
-        node.out_refs = [weakref.ref(y)]
+        node.out_refs = weakref.ref(y)
         if prim.save_out:
             node.saved_outputs = (out,)
         if st.debug:
@@ -405,7 +433,12 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
     node.edges = (ea, eb)
     node.generation = gen + 1
     node.params = _NO_PARAMS
-    node.in_shapes = (sa, sb)
+    pair = (sa, sb)
+    try:
+        shapes = _SHAPES.get(pair)
+    except TypeError:  # a library whose shapes cannot be hashed
+        shapes = pair
+    node.in_shapes = shapes if shapes is not None else _interned(pair)
     node.xp = xp
     if prim.save_in:
         if ea is a:  # a leaf that requires gradients, kept by reference
@@ -416,7 +449,7 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
                              b if rb or tb is float or tb is int else _snapshot(b))
     y.requires_grad = True
     y.creator = node
-    node.out_refs = [_ref(y)]
+    node.out_refs = _ref(y)
     if prim.save_out:
         node.saved_outputs = (out,)
     if debug:
