@@ -1,11 +1,11 @@
 """The only door to array libraries: namespaces, devices, dtypes, kernels, host moves.
 
 Nothing outside this package imports NumPy, CuPy, torch or JAX for computation; the rest
-of portagrad reads the namespace of its inputs from here.
+of portagrad reads the namespace of its inputs from here. Every library's fast path is
+listed in :mod:`portagrad.xp._fastpaths`.
 """
 
-from . import _numpy_kernels as _numpy_kernels  # registers the NumPy fast paths
-from . import _other_kernels as _other_kernels  # CuPy, torch and JAX fast paths
+from . import _fastpaths as _fastpaths
 from ._default import (
     default_namespace as default_namespace,
 )
@@ -69,4 +69,13 @@ from ._namespace import (
 from ._namespace import (
     namespace_of as namespace_of,
 )
+from ._openblas import (
+    bundled_blas_in_use as bundled_blas_in_use,
+)
+from ._openblas import (
+    set_bundled_blas as set_bundled_blas,
+)
 from ._scatter import index_add as index_add
+
+# Every library's fast path is attached here, from the one table of them.
+_fastpaths.install()

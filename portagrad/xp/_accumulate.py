@@ -29,7 +29,7 @@ def accumulate(xp: Any, total: Any, term: Any) -> Any:
     return total
 
 
-@accumulate.override("numpy")
+# -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------
 def _accumulate_numpy(xp: Any, total: Any, term: Any) -> Any:
     # Adding a C-ordered term into a Fortran-ordered total runs 4-5 times slower than a new
     # sum (NumPy walks the total's order and reads the term across its rows): the sum of

@@ -28,12 +28,11 @@ def relu_grad(xp: Any, gy: Any, y: Any) -> Any:
     return gy * xp.astype(y > 0, gy.dtype)
 
 
-@relu_grad.override("numpy")
+# -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------
 def _relu_grad_numpy(xp: Any, gy: Any, y: Any) -> Any:
     # NumPy multiplies by a boolean mask directly: no float copy of the mask.
     return np.multiply(gy, y > 0)
 
 
-@relu_grad.override("cupy")
 def _relu_grad_cupy(xp: Any, gy: Any, y: Any) -> Any:
     return gy * (y > 0)

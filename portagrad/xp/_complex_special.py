@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._kernels import kernel
+from ._namespace import ndarray_module
 
 __all__ = ["expm1", "tanh"]
 
@@ -47,8 +48,9 @@ def tanh(xp: Any, x: Any) -> Any:
     return xp.tanh(x)
 
 
+# -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------
 def _expm1_numpy_like(xp: Any, x: Any) -> Any:
-    np = _module(x)
+    np = ndarray_module(x)
     if x.dtype.kind != "c":
         return np.expm1(x)
     with np.errstate(invalid="ignore"):
@@ -77,7 +79,7 @@ def _expm1_numpy_like(xp: Any, x: Any) -> Any:
 
 
 def _tanh_numpy_like(xp: Any, x: Any) -> Any:
-    np = _module(x)
+    np = ndarray_module(x)
     if x.dtype.kind != "c":
         return np.tanh(x)
     out = np.asarray(np.tanh(x))  # NumPy returns a scalar for 0-d input
@@ -87,21 +89,6 @@ def _tanh_numpy_like(xp: Any, x: Any) -> Any:
         out.imag[fix] = np.copysign(0.0, b[fix])
     return out
 
-
-def _module(x: Any) -> Any:
-    # NumPy or CuPy, whichever array this is: the functions and errstate have one API.
-    if type(x).__module__.startswith("cupy"):
-        import cupy
-
-        return cupy
-    import numpy
-
-    return numpy
-
-
-for _lib in ("numpy", "cupy"):
-    expm1.override(_lib)(_expm1_numpy_like)
-    tanh.override(_lib)(_tanh_numpy_like)
 
 # The kernels are objects, not functions: point doctest at their defaults' examples.
 __test__ = {k.name: k.default for k in (expm1, tanh)}

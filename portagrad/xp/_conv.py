@@ -6,7 +6,8 @@ columns back through strided slice assignment. They run on any namespace and are
 reference (max pooling, :mod:`portagrad.xp._pool`, reuses them). The NumPy and CuPy fast
 paths (:mod:`portagrad.xp._conv_fast`) take the columns from one strided view, a few
 samples at a time, and add them back in place; the products are the same, so they must
-agree with the default to rounding. For torch the fast paths are torch's own convolutions.
+agree with the default to rounding. For torch the fast paths are torch's own convolutions
+(below). :mod:`portagrad.xp._fastpaths` installs them all.
 
 Arguments shared by the kernels: ``stride`` and ``dilation`` are tuples with one entry per
 spatial dimension; ``pad`` is a tuple of ``(low, high)`` pairs (non-negative); ``groups``
@@ -174,7 +175,7 @@ def conv_weight_grad(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple, dilati
     return xp.reshape(gw, (o, c // groups) + ksize)
 
 
-# -- torch fast paths: its native convolutions (no im2col) --------------------------------
+# -- torch fast paths: its native convolutions (attached by portagrad.xp._fastpaths) -------
 def _torch_pad(pad: tuple) -> tuple[list[int], tuple | None]:
     """``F.pad`` widths (last dimension first) for asymmetric pads, or symmetric ones."""
     if all(lo == hi for lo, hi in pad):
@@ -185,7 +186,6 @@ def _torch_pad(pad: tuple) -> tuple[list[int], tuple | None]:
     return widths, None
 
 
-@conv_forward.override("torch")
 def _conv_forward_torch(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
                         groups: int, bias: Any = None) -> Any:
     import torch.nn.functional as F
@@ -201,7 +201,6 @@ def _conv_forward_torch(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple, dila
     return conv(x, w, bias, stride, sym, dilation, groups)
 
 
-@conv_input_grad.override("torch")
 def _conv_input_grad_torch(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
                            dilation: tuple, groups: int, in_size: tuple) -> Any:
     import torch.nn.grad as G
@@ -218,7 +217,6 @@ def _conv_input_grad_torch(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
     return gx[crop].contiguous()
 
 
-@conv_weight_grad.override("torch")
 def _conv_weight_grad_torch(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
                             dilation: tuple, groups: int, ksize: tuple) -> Any:
     import torch.nn.functional as F
@@ -238,5 +236,3 @@ def _conv_weight_grad_torch(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
 
 # Kernels are objects, not functions: point doctest at their defaults' examples.
 __test__ = {k.name: k.default for k in (conv_forward, conv_input_grad, conv_weight_grad)}
-
-from . import _conv_fast as _conv_fast  # noqa: E402  (registers the NumPy and CuPy paths)

@@ -1,4 +1,5 @@
-"""NumPy and CuPy fast paths of the convolution kernels of :mod:`portagrad.xp._conv`.
+"""NumPy and CuPy fast paths of the convolution kernels of :mod:`portagrad.xp._conv`
+(installed by :mod:`portagrad.xp._fastpaths`).
 
 One implementation serves both libraries (``m`` is numpy or cupy). The columns of im2col
 are copied from one strided view of the (padded) input, and on the CPU a few samples at a
@@ -20,20 +21,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ._conv import _out_shape, _prod, conv_forward, conv_input_grad, conv_weight_grad
+from ._conv import _out_shape, _prod
+from ._namespace import ndarray_module
 
 # Bytes of columns (and output) per chunk on the CPU: they stay in L2/L3.
 CHUNK_BYTES = 1 << 20
-
-
-def _module(name: str) -> Any:
-    if name == "cupy":
-        import cupy
-
-        return cupy
-    import numpy
-
-    return numpy
 
 
 def _chunk(m: Any, n: int, per_sample: int) -> int:
@@ -134,95 +126,90 @@ class _Spread:
         return self.buffer[:sn].reshape(sn, g, o // g, self.lay.width)
 
 
-def _register(name: str) -> None:
-    @conv_forward.override(name)
-    def _conv_forward_fast(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple,
-                           dilation: tuple, groups: int, bias: Any = None) -> Any:
-        m = _module(name)
-        n, o = x.shape[0], w.shape[0]
-        # Not flat: the GEMM writes straight into the output, which beats a cheaper copy
-        # of the columns followed by a copy of the output out of the flat layout.
-        cols = _Columns(m, x, tuple(w.shape[2:]), stride, pad, dilation, groups, o, False)
-        out = cols.layout.out
-        wm = w.reshape(groups, o // groups, -1)
-        y = m.empty((n, groups, o // groups, cols.layout.p),
-                    dtype=m.result_type(x.dtype, w.dtype))
-        b = None if bias is None else bias.reshape(groups, o // groups, 1)
-        if b is not None and m.result_type(y.dtype, b.dtype) != y.dtype:
-            b = None  # a wider bias: added after, with NumPy's promotion
-        for n0 in range(0, n, cols.size):
-            sn = min(cols.size, n - n0)
-            yc = m.matmul(wm, cols(n0, sn), out=y[n0:n0 + sn])
-            if b is not None:
-                yc += b  # while the chunk is in cache
-        y = y.reshape((n, o) + out)
-        if bias is not None and b is None:
-            y = y + bias.reshape((o,) + (1,) * len(out))
-        return y
-
-    @conv_input_grad.override(name)
-    def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
-                              dilation: tuple, groups: int, in_size: tuple) -> Any:
-        m = _module(name)
-        n, o = gy.shape[0], gy.shape[1]
-        cg, ksize = w.shape[1], tuple(w.shape[2:])
-        kk = _prod(ksize)
-        # (G, K * C/G, O/G): the columns of one offset are a contiguous (C/G, width) block.
-        wk = m.ascontiguousarray(
-            w.reshape(groups, o // groups, cg, kk).transpose(0, 3, 2, 1)).reshape(
-                groups, kk * cg, o // groups)
-        dtype = m.result_type(gy.dtype, w.dtype)
-        padded = _padded_shape(in_size, pad)
-        lay = _Layout(padded, tuple(gy.shape[2:]), stride)
-        acc = m.zeros((n, groups, cg) + padded, dtype=dtype)
-        size = _chunk(m, n, (groups * kk * cg + o) * lay.width * acc.itemsize)
-        spread = _Spread(m, lay, groups, o, size, gy.dtype)
-        buf = m.empty((size, groups, kk * cg, lay.width), dtype=dtype)
-        offsets = list(itertools.product(*(range(k) for k in ksize)))
-        if lay.flat:
-            target = acc.reshape(n, groups, cg, -1)
-            keys = [(Ellipsis, slice(q, q + lay.width)) for q in (
-                sum(k * d * pi for k, d, pi in zip(ks, dilation, lay.pitch)) for ks in offsets)]
-            shape = (groups, kk, cg, lay.width)
-        else:
-            target = acc
-            keys = [(slice(None),) * 3 + tuple(
-                slice(k * d, k * d + s * (o_ - 1) + 1, s)
-                for k, o_, s, d in zip(ks, lay.out, stride, dilation)) for ks in offsets]
-            shape = (groups, kk, cg) + lay.out
-        for n0 in range(0, n, size):
-            sn = min(size, n - n0)
-            cols = m.matmul(wk, spread(gy, n0, sn), out=buf[:sn]).reshape((sn,) + shape)
-            a = target[n0:n0 + sn]
-            for i, key in enumerate(keys):
-                a[key] += cols[:, :, i]
-        acc = acc.reshape((n, groups * cg) + padded)
-        if padded == tuple(in_size):
-            return acc
-        crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
-                                                  zip(in_size, pad))
-        return acc[crop]
-
-    @conv_weight_grad.override(name)
-    def _conv_weight_grad_fast(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
-                               dilation: tuple, groups: int, ksize: tuple) -> Any:
-        m = _module(name)
-        n, o = gy.shape[0], gy.shape[1]
-        # Flat columns copy fast but need the gradient spread out: worth it when the
-        # columns outnumber the output channels.
-        rows = x.shape[1] * _prod(ksize)
-        cols = _Columns(m, x, ksize, stride, pad, dilation, groups, o, rows > o)
-        spread = _Spread(m, cols.layout, groups, o, cols.size, gy.dtype)
-        dtype = m.result_type(x.dtype, gy.dtype)
-        # Accumulated transposed, (G, C/G * K, O/G): that GEMM order is the faster one.
-        gwt = m.zeros((groups, cols.rows // groups, o // groups), dtype=dtype)
-        for n0 in range(0, n, cols.size):
-            sn = min(cols.size, n - n0)
-            part = m.matmul(cols(n0, sn), m.swapaxes(spread(gy, n0, sn), -1, -2))
-            gwt += part[0] if sn == 1 else part.sum(axis=0)
-        gw = m.ascontiguousarray(m.swapaxes(gwt, -1, -2))
-        return gw.reshape((o, x.shape[1] // groups) + ksize)
+def _conv_forward_fast(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple,
+                       dilation: tuple, groups: int, bias: Any = None) -> Any:
+    m = ndarray_module(x)
+    n, o = x.shape[0], w.shape[0]
+    # Not flat: the GEMM writes straight into the output, which beats a cheaper copy
+    # of the columns followed by a copy of the output out of the flat layout.
+    cols = _Columns(m, x, tuple(w.shape[2:]), stride, pad, dilation, groups, o, False)
+    out = cols.layout.out
+    wm = w.reshape(groups, o // groups, -1)
+    y = m.empty((n, groups, o // groups, cols.layout.p),
+                dtype=m.result_type(x.dtype, w.dtype))
+    b = None if bias is None else bias.reshape(groups, o // groups, 1)
+    if b is not None and m.result_type(y.dtype, b.dtype) != y.dtype:
+        b = None  # a wider bias: added after, with NumPy's promotion
+    for n0 in range(0, n, cols.size):
+        sn = min(cols.size, n - n0)
+        yc = m.matmul(wm, cols(n0, sn), out=y[n0:n0 + sn])
+        if b is not None:
+            yc += b  # while the chunk is in cache
+    y = y.reshape((n, o) + out)
+    if bias is not None and b is None:
+        y = y + bias.reshape((o,) + (1,) * len(out))
+    return y
 
 
-_register("numpy")
-_register("cupy")
+def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
+                          dilation: tuple, groups: int, in_size: tuple) -> Any:
+    m = ndarray_module(gy)
+    n, o = gy.shape[0], gy.shape[1]
+    cg, ksize = w.shape[1], tuple(w.shape[2:])
+    kk = _prod(ksize)
+    # (G, K * C/G, O/G): the columns of one offset are a contiguous (C/G, width) block.
+    wk = m.ascontiguousarray(
+        w.reshape(groups, o // groups, cg, kk).transpose(0, 3, 2, 1)).reshape(
+            groups, kk * cg, o // groups)
+    dtype = m.result_type(gy.dtype, w.dtype)
+    padded = _padded_shape(in_size, pad)
+    lay = _Layout(padded, tuple(gy.shape[2:]), stride)
+    acc = m.zeros((n, groups, cg) + padded, dtype=dtype)
+    size = _chunk(m, n, (groups * kk * cg + o) * lay.width * acc.itemsize)
+    spread = _Spread(m, lay, groups, o, size, gy.dtype)
+    buf = m.empty((size, groups, kk * cg, lay.width), dtype=dtype)
+    offsets = list(itertools.product(*(range(k) for k in ksize)))
+    if lay.flat:
+        target = acc.reshape(n, groups, cg, -1)
+        keys = [(Ellipsis, slice(q, q + lay.width)) for q in (
+            sum(k * d * pi for k, d, pi in zip(ks, dilation, lay.pitch)) for ks in offsets)]
+        shape = (groups, kk, cg, lay.width)
+    else:
+        target = acc
+        keys = [(slice(None),) * 3 + tuple(
+            slice(k * d, k * d + s * (o_ - 1) + 1, s)
+            for k, o_, s, d in zip(ks, lay.out, stride, dilation)) for ks in offsets]
+        shape = (groups, kk, cg) + lay.out
+    for n0 in range(0, n, size):
+        sn = min(size, n - n0)
+        cols = m.matmul(wk, spread(gy, n0, sn), out=buf[:sn]).reshape((sn,) + shape)
+        a = target[n0:n0 + sn]
+        for i, key in enumerate(keys):
+            a[key] += cols[:, :, i]
+    acc = acc.reshape((n, groups * cg) + padded)
+    if padded == tuple(in_size):
+        return acc
+    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                              zip(in_size, pad))
+    return acc[crop]
+
+
+def _conv_weight_grad_fast(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
+                           dilation: tuple, groups: int, ksize: tuple) -> Any:
+    m = ndarray_module(x)
+    n, o = gy.shape[0], gy.shape[1]
+    # Flat columns copy fast but need the gradient spread out: worth it when the
+    # columns outnumber the output channels.
+    rows = x.shape[1] * _prod(ksize)
+    cols = _Columns(m, x, ksize, stride, pad, dilation, groups, o, rows > o)
+    spread = _Spread(m, cols.layout, groups, o, cols.size, gy.dtype)
+    dtype = m.result_type(x.dtype, gy.dtype)
+    # Accumulated transposed, (G, C/G * K, O/G): that GEMM order is the faster one.
+    gwt = m.zeros((groups, cols.rows // groups, o // groups), dtype=dtype)
+    for n0 in range(0, n, cols.size):
+        sn = min(cols.size, n - n0)
+        part = m.matmul(cols(n0, sn), m.swapaxes(spread(gy, n0, sn), -1, -2))
+        gwt += part[0] if sn == 1 else part.sum(axis=0)
+    gw = m.ascontiguousarray(m.swapaxes(gwt, -1, -2))
+    return gw.reshape((o, x.shape[1] // groups) + ksize)
+

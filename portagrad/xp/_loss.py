@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._kernels import kernel
+from ._namespace import ndarray_module
 
 __all__ = ["softmax_xent", "softmax_xent_grad"]
 
@@ -81,64 +82,50 @@ def softmax_xent_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
     return xp.where(classes == t, g - c, g)
 
 
-def _module(name: str) -> Any:
-    if name == "cupy":
-        import cupy
-
-        return cupy
-    import numpy
-
-    return numpy
-
-
-def _register(name: str) -> None:
-    @softmax_xent.override(name)
-    def _fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False,
-              cache: list | None = None) -> Any:
-        if axis != x.ndim - 1:
-            return NotImplemented
-        m_ = _module(name)
-        mx = x.max(axis=-1, keepdims=True)
-        buf = x - mx
-        tt = t.reshape(-1)
-        zt = buf.reshape(-1, x.shape[-1])[m_.arange(tt.shape[0]), tt]
-        m_.exp(buf, out=buf)
-        # Row sums as a matrix-vector product: one streaming pass (BLAS), twice as fast
-        # as NumPy's pairwise sum over the last axis, as accurate for these positive terms.
-        ones = m_.ones(x.shape[-1], dtype=buf.dtype)
-        s = buf @ ones
-        if cache is not None:
-            cache.append((mx, s[..., None]))
-        lse = m_.log(s)
-        loss = (lse - zt.reshape(lse.shape)) * w
-        # A 0-d array, not a NumPy scalar (which would promote strongly downstream).
-        return m_.asarray(loss.sum()) if total else loss
-
-    @softmax_xent_grad.override(name)
-    def _fast_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
-                   cache: list | None = None) -> Any:
-        if axis != x.ndim - 1:
-            return NotImplemented
-        m_ = _module(name)
-        c = m_.asarray(gl * w, dtype=x.dtype)[..., None]
-        if cache:
-            mx, s = cache[0]
-            g = x - mx
-            m_.exp(g, out=g)
-            g *= c / s
-        else:
-            g = x - x.max(axis=-1, keepdims=True)
-            m_.exp(g, out=g)
-            g *= c / g.sum(axis=-1, keepdims=True)
-        flat = g.reshape(-1, x.shape[-1])
-        rows = m_.arange(flat.shape[0])
-        # One label per row, so the indexed subtraction has no repeated index.
-        flat[rows, t.reshape(-1)] -= c.reshape(-1)
-        return g
+# -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------
+def _softmax_xent_fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False,
+                       cache: list | None = None) -> Any:
+    if axis != x.ndim - 1:
+        return NotImplemented
+    m_ = ndarray_module(x)
+    mx = x.max(axis=-1, keepdims=True)
+    buf = x - mx
+    tt = t.reshape(-1)
+    zt = buf.reshape(-1, x.shape[-1])[m_.arange(tt.shape[0]), tt]
+    m_.exp(buf, out=buf)
+    # Row sums as a matrix-vector product: one streaming pass (BLAS), twice as fast
+    # as NumPy's pairwise sum over the last axis, as accurate for these positive terms.
+    ones = m_.ones(x.shape[-1], dtype=buf.dtype)
+    s = buf @ ones
+    if cache is not None:
+        cache.append((mx, s[..., None]))
+    lse = m_.log(s)
+    loss = (lse - zt.reshape(lse.shape)) * w
+    # A 0-d array, not a NumPy scalar (which would promote strongly downstream).
+    return m_.asarray(loss.sum()) if total else loss
 
 
-_register("numpy")
-_register("cupy")
+def _softmax_xent_grad_fast(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
+                            cache: list | None = None) -> Any:
+    if axis != x.ndim - 1:
+        return NotImplemented
+    m_ = ndarray_module(x)
+    c = m_.asarray(gl * w, dtype=x.dtype)[..., None]
+    if cache:
+        mx, s = cache[0]
+        g = x - mx
+        m_.exp(g, out=g)
+        g *= c / s
+    else:
+        g = x - x.max(axis=-1, keepdims=True)
+        m_.exp(g, out=g)
+        g *= c / g.sum(axis=-1, keepdims=True)
+    flat = g.reshape(-1, x.shape[-1])
+    rows = m_.arange(flat.shape[0])
+    # One label per row, so the indexed subtraction has no repeated index.
+    flat[rows, t.reshape(-1)] -= c.reshape(-1)
+    return g
+
 
 # Kernels are objects, not functions: point doctest at their defaults' examples.
 __test__ = {k.name: k.default for k in (softmax_xent, softmax_xent_grad)}

@@ -41,13 +41,12 @@ from typing import Any
 import numpy as np
 
 from ._kernels import kernel
-from ._openblas import corename, gemm, transpose_copy
+from ._openblas import NO_TRANS, ROW_MAJOR, TRANS, corename, gemm, transpose_copy
 
 __all__ = ["matmul", "matmul_like", "matmul_into"]
 
 # OpenBLAS cores whose sgemm was measured faster in the transposed form (table above).
 _TRANSPOSED_CORES = frozenset({"skylakex"})
-_CORE_OK: list[bool] = []
 
 
 @kernel
@@ -66,9 +65,8 @@ def matmul(xp: Any, a: Any, b: Any) -> Any:
 
 
 def _transposed_core() -> bool:
-    if not _CORE_OK:
-        _CORE_OK.append(corename().lower() in _TRANSPOSED_CORES)
-    return _CORE_OK[0]
+    # The core's name comes through the binding: with it off, products run as written.
+    return corename().lower() in _TRANSPOSED_CORES
 
 
 def _transposed(a: np.ndarray, b: np.ndarray) -> bool:
@@ -80,7 +78,6 @@ def _transposed(a: np.ndarray, b: np.ndarray) -> bool:
             and b.flags.f_contiguous and not b.flags.c_contiguous and _transposed_core())
 
 
-@matmul.override("numpy")
 def _matmul_numpy(xp: Any, a: Any, b: Any) -> Any:
     if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2
             or not _transposed(a, b)):
@@ -109,7 +106,6 @@ def matmul_like(xp: Any, a: Any, b: Any, like: Any) -> Any:
     return matmul(xp, a, b)
 
 
-@matmul_like.override("numpy")
 def _matmul_like_numpy(xp: Any, a: Any, b: Any, like: Any) -> Any:
     if (type(like) is not np.ndarray or like.ndim != 2 or like.flags.c_contiguous
             or not like.flags.f_contiguous):
@@ -137,19 +133,15 @@ def matmul_into(xp: Any, a: Any, b: Any, out: Any) -> Any:
     return out
 
 
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-
-
 def _operand(x: np.ndarray) -> tuple[int, int] | None:
     """BLAS transpose flag and leading dimension of a row-major view of ``x``."""
     if x.flags.c_contiguous:
-        return _NO_TRANS, max(x.shape[1], 1)
+        return NO_TRANS, max(x.shape[1], 1)
     if x.flags.f_contiguous:
-        return _TRANS, max(x.shape[0], 1)
+        return TRANS, max(x.shape[0], 1)
     return None
 
 
-@matmul_into.override("numpy")
 def _matmul_into_numpy(xp: Any, a: Any, b: Any, out: Any) -> Any:
     # GEMM's beta = 1 adds the product where it is written: no array for it, no zeroing
     # of that array (OpenBLAS clears C when beta = 0) and no pass to add it.
@@ -175,7 +167,7 @@ def _matmul_into_numpy(xp: Any, a: Any, b: Any, out: Any) -> Any:
     m, k = x.shape
     n = y.shape[1]
     if m and n and k:
-        fn(_ROW_MAJOR, fx[0], fy[0], m, n, k, 1.0, x.ctypes.data, fx[1], y.ctypes.data,
+        fn(ROW_MAJOR, fx[0], fy[0], m, n, k, 1.0, x.ctypes.data, fx[1], y.ctypes.data,
            fy[1], 1.0, c.ctypes.data, max(n, 1))
     return out
 

@@ -22,6 +22,7 @@ __all__ = [
     "check_same_namespace",
     "check_same_device",
     "ensure_array",
+    "ndarray_module",
 ]
 
 _NAMESPACE_BY_TYPE: dict[type, Any] = {}
@@ -107,6 +108,24 @@ def check_same_device(op: str, names: tuple[str, ...], arrays: list[Any], xp: An
                 f"and {dev}. Move one with .to_device(...) first; portagrad never copies "
                 f"silently."
             )
+
+
+def ndarray_module(array: Any) -> Any:
+    """NumPy or CuPy, whichever ``array`` belongs to: their functions share one API (``out=``,
+    strides, ``errstate``), so one fast path serves both.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.xp._namespace import ndarray_module
+    >>> ndarray_module(np.zeros(1)) is np
+    True
+    """
+    if type(array).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
 
 
 def ensure_array(xp: Any, value: Any) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels import Kernel
-from ._openblas import library
+from ._openblas import axpy
 
 __all__ = ["sgd_update", "momentum_update", "adam_update"]
 
@@ -109,75 +109,24 @@ def adam_update(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1
     return param, m, v, vhat
 
 
-# -- NumPy: BLAS axpy of the OpenBLAS NumPy loaded --------------------------------------
-_AXPY: dict[Any, Any] = {}
-_BLAS: list[Any] = []  # [the library's axpy pair] once looked up, [None] when unavailable
-
-
-class _OpenBLAS:
-    """``saxpy``/``daxpy`` of NumPy's bundled OpenBLAS (scipy-openblas, 64-bit integers,
-    symbols ``scipy_cblas_?axpy64_``), called through ctypes; ``fn(x, y, a=...)``
-    updates ``y`` in place and returns it."""
-
-    def __init__(self, lib: Any) -> None:
-        import ctypes
-
-        i64, ptr = ctypes.c_int64, ctypes.c_void_p
-        self._s = lib.scipy_cblas_saxpy64_
-        self._s.argtypes = [i64, ctypes.c_float, ptr, i64, ptr, i64]
-        self._s.restype = None
-        self._d = lib.scipy_cblas_daxpy64_
-        self._d.argtypes = [i64, ctypes.c_double, ptr, i64, ptr, i64]
-        self._d.restype = None
-
-    def saxpy(self, x: Any, y: Any, a: float) -> Any:
-        self._s(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)
-        return y
-
-    def daxpy(self, x: Any, y: Any, a: float) -> Any:
-        self._d(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)
-        return y
-
-
-def _blas() -> Any:
-    if not _BLAS:
-        lib = library()
-        try:
-            _BLAS.append(None if lib is None else _OpenBLAS(lib))
-        except AttributeError:  # an OpenBLAS without the symbols named above
-            _BLAS.append(None)
-    return _BLAS[0]
-
-
+# -- fast paths (attached by portagrad.xp._fastpaths) ---------------------------------------
+# NumPy: BLAS axpy of the OpenBLAS NumPy loaded (portagrad.xp._openblas).
 def _axpy_for(y: Any, x: Any) -> Any:
     """BLAS ``?axpy`` for updating ``y`` in place with ``x``, or None when it does not
-    apply (no bundled OpenBLAS, dtypes other than float32/float64 or not equal, shapes
+    apply (binding off or declined, dtypes other than float32/float64 or not equal, shapes
     not equal, layouts not C-contiguous, ``y`` read-only)."""
     if (type(y) is not np.ndarray or type(x) is not np.ndarray or y.dtype != x.dtype
             or y.shape != x.shape or not y.flags.c_contiguous or not x.flags.c_contiguous
             or not y.flags.writeable):
         return None
-    fn = _AXPY.get(y.dtype)
-    if fn is None:
-        blas = _blas()
-        if blas is None:
-            return None
-        if y.dtype == np.float32:
-            fn = blas.saxpy
-        elif y.dtype == np.float64:
-            fn = blas.daxpy
-        else:
-            return None
-        _AXPY[y.dtype] = fn
-    return fn
+    return axpy(y.dtype)
 
 
 def _axpy(fn: Any, a: float, x: Any, y: Any) -> None:
     """``y += a * x`` in place (``y``, ``x`` as accepted by :func:`_axpy_for`)."""
-    fn(x, y, a=a)
+    fn(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)
 
 
-@sgd_update.override("numpy")
 def _sgd_numpy(xp: Any, param: Any, grad: Any, lr: float) -> Any:
     fn = _axpy_for(param, grad)
     if fn is None:
@@ -186,7 +135,6 @@ def _sgd_numpy(xp: Any, param: Any, grad: Any, lr: float) -> Any:
     return param
 
 
-@momentum_update.override("numpy")
 def _momentum_numpy(xp: Any, param: Any, grad: Any, v: Any, lr: float,
                     momentum: float) -> Any:
     fn = _axpy_for(param, grad)
@@ -198,7 +146,6 @@ def _momentum_numpy(xp: Any, param: Any, grad: Any, v: Any, lr: float,
     return param, v
 
 
-@adam_update.override("numpy")
 def _adam_numpy(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
                 beta2: float, eps: float, step: float, decay: float) -> Any:
     fn = _axpy_for(param, grad)
@@ -223,13 +170,11 @@ def _adam_numpy(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1
 
 
 # -- torch ----------------------------------------------------------------------------------
-@sgd_update.override("torch")
 def _sgd_torch(xp: Any, param: Any, grad: Any, lr: float) -> Any:
     param.add_(grad, alpha=-lr)
     return param
 
 
-@momentum_update.override("torch")
 def _momentum_torch(xp: Any, param: Any, grad: Any, v: Any, lr: float,
                     momentum: float) -> Any:
     v.mul_(momentum).add_(grad, alpha=-lr)
@@ -237,7 +182,6 @@ def _momentum_torch(xp: Any, param: Any, grad: Any, v: Any, lr: float,
     return param, v
 
 
-@adam_update.override("torch")
 def _adam_torch(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
                 beta2: float, eps: float, step: float, decay: float) -> Any:
     import torch

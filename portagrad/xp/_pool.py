@@ -21,8 +21,9 @@ import itertools
 from typing import Any
 
 from ._conv import _col2im, _im2col, _offset_key, _out_shape
-from ._conv_fast import _chunk, _module
+from ._conv_fast import _chunk
 from ._kernels import kernel
+from ._namespace import ndarray_module
 
 __all__ = ["max_pool_forward", "max_pool_grad", "max_pool_gather"]
 
@@ -106,7 +107,7 @@ def max_pool_gather(xp: Any, x: Any, y: Any, g: Any, ksize: tuple, stride: tuple
     return xp.sum(xp.where(mask, gcols, zero), axis=2)
 
 
-# -- NumPy and CuPy fast paths -------------------------------------------------------------
+# -- NumPy and CuPy fast paths (attached by portagrad.xp._fastpaths) -----------------------
 def _padded(m: Any, x: Any, pad: tuple, fill: float) -> Any:
     if any(lo or hi for lo, hi in pad):
         return m.pad(x, ((0, 0), (0, 0)) + tuple(pad), constant_values=fill)
@@ -127,42 +128,40 @@ def _tiles(padded: tuple, out: tuple, ksize: tuple, stride: tuple, dilation: tup
                for p, o, k, s, d in zip(padded, out, ksize, stride, dilation))
 
 
-def _register(name: str) -> None:
-    @max_pool_forward.override(name)
-    def _forward_fast(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
-                      dilation: tuple) -> Any:
-        m = _module(name)
-        xpad = _padded(m, x, pad, -m.inf)
-        keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
-        y = m.empty(tuple(x.shape[:2]) + out, dtype=x.dtype)
-        for n0, n1 in _samples(m, xpad):
-            yc, xc = y[n0:n1], xpad[n0:n1]
-            yc[...] = xc[keys[0]]
-            for key in keys[1:]:
-                m.maximum(yc, xc[key], out=yc)
-        return y
+def _max_pool_forward_fast(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
+                           dilation: tuple) -> Any:
+    m = ndarray_module(x)
+    xpad = _padded(m, x, pad, -m.inf)
+    keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
+    y = m.empty(tuple(x.shape[:2]) + out, dtype=x.dtype)
+    for n0, n1 in _samples(m, xpad):
+        yc, xc = y[n0:n1], xpad[n0:n1]
+        yc[...] = xc[keys[0]]
+        for key in keys[1:]:
+            m.maximum(yc, xc[key], out=yc)
+    return y
 
-    @max_pool_grad.override(name)
-    def _grad_fast(xp: Any, x: Any, y: Any, gy: Any, ksize: tuple, stride: tuple, pad: tuple,
-                   dilation: tuple) -> Any:
-        m = _module(name)
-        xpad = _padded(m, x, pad, -m.inf)
-        keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
-        tiles = _tiles(tuple(xpad.shape[2:]), out, ksize, stride, dilation)
-        # Windows that tile the input write every element once: no zero fill, no adds.
-        gx = (m.empty if tiles else m.zeros)(xpad.shape, dtype=gy.dtype)
-        for n0, n1 in _samples(m, xpad):
-            gxc, gyc = gx[n0:n1], gy[n0:n1]
-            for won, key in _winners(m, xpad[n0:n1], y[n0:n1], keys):
-                if tiles:
-                    m.multiply(gyc, won, out=gxc[key])
-                else:
-                    gxc[key] += gyc * won
-        if xpad is x:
-            return gx
-        crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
-                                                  zip(x.shape[2:], pad))
-        return gx[crop]
+
+def _max_pool_grad_fast(xp: Any, x: Any, y: Any, gy: Any, ksize: tuple, stride: tuple,
+                        pad: tuple, dilation: tuple) -> Any:
+    m = ndarray_module(x)
+    xpad = _padded(m, x, pad, -m.inf)
+    keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
+    tiles = _tiles(tuple(xpad.shape[2:]), out, ksize, stride, dilation)
+    # Windows that tile the input write every element once: no zero fill, no adds.
+    gx = (m.empty if tiles else m.zeros)(xpad.shape, dtype=gy.dtype)
+    for n0, n1 in _samples(m, xpad):
+        gxc, gyc = gx[n0:n1], gy[n0:n1]
+        for won, key in _winners(m, xpad[n0:n1], y[n0:n1], keys):
+            if tiles:
+                m.multiply(gyc, won, out=gxc[key])
+            else:
+                gxc[key] += gyc * won
+    if xpad is x:
+        return gx
+    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                              zip(x.shape[2:], pad))
+    return gx[crop]
 
 
 def _samples(m: Any, xpad: Any) -> Any:
@@ -194,9 +193,6 @@ def _winners(m: Any, xpad: Any, y: Any, keys: list) -> Any:
                 found |= won
         yield won, key
 
-
-_register("numpy")
-_register("cupy")
 
 # Kernels are objects, not functions: point doctest at their defaults' examples.
 __test__ = {k.name: k.default for k in (max_pool_forward, max_pool_grad, max_pool_gather)}

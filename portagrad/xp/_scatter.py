@@ -3,12 +3,16 @@
 ``array_api_extra.at(x, idx).add(y)`` is last-write-wins for repeated indices on NumPy and
 torch, so it silently drops gradient; the default here sorts the indices and takes
 differences of a cumulative sum, which is exact for integers and accumulates floats in
-float64 where the device has it.
+float64 where the device has it. Each library's fast path accumulates repeated indices
+natively: ``np.add.at``, ``cupyx.scatter_add``, torch's ``index_add_``, JAX's
+``.at[].add``.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ._kernels import kernel
 
@@ -65,3 +69,40 @@ def index_add(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:
         out = xp.astype(out, dtype)
     out = xp.reshape(out, (size, *rest))
     return xp.moveaxis(out, 0, axis) if axis != 0 else out
+
+
+# -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------
+def _out_shape(values: Any, axis: int, size: int) -> list[int]:
+    shape = list(values.shape)
+    shape[axis] = size
+    return shape
+
+
+def _index_add_numpy(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:
+    out = np.zeros(_out_shape(values, axis, size), dtype=values.dtype)
+    if axis == 0:
+        np.add.at(out, indices, values)
+    else:
+        np.add.at(np.moveaxis(out, axis, 0), indices, np.moveaxis(values, axis, 0))
+    return out
+
+
+def _index_add_cupy(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:
+    import cupyx
+
+    out = xp.zeros(_out_shape(values, axis, size), dtype=values.dtype)
+    key = (slice(None),) * axis + (indices,)
+    # cupyx.scatter_add accumulates repeated indices (atomics), unlike out[idx] += v.
+    cupyx.scatter_add(out, key, values)
+    return out
+
+
+def _index_add_torch(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:
+    out = xp.zeros(_out_shape(values, axis, size), dtype=values.dtype, device=values.device)
+    return out.index_add_(axis, indices, values)
+
+
+def _index_add_jax(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:
+    out = xp.zeros(_out_shape(values, axis, size), dtype=values.dtype)
+    key = (slice(None),) * axis + (indices,)
+    return out.at[key].add(values)

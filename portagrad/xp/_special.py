@@ -66,21 +66,19 @@ def erf(xp: Any, x: Any) -> Any:
     return xp.where(x < 0, -r, r)
 
 
-@erf.override("torch")
+# -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------
 def _erf_torch(xp: Any, x: Any) -> Any:
     import torch
 
     return torch.special.erf(x)
 
 
-@erf.override("cupy")
 def _erf_cupy(xp: Any, x: Any) -> Any:
     import cupyx.scipy.special
 
     return cupyx.scipy.special.erf(x)
 
 
-@erf.override("numpy")
 def _erf_numpy(xp: Any, x: Any) -> Any:
     try:
         import scipy.special

@@ -16,12 +16,12 @@ from portagrad.xp._matmul import matmul, matmul_into, matmul_like
 @pytest.fixture
 def transposed_core(monkeypatch):
     """Run as on a CPU whose OpenBLAS kernels take the transposed form."""
-    monkeypatch.setattr(_matmul, "_CORE_OK", [True])
+    monkeypatch.setattr(_matmul, "_transposed_core", lambda: True)
 
 
 @pytest.fixture
 def plain_core(monkeypatch):
-    monkeypatch.setattr(_matmul, "_CORE_OK", [False])
+    monkeypatch.setattr(_matmul, "_transposed_core", lambda: False)
 
 
 def _f32(rng, shape):
@@ -113,7 +113,7 @@ def test_linear_layer_on_the_transposed_form_trains_as_the_plain_one(rng, monkey
 
     results = []
     for core in (True, False):
-        monkeypatch.setattr(_matmul, "_CORE_OK", [core])
+        monkeypatch.setattr(_matmul, "_transposed_core", lambda core=core: core)
         ws = [pg.Variable(w0, requires_grad=True), pg.Variable(w1, requires_grad=True)]
         value = loss(*ws)
         grads = pg.grad(value, ws)

@@ -9,7 +9,7 @@ import array_api_compat.numpy as npx
 import numpy as np
 import pytest
 
-from portagrad.xp import _optim, pure_standard
+from portagrad.xp import _openblas, _optim, pure_standard
 from portagrad.xp._optim import adam_update, momentum_update, sgd_update
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -93,8 +93,7 @@ def test_numpy_declines_what_axpy_cannot_take(rng):
 
 
 def test_without_a_bundled_blas_the_default_runs(rng, monkeypatch):
-    monkeypatch.setattr(_optim, "_BLAS", [None])
-    monkeypatch.setattr(_optim, "_AXPY", {})
+    monkeypatch.setattr(_openblas._STATE, "enabled", False)
     p, g, v = _arrays(rng, (5,), np.float64)
     assert _optim._axpy_for(p, g) is None
     fast, slow = _both(_momentum, p, g, v)
