@@ -19,6 +19,7 @@ from . import nn as nn
 from . import ops as ops
 from . import optim as optim
 from . import random as random
+from . import reporter as reporter
 from . import training as training
 from . import xp as xp
 from ._errors import (

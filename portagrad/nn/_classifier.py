@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import ops
+from ..reporter import report
 from ._module import Module
 
 __all__ = ["Classifier"]
@@ -17,7 +18,7 @@ class Classifier(Module):
     Each call runs ``y = predictor(*args)`` on the arguments without the label, computes
     ``loss = lossfun(y, t)`` and, while ``compute_accuracy`` is true, ``accfun(y, t)``;
     it keeps them as ``.y``, ``.loss`` and ``.accuracy`` and reports ``loss`` and
-    ``accuracy`` (see :func:`portagrad.training.report`, under ``main/``).
+    ``accuracy`` (see :func:`portagrad.reporter.report`, under ``main/``).
 
     Parameters
     ----------
@@ -62,8 +63,6 @@ class Classifier(Module):
         self.accuracy: Any = None
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        from ..training._reporter import report
-
         key = self.label_key
         if isinstance(key, int):
             if not -len(args) <= key < len(args):

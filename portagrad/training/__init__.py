@@ -1,5 +1,9 @@
 """Training loops: Trainer, StandardUpdater, Classifier, reporting and extensions.
 
+``report``, ``report_scope`` and ``Summary`` are those of :mod:`portagrad.reporter`, and
+``Classifier`` is :class:`portagrad.nn.Classifier`, named here too because a training
+script needs it next to the trainer.
+
 Examples
 --------
 >>> import tempfile
@@ -20,11 +24,11 @@ Examples
 True
 """
 
-from ..nn._classifier import Classifier as Classifier
+from ..nn import Classifier as Classifier
+from ..reporter import Summary as Summary
+from ..reporter import report as report
+from ..reporter import report_scope as report_scope
 from . import extensions as extensions
-from ._reporter import Summary as Summary
-from ._reporter import report as report
-from ._reporter import report_scope as report_scope
 from ._trainer import Extension as Extension
 from ._trainer import Trainer as Trainer
 from ._triggers import IntervalTrigger as IntervalTrigger

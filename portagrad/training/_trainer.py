@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import random as _random
 from .._errors import CheckpointError
-from ._reporter import report_scope
+from ..reporter import report_scope
 from ._triggers import IntervalTrigger, get_trigger
 
 __all__ = ["Trainer", "Extension"]

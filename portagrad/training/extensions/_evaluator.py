@@ -7,8 +7,8 @@ from functools import partial
 from typing import Any
 
 from ...data import concat_examples
+from ...reporter import Summary, report, report_scope
 from ...tape._mode import no_grad
-from .._reporter import Summary, report, report_scope
 from .._trainer import Extension
 
 __all__ = ["Evaluator"]

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ...io import atomic_write
-from .._reporter import Summary
+from ...reporter import Summary
 from .._trainer import Extension
 from .._triggers import get_trigger
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._errors import NonFiniteError
-from .._reporter import report
+from ...reporter import report
 from .._trainer import Extension
 
 __all__ = ["LRSchedule", "observe_lr", "FailOnNonNumber"]
