@@ -29,7 +29,7 @@ from ..reporter import Summary as Summary
 from ..reporter import report as report
 from ..reporter import report_scope as report_scope
 from . import extensions as extensions
-from ._trainer import Extension as Extension
+from ._extension import Extension as Extension
 from ._trainer import Trainer as Trainer
 from ._triggers import IntervalTrigger as IntervalTrigger
 from ._triggers import get_trigger as get_trigger

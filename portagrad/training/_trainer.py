@@ -11,37 +11,10 @@ from typing import Any
 from .. import random as _random
 from .._errors import CheckpointError
 from ..reporter import report_scope
+from ._snapshot_files import load_latest
 from ._triggers import IntervalTrigger, get_trigger
 
-__all__ = ["Trainer", "Extension"]
-
-
-class Extension:
-    """Base of trainer extensions.
-
-    Attributes (defaults for :meth:`Trainer.extend`): ``trigger``, ``priority`` (higher
-    runs first), ``name``. Override ``__call__(trainer)``, and optionally
-    ``initialize(trainer)``, ``finalize()``, ``state_dict()``/``load_state_dict()``.
-    """
-
-    trigger: Any = (1, "iteration")
-    priority: int = 0
-    name: str | None = None
-
-    def __call__(self, trainer: Trainer) -> None:
-        raise NotImplementedError
-
-    def initialize(self, trainer: Trainer) -> None:
-        pass
-
-    def finalize(self) -> None:
-        pass
-
-    def state_dict(self) -> dict[str, Any]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        pass
+__all__ = ["Trainer"]
 
 
 class _Entry:
@@ -100,7 +73,8 @@ class Trainer:
 
     def extend(self, extension: Any, name: str | None = None, trigger: Any = None,
                priority: int | None = None) -> Trainer:
-        """Register an extension (an :class:`Extension` or a plain ``f(trainer)``)."""
+        """Register an extension (an :class:`~portagrad.training.Extension` or a plain
+        ``f(trainer)``)."""
         name = name or getattr(extension, "name", None) or getattr(
             extension, "__name__", None) or type(extension).__name__
         base, i = name, 1
@@ -189,7 +163,5 @@ class Trainer:
 
         Returns the file loaded, or ``None`` when the folder has no snapshot.
         """
-        from .extensions._snapshot import load_latest
-
         return load_latest(self, Path(path) if path is not None else self.out,
                            log if log is not None else sys.stderr)

@@ -7,6 +7,7 @@ from functools import partial
 from typing import Any
 
 from ..data import concat_examples
+from ..xp import namespace_of
 
 __all__ = ["StandardUpdater"]
 
@@ -100,8 +101,6 @@ class StandardUpdater:
         if self.xp is not None:
             # Parameters created by the load (a lazy model not yet run) land in the
             # default library; put them where the batches go.
-            from ..xp import namespace_of
-
             if any(namespace_of(p.array) is not self.xp for p in self.model.parameters()
                    if p.array is not None):
                 self.model.to_device(self.device, xp=self.xp)

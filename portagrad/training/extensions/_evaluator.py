@@ -9,7 +9,7 @@ from typing import Any
 from ...data import concat_examples
 from ...reporter import Summary, report, report_scope
 from ...tape._mode import no_grad
-from .._trainer import Extension
+from .._extension import Extension
 
 __all__ = ["Evaluator"]
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from ...io import atomic_write
 from ...reporter import Summary
-from .._trainer import Extension
+from .._extension import Extension
 from .._triggers import get_trigger
+from ._progress import clear_progress_bars
 
 __all__ = ["LogReport", "PrintReport"]
 
@@ -112,8 +113,6 @@ class PrintReport(Extension):
         log = trainer.get_extension(self.log_report).log
         if len(log) == self._printed:
             return
-        from ._progress import clear_progress_bars
-
         clear_progress_bars()
         out = self._stream()
         for entry in log[self._printed:]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..._errors import NonFiniteError
 from ...reporter import report
-from .._trainer import Extension
+from .._extension import Extension
 
 __all__ = ["LRSchedule", "observe_lr", "FailOnNonNumber"]
 

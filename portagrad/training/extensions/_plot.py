@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ...io import atomic_write
-from .._trainer import Extension
+from .._extension import Extension
 from .._triggers import get_trigger
 
 __all__ = ["PlotReport"]

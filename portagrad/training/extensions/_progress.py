@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from .._trainer import Extension
+from .._extension import Extension
 from .._triggers import IntervalTrigger
 
 __all__ = ["ProgressBar", "clear_progress_bars"]

@@ -1,30 +1,19 @@
-"""Snapshots of the whole trainer, written atomically; resuming from the newest valid one."""
+"""The Snapshot extension: the whole trainer's state, written atomically.
+
+The file names, and resuming from the newest valid file, are in
+``training/_snapshot_files.py``, which :meth:`Trainer.resume` uses too.
+"""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from ... import io
-from ..._errors import CheckpointError
-from .._trainer import Extension
+from .._extension import Extension
+from .._snapshot_files import list_snapshots, snapshot_path
 
-__all__ = ["snapshot", "Snapshot", "load_latest", "list_snapshots"]
-
-_PATTERN = re.compile(r"snapshot_iter_(\d+)\.safetensors")
-
-
-def list_snapshots(folder: Path) -> list[tuple[int, Path]]:
-    """``(iteration, path)`` of the snapshots in ``folder``, oldest first."""
-    if not folder.is_dir():
-        return []
-    found = []
-    for p in folder.iterdir():
-        m = _PATTERN.fullmatch(p.name)
-        if m:
-            found.append((int(m.group(1)), p))
-    return sorted(found)
+__all__ = ["snapshot", "Snapshot"]
 
 
 class Snapshot(Extension):
@@ -47,7 +36,7 @@ class Snapshot(Extension):
 
     def __call__(self, trainer: Any) -> None:
         it = trainer.updater.iteration
-        path = trainer.out / f"snapshot_iter_{it:08d}.safetensors"
+        path = snapshot_path(trainer.out, it)
         io.save(path, trainer, metadata={"iteration": str(it)})
         self.last_path = path
         if self.n_retains is not None:
@@ -56,28 +45,25 @@ class Snapshot(Extension):
 
 
 def snapshot(n_retains: int | None = 3) -> Snapshot:
-    """The snapshot extension: ``trainer.extend(snapshot(), trigger=(1, "epoch"))``."""
+    """The snapshot extension: ``trainer.extend(snapshot(), trigger=(1, "epoch"))``.
+
+    Parameters
+    ----------
+    n_retains
+        How many of the newest snapshots to keep (``None``: all).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import portagrad as pg
+    >>> from portagrad.training import extensions as E
+    >>> train, _ = pg.data.load_digits()
+    >>> model = pg.training.Classifier(pg.nn.Linear(10))
+    >>> up = pg.training.StandardUpdater(pg.data.SerialIterator(train, 64, seed=0),
+    ...                                  pg.optim.SGD(model, lr=0.1))
+    >>> trainer = pg.training.Trainer(up, (6, "iteration"), out=tempfile.mkdtemp())
+    >>> trainer.extend(E.snapshot(n_retains=2), trigger=(2, "iteration")).run()
+    >>> [it for it, _ in E.list_snapshots(trainer.out)]
+    [4, 6]
+    """
     return Snapshot(n_retains)
-
-
-def load_latest(trainer: Any, path: Path, log: Any) -> Path | None:
-    """Load ``path`` (a snapshot file) or the newest loadable snapshot of a folder."""
-    if path.is_file():
-        io.load(path, trainer)
-        return path
-    candidates = list_snapshots(path)
-    if not candidates:
-        return None
-    errors = []
-    for _, p in reversed(candidates):
-        try:
-            io.load(p, trainer)
-        except CheckpointError as e:
-            print(f"portagrad: skipping broken snapshot {p.name}: {e}", file=log, flush=True)
-            errors.append(f"{p.name}: {e}")
-            continue
-        if errors:
-            print(f"portagrad: resumed from {p.name}", file=log, flush=True)
-        return p
-    raise CheckpointError(f"resume({path}): no loadable snapshot among {len(candidates)}:\n"
-                          + "\n".join(errors))
