@@ -17,7 +17,9 @@ def public_ops(module: Any = None, prefix: str = "") -> list[str]:
     """Public function names of ``portagrad.ops`` (sub-namespaces dotted: ``linalg.inv``)."""
     module = pg.ops if module is None else module
     names = []
-    for name, obj in vars(module).items():
+    public = getattr(module, "__all__", None)
+    for name in public if public is not None else list(vars(module)):
+        obj = getattr(module, name)
         if name.startswith("_"):
             continue
         if inspect.ismodule(obj):

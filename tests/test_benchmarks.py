@@ -160,10 +160,10 @@ def test_environment_names_threads_and_blas():
 def test_profile_tells_blas_numpy_loops_and_python_apart():
     from portagrad._bench.profile import _classify
 
-    top = ["step (portagrad/_bench/mlp.py:176)", "linear (portagrad/ops/_nn_connection.py:49)",
-           "_matmul (portagrad/ops/_linalg.py:19)"]
+    top = ["step (portagrad/_bench/mlp.py:176)", "linear (portagrad/ops/nn/connection.py:49)",
+           "_matmul (portagrad/ops/std/linalg/products.py:19)"]
     assert _classify(top + ["sgemm_kernel_HASWELL (libscipy_openblas64_-32a4b2a6.so)"]) == (
-        "BLAS", "portagrad/ops", "ops/_linalg.py:_matmul")
+        "BLAS", "portagrad/ops", "ops/std/linalg/products.py:_matmul")
     loop = "execute_ufunc_loop (numpy/_core/_multiarray_umath.cpython-311-x86_64-linux-gnu.so)"
     assert _classify(top + [loop])[0] == "NumPy C"
     assert _classify(top + ["0x7f25a8c4524a (libc.so.6)"])[0] == "libc/kernel"

@@ -2,318 +2,591 @@
 
 Every function takes Variables or arrays of any Array API library and returns Variables;
 ``array_api_compat.array_namespace(variable)`` is this module, so code written against
-the standard records a graph when it is given Variables.
+the standard records a graph when it is given Variables. Beside the standard's names it
+holds the neural-network functions and the mathematics the standard lacks; each name is
+imported from the one module that implements it (see ``docs/architecture.md``).
 """
 
+# ruff: noqa: I001 -- the standard's families first, then mathematics, arrays and nn
 from . import _fastops as _fastops  # Variable's operators, with short paths for + - * /
-from ._creation import (
+from . import fft as fft
+from . import linalg as linalg
+from .std.bitwise import (
+    bitwise_and as bitwise_and,
+    bitwise_invert as bitwise_invert,
+    bitwise_left_shift as bitwise_left_shift,
+    bitwise_or as bitwise_or,
+    bitwise_right_shift as bitwise_right_shift,
+    bitwise_xor as bitwise_xor,
+    floor_divide as floor_divide,
+    nextafter as nextafter,
+    signbit as signbit,
+)
+from .std.complex import (
+    astype as astype,
+    conj as conj,
+    imag as imag,
+    real as real,
+)
+from .std.creation import (
     arange as arange,
-)
-from ._creation import (
     asarray as asarray,
-)
-from ._creation import (
     empty as empty,
-)
-from ._creation import (
     empty_like as empty_like,
-)
-from ._creation import (
     eye as eye,
-)
-from ._creation import (
+    from_dlpack as from_dlpack,
     full as full,
-)
-from ._creation import (
     full_like as full_like,
-)
-from ._creation import (
     linspace as linspace,
-)
-from ._creation import (
+    meshgrid as meshgrid,
     ones as ones,
-)
-from ._creation import (
     ones_like as ones_like,
-)
-from ._creation import (
     to_device as to_device,
-)
-from ._creation import (
+    tril as tril,
+    triu as triu,
     zeros as zeros,
-)
-from ._creation import (
     zeros_like as zeros_like,
 )
-from ._elementwise import (
+from .std.dtypes import (
+    bool as bool,
+    can_cast as can_cast,
+    complex128 as complex128,
+    complex64 as complex64,
+    finfo as finfo,
+    float32 as float32,
+    float64 as float64,
+    iinfo as iinfo,
+    int16 as int16,
+    int32 as int32,
+    int64 as int64,
+    int8 as int8,
+    isdtype as isdtype,
+    result_type as result_type,
+    uint16 as uint16,
+    uint32 as uint32,
+    uint64 as uint64,
+    uint8 as uint8,
+)
+from .std.elementwise import (
     abs as abs,
-)
-from ._elementwise import (
     acos as acos,
-)
-from ._elementwise import (
     acosh as acosh,
-)
-from ._elementwise import (
     add as add,
-)
-from ._elementwise import (
     asin as asin,
-)
-from ._elementwise import (
     asinh as asinh,
-)
-from ._elementwise import (
     atan as atan,
-)
-from ._elementwise import (
     atan2 as atan2,
-)
-from ._elementwise import (
     atanh as atanh,
-)
-from ._elementwise import (
     clip as clip,
-)
-from ._elementwise import (
     cos as cos,
-)
-from ._elementwise import (
     cosh as cosh,
-)
-from ._elementwise import (
     divide as divide,
-)
-from ._elementwise import (
     exp as exp,
-)
-from ._elementwise import (
     expm1 as expm1,
-)
-from ._elementwise import (
     hypot as hypot,
-)
-from ._elementwise import (
     log as log,
-)
-from ._elementwise import (
-    log1p as log1p,
-)
-from ._elementwise import (
-    log2 as log2,
-)
-from ._elementwise import (
     log10 as log10,
-)
-from ._elementwise import (
+    log1p as log1p,
+    log2 as log2,
     logaddexp as logaddexp,
-)
-from ._elementwise import (
     maximum as maximum,
-)
-from ._elementwise import (
     minimum as minimum,
-)
-from ._elementwise import (
     multiply as multiply,
-)
-from ._elementwise import (
     negative as negative,
-)
-from ._elementwise import (
     positive as positive,
-)
-from ._elementwise import (
     pow as pow,
-)
-from ._elementwise import (
     reciprocal as reciprocal,
-)
-from ._elementwise import (
     sin as sin,
-)
-from ._elementwise import (
     sinh as sinh,
-)
-from ._elementwise import (
     sqrt as sqrt,
-)
-from ._elementwise import (
     square as square,
-)
-from ._elementwise import (
     subtract as subtract,
-)
-from ._elementwise import (
     tan as tan,
-)
-from ._elementwise import (
     tanh as tanh,
-)
-from ._elementwise import (
     where as where,
 )
-from ._indexing import getitem as getitem
-from ._indexing import take as take
-from ._indexing import take_along_axis as take_along_axis
-from ._linalg import matmul as matmul
-from ._linalg import tensordot as tensordot
-from ._linalg import vecdot as vecdot
-from ._nondiff import (
+from .std.indexing import (
+    getitem as getitem,
+    take as take,
+    take_along_axis as take_along_axis,
+)
+from .std.info import (
+    __array_namespace_info__ as __array_namespace_info__,
+    e as e,
+    inf as inf,
+    nan as nan,
+    newaxis as newaxis,
+    pi as pi,
+)
+from .std.linalg.products import (
+    matmul as matmul,
+    tensordot as tensordot,
+    vecdot as vecdot,
+)
+from .std.nondiff import (
     argmax as argmax,
-)
-from ._nondiff import (
     argmin as argmin,
-)
-from ._nondiff import (
     argsort as argsort,
-)
-from ._nondiff import (
     ceil as ceil,
-)
-from ._nondiff import (
     equal as equal,
-)
-from ._nondiff import (
     floor as floor,
-)
-from ._nondiff import (
     greater as greater,
-)
-from ._nondiff import (
     greater_equal as greater_equal,
-)
-from ._nondiff import (
     isfinite as isfinite,
-)
-from ._nondiff import (
     isinf as isinf,
-)
-from ._nondiff import (
     isnan as isnan,
-)
-from ._nondiff import (
     less as less,
-)
-from ._nondiff import (
     less_equal as less_equal,
-)
-from ._nondiff import (
     logical_and as logical_and,
-)
-from ._nondiff import (
     logical_not as logical_not,
-)
-from ._nondiff import (
     logical_or as logical_or,
-)
-from ._nondiff import (
     logical_xor as logical_xor,
-)
-from ._nondiff import (
     not_equal as not_equal,
-)
-from ._nondiff import (
     round as round,
-)
-from ._nondiff import (
     sign as sign,
-)
-from ._nondiff import (
     sort as sort,
-)
-from ._nondiff import (
     trunc as trunc,
 )
-from ._reduction import (
-    cumulative_sum as cumulative_sum,
-)
-from ._reduction import (
+from .std.reduction import (
     logsumexp as logsumexp,
-)
-from ._reduction import (
     max as max,
-)
-from ._reduction import (
     mean as mean,
-)
-from ._reduction import (
     min as min,
-)
-from ._reduction import (
-    prod as prod,
-)
-from ._reduction import (
     std as std,
-)
-from ._reduction import (
-    sum as sum,
-)
-from ._reduction import (
     var as var,
 )
-from ._shape import (
-    astype as astype,
+from .std.searching import (
+    count_nonzero as count_nonzero,
+    nonzero as nonzero,
+    searchsorted as searchsorted,
 )
-from ._shape import (
+from .std.sets import (
+    isin as isin,
+    unique_all as unique_all,
+    unique_counts as unique_counts,
+    unique_inverse as unique_inverse,
+    unique_values as unique_values,
+)
+from .std.shape import (
     broadcast_arrays as broadcast_arrays,
-)
-from ._shape import (
     broadcast_shapes as broadcast_shapes,
-)
-from ._shape import (
     broadcast_to as broadcast_to,
-)
-from ._shape import (
     concat as concat,
-)
-from ._shape import (
     expand_dims as expand_dims,
-)
-from ._shape import (
     flip as flip,
-)
-from ._shape import (
     matrix_transpose as matrix_transpose,
-)
-from ._shape import (
     moveaxis as moveaxis,
-)
-from ._shape import (
     permute_dims as permute_dims,
-)
-from ._shape import (
     repeat as repeat,
-)
-from ._shape import (
     reshape as reshape,
-)
-from ._shape import (
     roll as roll,
-)
-from ._shape import (
     squeeze as squeeze,
-)
-from ._shape import (
     stack as stack,
-)
-from ._shape import (
     sum_to as sum_to,
-)
-from ._shape import (
     tile as tile,
-)
-from ._shape import (
     unstack as unstack,
 )
+from .std.utility import (
+    all as all,
+    any as any,
+    copysign as copysign,
+    cumulative_prod as cumulative_prod,
+    cumulative_sum as cumulative_sum,
+    diff as diff,
+    prod as prod,
+    remainder as remainder,
+    sum as sum,
+)
+from .array.indexing import (
+    as_strided as as_strided,
+    get_item as get_item,
+    pad as pad,
+    pad_sequence as pad_sequence,
+    permutate as permutate,
+    select_item as select_item,
+    transpose_sequence as transpose_sequence,
+)
+from .array.shape import (
+    broadcast as broadcast,
+    cast as cast,
+    copy as copy,
+    depth2space as depth2space,
+    diagonal as diagonal,
+    dstack as dstack,
+    flatten as flatten,
+    fliplr as fliplr,
+    flipud as flipud,
+    hstack as hstack,
+    identity as identity,
+    rollaxis as rollaxis,
+    separate as separate,
+    space2depth as space2depth,
+    split_axis as split_axis,
+    swapaxes as swapaxes,
+    transpose as transpose,
+    vstack as vstack,
+)
+from .math.fft import (
+    ifft as ifft,
+)
+from .math.functions import (
+    absolute as absolute,
+    arccos as arccos,
+    arcsin as arcsin,
+    arctan as arctan,
+    arctan2 as arctan2,
+    arctanh as arctanh,
+    average as average,
+    batch_det as batch_det,
+    batch_inv as batch_inv,
+    batch_l2_norm_squared as batch_l2_norm_squared,
+    batch_matmul as batch_matmul,
+    bias as bias,
+    cholesky as cholesky,
+    cumprod as cumprod,
+    cumsum as cumsum,
+    det as det,
+    erf as erf,
+    fix as fix,
+    fmod as fmod,
+    inv as inv,
+    linear_interpolate as linear_interpolate,
+    rsqrt as rsqrt,
+    scale as scale,
+    squared_difference as squared_difference,
+)
+from .math.special import (
+    digamma as digamma,
+    erfc as erfc,
+    erfcinv as erfcinv,
+    erfcx as erfcx,
+    erfinv as erfinv,
+    lgamma as lgamma,
+    log_ndtr as log_ndtr,
+    ndtr as ndtr,
+    ndtri as ndtri,
+    polygamma as polygamma,
+    zeta as zeta,
+)
+from .math.tensor import (
+    einsum as einsum,
+    forget as forget,
+    scatter_add as scatter_add,
+    shift as shift,
+    spatial_transformer_grid as spatial_transformer_grid,
+    spatial_transformer_sampler as spatial_transformer_sampler,
+)
+from .nn.activation import (
+    celu as celu,
+    elu as elu,
+    gelu as gelu,
+    hard_sigmoid as hard_sigmoid,
+    hard_tanh as hard_tanh,
+    leaky_relu as leaky_relu,
+    log_sigmoid as log_sigmoid,
+    log_softmax as log_softmax,
+    maxout as maxout,
+    mish as mish,
+    prelu as prelu,
+    relu as relu,
+    relu6 as relu6,
+    selu as selu,
+    sigmoid as sigmoid,
+    silu as silu,
+    softmax as softmax,
+    softplus as softplus,
+    softsign as softsign,
+)
+from .nn.activation_more import (
+    clipped_relu as clipped_relu,
+    crelu as crelu,
+    gaussian as gaussian,
+    gumbel_softmax as gumbel_softmax,
+    rrelu as rrelu,
+    simplified_dropconnect as simplified_dropconnect,
+    swish as swish,
+    zoneout as zoneout,
+)
+from .nn.config import (
+    is_train_mode as is_train_mode,
+    set_train_mode as set_train_mode,
+)
+from .nn.connection import (
+    bilinear as bilinear,
+    embedding as embedding,
+    linear as linear,
+)
+from .nn.conv import (
+    conv as conv,
+    conv1d as conv1d,
+    conv2d as conv2d,
+    conv3d as conv3d,
+    conv_transpose as conv_transpose,
+    conv_transpose1d as conv_transpose1d,
+    conv_transpose2d as conv_transpose2d,
+    conv_transpose3d as conv_transpose3d,
+)
+from .nn.conv_more import (
+    convolution_1d as convolution_1d,
+    convolution_2d as convolution_2d,
+    convolution_3d as convolution_3d,
+    convolution_nd as convolution_nd,
+    deconvolution_1d as deconvolution_1d,
+    deconvolution_2d as deconvolution_2d,
+    deconvolution_3d as deconvolution_3d,
+    deconvolution_nd as deconvolution_nd,
+    depthwise_convolution_2d as depthwise_convolution_2d,
+    dilated_convolution_2d as dilated_convolution_2d,
+    embed_id as embed_id,
+    im2col as im2col,
+    local_convolution_2d as local_convolution_2d,
+)
+from .nn.deformable import (
+    deformable_convolution_2d_sampler as deformable_convolution_2d_sampler,
+)
+from .nn.loss import (
+    accuracy as accuracy,
+    binary_cross_entropy as binary_cross_entropy,
+    gaussian_nll as gaussian_nll,
+    huber_loss as huber_loss,
+    kl_divergence as kl_divergence,
+    mean_absolute_error as mean_absolute_error,
+    mean_squared_error as mean_squared_error,
+    nll_loss as nll_loss,
+    sigmoid_cross_entropy as sigmoid_cross_entropy,
+    softmax_cross_entropy as softmax_cross_entropy,
+)
+from .nn.loss_more import (
+    absolute_error as absolute_error,
+    bernoulli_nll as bernoulli_nll,
+    contrastive as contrastive,
+    cross_covariance as cross_covariance,
+    decov as decov,
+    discriminative_margin_based_clustering_loss as discriminative_margin_based_clustering_loss,
+    gaussian_kl_divergence as gaussian_kl_divergence,
+    hinge as hinge,
+    squared_error as squared_error,
+    triplet as triplet,
+)
+from .nn.metrics import (
+    binary_accuracy as binary_accuracy,
+    classification_summary as classification_summary,
+    f1_score as f1_score,
+    precision as precision,
+    r2_score as r2_score,
+    recall as recall,
+)
+from .nn.noise import (
+    dropout as dropout,
+)
+from .nn.normalization import (
+    batch_norm as batch_norm,
+    BatchNormState as BatchNormState,
+    fixed_batch_norm as fixed_batch_norm,
+    group_norm as group_norm,
+    instance_norm as instance_norm,
+    layer_norm as layer_norm,
+    local_response_norm as local_response_norm,
+    normalize as normalize,
+)
+from .nn.normalization_more import (
+    batch_normalization as batch_normalization,
+    batch_renormalization as batch_renormalization,
+    decorrelated_batch_normalization as decorrelated_batch_normalization,
+    fixed_batch_normalization as fixed_batch_normalization,
+    fixed_batch_renormalization as fixed_batch_renormalization,
+    fixed_decorrelated_batch_normalization as fixed_decorrelated_batch_normalization,
+    group_normalization as group_normalization,
+    layer_normalization as layer_normalization,
+    local_response_normalization as local_response_normalization,
+)
+from .nn.pooling import (
+    adaptive_avg_pool as adaptive_avg_pool,
+    avg_pool as avg_pool,
+    avg_pool1d as avg_pool1d,
+    avg_pool2d as avg_pool2d,
+    avg_pool3d as avg_pool3d,
+    global_avg_pool as global_avg_pool,
+    max_pool as max_pool,
+    max_pool1d as max_pool1d,
+    max_pool2d as max_pool2d,
+    max_pool3d as max_pool3d,
+    unpool as unpool,
+)
+from .nn.pooling_more import (
+    average_pooling_1d as average_pooling_1d,
+    average_pooling_2d as average_pooling_2d,
+    average_pooling_3d as average_pooling_3d,
+    average_pooling_nd as average_pooling_nd,
+    max_pooling_1d as max_pooling_1d,
+    max_pooling_2d as max_pooling_2d,
+    max_pooling_3d as max_pooling_3d,
+    max_pooling_nd as max_pooling_nd,
+    resize_images as resize_images,
+    spatial_pyramid_pooling_2d as spatial_pyramid_pooling_2d,
+    unpooling_1d as unpooling_1d,
+    unpooling_2d as unpooling_2d,
+    unpooling_3d as unpooling_3d,
+    unpooling_nd as unpooling_nd,
+    upsampling_2d as upsampling_2d,
+)
+from .nn.recurrent import (
+    gru_cell as gru_cell,
+    lstm as lstm,
+    lstm_cell as lstm_cell,
+    n_step_gru as n_step_gru,
+    n_step_lstm as n_step_lstm,
+)
+from .nn.recurrent_more import (
+    n_step_bigru as n_step_bigru,
+    n_step_bilstm as n_step_bilstm,
+    n_step_birnn as n_step_birnn,
+    n_step_rnn as n_step_rnn,
+)
+from .nn.roi import (
+    roi_average_align_2d as roi_average_align_2d,
+    roi_average_pooling_2d as roi_average_pooling_2d,
+    roi_max_align_2d as roi_max_align_2d,
+    roi_max_pooling_2d as roi_max_pooling_2d,
+    roi_pooling_2d as roi_pooling_2d,
+)
+from .nn.sequence import (
+    argmax_crf1d as argmax_crf1d,
+    black_out as black_out,
+    connectionist_temporal_classification as connectionist_temporal_classification,
+    crf1d as crf1d,
+    negative_sampling as negative_sampling,
+    slstm as slstm,
+    tree_lstm as tree_lstm,
+)
+from .std.complex import _install_convention
 
 __array_api_version__ = "2024.12"
-from ._api_chainer import *  # noqa: E402,F403
-from ._api_nn import *  # noqa: E402,F403 - the list is __all__ of that module
-from ._api_std import *  # noqa: E402,F403
-from ._complex import _install_convention  # noqa: E402
 
-# Primitives of the families imported after _complex (linear, conv) follow the complex
-# convention too.
+# Primitives of the families imported after the complex module (linear, conv) follow the
+# complex convention too.
 _install_convention()
 del _install_convention
+
+__all__ = [
+    "fft", "linalg",
+    # std.bitwise
+    "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "floor_divide", "nextafter", "signbit",
+    # std.complex
+    "astype", "conj", "imag", "real",
+    # std.creation
+    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
+    "linspace", "meshgrid", "ones", "ones_like", "to_device", "tril", "triu", "zeros",
+    "zeros_like",
+    # std.dtypes
+    "bool", "can_cast", "complex128", "complex64", "finfo", "float32", "float64", "iinfo",
+    "int16", "int32", "int64", "int8", "isdtype", "result_type", "uint16", "uint32", "uint64",
+    "uint8",
+    # std.elementwise
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "clip", "cos",
+    "cosh", "divide", "exp", "expm1", "hypot", "log", "log10", "log1p", "log2", "logaddexp",
+    "maximum", "minimum", "multiply", "negative", "positive", "pow", "reciprocal", "sin",
+    "sinh", "sqrt", "square", "subtract", "tan", "tanh", "where",
+    # std.indexing
+    "getitem", "take", "take_along_axis",
+    # std.info
+    "__array_namespace_info__", "e", "inf", "nan", "newaxis", "pi",
+    # std.linalg.products
+    "matmul", "tensordot", "vecdot",
+    # std.nondiff
+    "argmax", "argmin", "argsort", "ceil", "equal", "floor", "greater", "greater_equal",
+    "isfinite", "isinf", "isnan", "less", "less_equal", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "not_equal", "round", "sign", "sort", "trunc",
+    # std.reduction
+    "logsumexp", "max", "mean", "min", "std", "var",
+    # std.searching
+    "count_nonzero", "nonzero", "searchsorted",
+    # std.sets
+    "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    # std.shape
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
+    "matrix_transpose", "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze",
+    "stack", "sum_to", "tile", "unstack",
+    # std.utility
+    "all", "any", "copysign", "cumulative_prod", "cumulative_sum", "diff", "prod", "remainder",
+    "sum",
+    # array.indexing
+    "as_strided", "get_item", "pad", "pad_sequence", "permutate", "select_item",
+    "transpose_sequence",
+    # array.shape
+    "broadcast", "cast", "copy", "depth2space", "diagonal", "dstack", "flatten", "fliplr",
+    "flipud", "hstack", "identity", "rollaxis", "separate", "space2depth", "split_axis",
+    "swapaxes", "transpose", "vstack",
+    # math.fft
+    "ifft",
+    # math.functions
+    "absolute", "arccos", "arcsin", "arctan", "arctan2", "arctanh", "average", "batch_det",
+    "batch_inv", "batch_l2_norm_squared", "batch_matmul", "bias", "cholesky", "cumprod",
+    "cumsum", "det", "erf", "fix", "fmod", "inv", "linear_interpolate", "rsqrt", "scale",
+    "squared_difference",
+    # math.special
+    "digamma", "erfc", "erfcinv", "erfcx", "erfinv", "lgamma", "log_ndtr", "ndtr", "ndtri",
+    "polygamma", "zeta",
+    # math.tensor
+    "einsum", "forget", "scatter_add", "shift", "spatial_transformer_grid",
+    "spatial_transformer_sampler",
+    # nn.activation
+    "celu", "elu", "gelu", "hard_sigmoid", "hard_tanh", "leaky_relu", "log_sigmoid",
+    "log_softmax", "maxout", "mish", "prelu", "relu", "relu6", "selu", "sigmoid", "silu",
+    "softmax", "softplus", "softsign",
+    # nn.activation_more
+    "clipped_relu", "crelu", "gaussian", "gumbel_softmax", "rrelu", "simplified_dropconnect",
+    "swish", "zoneout",
+    # nn.config
+    "is_train_mode", "set_train_mode",
+    # nn.connection
+    "bilinear", "embedding", "linear",
+    # nn.conv
+    "conv", "conv1d", "conv2d", "conv3d", "conv_transpose", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d",
+    # nn.conv_more
+    "convolution_1d", "convolution_2d", "convolution_3d", "convolution_nd", "deconvolution_1d",
+    "deconvolution_2d", "deconvolution_3d", "deconvolution_nd", "depthwise_convolution_2d",
+    "dilated_convolution_2d", "embed_id", "im2col", "local_convolution_2d",
+    # nn.deformable
+    "deformable_convolution_2d_sampler",
+    # nn.loss
+    "accuracy", "binary_cross_entropy", "gaussian_nll", "huber_loss", "kl_divergence",
+    "mean_absolute_error", "mean_squared_error", "nll_loss", "sigmoid_cross_entropy",
+    "softmax_cross_entropy",
+    # nn.loss_more
+    "absolute_error", "bernoulli_nll", "contrastive", "cross_covariance", "decov",
+    "discriminative_margin_based_clustering_loss", "gaussian_kl_divergence", "hinge",
+    "squared_error", "triplet",
+    # nn.metrics
+    "binary_accuracy", "classification_summary", "f1_score", "precision", "r2_score", "recall",
+    # nn.noise
+    "dropout",
+    # nn.normalization
+    "batch_norm", "BatchNormState", "fixed_batch_norm", "group_norm", "instance_norm",
+    "layer_norm", "local_response_norm", "normalize",
+    # nn.normalization_more
+    "batch_normalization", "batch_renormalization", "decorrelated_batch_normalization",
+    "fixed_batch_normalization", "fixed_batch_renormalization",
+    "fixed_decorrelated_batch_normalization", "group_normalization", "layer_normalization",
+    "local_response_normalization",
+    # nn.pooling
+    "adaptive_avg_pool", "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "global_avg_pool", "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "unpool",
+    # nn.pooling_more
+    "average_pooling_1d", "average_pooling_2d", "average_pooling_3d", "average_pooling_nd",
+    "max_pooling_1d", "max_pooling_2d", "max_pooling_3d", "max_pooling_nd", "resize_images",
+    "spatial_pyramid_pooling_2d", "unpooling_1d", "unpooling_2d", "unpooling_3d",
+    "unpooling_nd", "upsampling_2d",
+    # nn.recurrent
+    "gru_cell", "lstm", "lstm_cell", "n_step_gru", "n_step_lstm",
+    # nn.recurrent_more
+    "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",
+    # nn.roi
+    "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
+    "roi_pooling_2d",
+    # nn.sequence
+    "argmax_crf1d", "black_out", "connectionist_temporal_classification", "crf1d",
+    "negative_sampling", "slstm", "tree_lstm",
+]

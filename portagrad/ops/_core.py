@@ -142,7 +142,7 @@ def _python_scalar(s: Any) -> Any:
 
 
 def _cast(x: Variable, dtype: Any) -> Variable:
-    from ._shape import astype
+    from .std.shape import astype
 
     return astype(x, dtype, copy=False)
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from ..tape._node import apply2
 from ..tape._variable import Variable
-from . import _elementwise as E
 from . import _methods as _methods  # installs the general operators, refined below
 from ._core import _multi_device, is_floating_dtype
+from .std import elementwise as E
 
 # Namespaces whose arrays all live on one device: their operands need no device check.
 _ONE_DEVICE: set = set()

@@ -18,13 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..tape._variable import Variable
-from . import _elementwise as E
-from . import _linalg as L
-from . import _nondiff as N
-from . import _reduction as R
 from ._core import SCALARS
-from ._indexing import getitem, setitem
-from ._shape import matrix_transpose, permute_dims, reshape
+from .std import elementwise as E
+from .std import nondiff as N
+from .std import reduction as R
+from .std.indexing import getitem, setitem
+from .std.linalg import products as L
+from .std.shape import matrix_transpose, permute_dims, reshape
 
 
 def _r(fn: Any) -> Any:
@@ -66,14 +66,14 @@ def _iter(self: Variable) -> Any:
 
 
 def _to_device(self: Variable, device: Any, /, *, stream: Any = None) -> Variable:
-    from ._creation import to_device
+    from .std.creation import to_device
 
     return to_device(self, device)
 
 
 def _astype(self: Variable, dtype: Any, /, *, copy: bool = True,
             device: Any = None) -> Variable:
-    from ._complex import astype
+    from .std.complex import astype
 
     return astype(self, dtype, copy=copy, device=device)
 
@@ -92,7 +92,7 @@ def _dlpack_device(self: Variable, /) -> Any:
 
 def _bitwise(name: str) -> Any:
     def fn(a: Any, b: Any) -> Variable:
-        from . import _bitwise as B
+        from .std import bitwise as B
 
         return getattr(B, name)(a, b)
 
@@ -100,8 +100,8 @@ def _bitwise(name: str) -> Any:
 
 
 def _invert(self: Variable) -> Variable:
-    from ._bitwise import bitwise_invert
-    from ._nondiff import logical_not
+    from .std.bitwise import bitwise_invert
+    from .std.nondiff import logical_not
 
     if self.xp.isdtype(self.array.dtype, "bool"):
         return logical_not(self)
@@ -118,13 +118,13 @@ def _inplace(fn: Any) -> Any:
 
 
 def _mod(a: Any, b: Any) -> Variable:
-    from ._std_extra import remainder
+    from .std.utility import remainder
 
     return remainder(a, b)
 
 
 def _floordiv(a: Any, b: Any) -> Variable:
-    from ._bitwise import floor_divide
+    from .std.bitwise import floor_divide
 
     return floor_divide(a, b)
 

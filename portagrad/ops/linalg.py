@@ -5,33 +5,33 @@ decompositions and solves) and returns Variables; gradients work to any order wh
 math allows (see each function).
 """
 
-from ._linalg import matmul as matmul
-from ._linalg import tensordot as tensordot
-from ._linalg import vecdot as vecdot
-from ._linalg_decomp import EighResult as EighResult
-from ._linalg_decomp import QRResult as QRResult
-from ._linalg_decomp import SVDResult as SVDResult
-from ._linalg_decomp import cholesky as cholesky
-from ._linalg_decomp import eigh as eigh
-from ._linalg_decomp import eigvalsh as eigvalsh
-from ._linalg_decomp import qr as qr
-from ._linalg_decomp import svd as svd
-from ._linalg_decomp import svdvals as svdvals
-from ._linalg_ext import cross as cross
-from ._linalg_ext import diagonal as diagonal
-from ._linalg_ext import matrix_norm as matrix_norm
-from ._linalg_ext import outer as outer
-from ._linalg_ext import trace as trace
-from ._linalg_ext import vector_norm as vector_norm
-from ._linalg_solve import SlogdetResult as SlogdetResult
-from ._linalg_solve import det as det
-from ._linalg_solve import inv as inv
-from ._linalg_solve import matrix_power as matrix_power
-from ._linalg_solve import matrix_rank as matrix_rank
-from ._linalg_solve import pinv as pinv
-from ._linalg_solve import slogdet as slogdet
-from ._linalg_solve import solve as solve
-from ._shape import matrix_transpose as matrix_transpose
+from .std.linalg.decompositions import EighResult as EighResult
+from .std.linalg.decompositions import QRResult as QRResult
+from .std.linalg.decompositions import SVDResult as SVDResult
+from .std.linalg.decompositions import cholesky as cholesky
+from .std.linalg.decompositions import eigh as eigh
+from .std.linalg.decompositions import eigvalsh as eigvalsh
+from .std.linalg.decompositions import qr as qr
+from .std.linalg.decompositions import svd as svd
+from .std.linalg.decompositions import svdvals as svdvals
+from .std.linalg.norms import cross as cross
+from .std.linalg.norms import diagonal as diagonal
+from .std.linalg.norms import matrix_norm as matrix_norm
+from .std.linalg.norms import outer as outer
+from .std.linalg.norms import trace as trace
+from .std.linalg.norms import vector_norm as vector_norm
+from .std.linalg.products import matmul as matmul
+from .std.linalg.products import tensordot as tensordot
+from .std.linalg.products import vecdot as vecdot
+from .std.linalg.solve import SlogdetResult as SlogdetResult
+from .std.linalg.solve import det as det
+from .std.linalg.solve import inv as inv
+from .std.linalg.solve import matrix_power as matrix_power
+from .std.linalg.solve import matrix_rank as matrix_rank
+from .std.linalg.solve import pinv as pinv
+from .std.linalg.solve import slogdet as slogdet
+from .std.linalg.solve import solve as solve
+from .std.shape import matrix_transpose as matrix_transpose
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv",

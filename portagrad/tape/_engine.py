@@ -344,7 +344,7 @@ def _fire(leaf: Variable) -> None:
 
 
 def _sum_to() -> Any:
-    from ..ops._shape import sum_to
+    from ..ops.std.shape import sum_to
 
     return sum_to
 

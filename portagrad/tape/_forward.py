@@ -139,7 +139,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Variabl
     """
     lv = _current_level(level, "make_dual")
     if isinstance(tensor, Variable):
-        from ..ops._creation import _alias
+        from ..ops.std.creation import _alias
 
         primal = _alias(tensor) if tensor.requires_grad else _leaf(tensor.array, tensor.xp)
         if tangents_of(tensor):
@@ -212,7 +212,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
 
 
 def _view(v: Variable) -> Variable:
-    from ..ops._creation import _alias
+    from ..ops.std.creation import _alias
 
     with _without_levels():
         return _alias(v)
@@ -261,7 +261,7 @@ def propagate(prim: Any, args: tuple, params: dict, out: Any, node: Any) -> None
             if not isinstance(t, Variable):
                 t = _leaf(t, o.xp)
             if tuple(t.shape) != tuple(o.shape):
-                from ..ops._shape import broadcast_to
+                from ..ops.std.shape import broadcast_to
 
                 t = broadcast_to(t, tuple(o.shape))
             if new[j] is None:
@@ -340,7 +340,7 @@ def _linear_rule(prim: Any, args: tuple, params: dict, tans: tuple) -> Any:
 def _diagonal_rule(prim: Any, args: tuple, params: dict, outs: tuple, tans: tuple) -> Any:
     """A real elementwise Jacobian is diagonal, hence its own transpose: the vjp of the
     tangent (broadcast to the output), one input at a time, is the tangent."""
-    from ..ops._shape import broadcast_to
+    from ..ops.std.shape import broadcast_to
 
     (out,) = outs
     shape = tuple(out.shape)
@@ -368,8 +368,8 @@ def _diagonal_rule(prim: Any, args: tuple, params: dict, outs: tuple, tans: tupl
 def _double_vjp(prim: Any, args: tuple, params: dict, outs: tuple, tans: tuple) -> Any:
     """``J t = d/du <J^T u, t>``: the primitive's vjp at a zero cotangent ``u``, recorded,
     then differentiated in ``u`` (exact, since ``J^T u`` is linear in ``u``)."""
-    from ..ops._complex import conj, real
-    from ..ops._reduction import sum as _sum
+    from ..ops.std.complex import conj, real
+    from ..ops.std.reduction import sum as _sum
     from ._engine import grad
     from ._mode import set_grad_enabled
 

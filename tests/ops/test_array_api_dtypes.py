@@ -139,7 +139,7 @@ def test_dtype_objects_are_hashable_and_pickle():
 
 
 def test_missing_dtype_in_a_namespace_raises_a_clear_error():
-    from portagrad.ops._dtypes import DType, resolve_dtype
+    from portagrad.ops.std.dtypes import DType, resolve_dtype
 
     with pytest.raises(DTypeError, match="bfloat16"):
         resolve_dtype(__import__("array_api_strict"), DType("bfloat16"), "zeros")

@@ -131,7 +131,7 @@ def _seq_inputs(rng, t=4, n=2, i=3, h=5, bias=True):
 @pytest.mark.parametrize("use", ["ys", "h", "c", "all"])
 @pytest.mark.parametrize("bias", [True, False])
 def test_sequence_matches_per_step_ops_to_second_order(use, bias):
-    from portagrad.ops._nn_rnn_fused import lstm_sequence, lstm_steps
+    from portagrad.ops.nn.recurrent_fused import lstm_sequence, lstm_steps
 
     rng = np.random.default_rng(4)
     arrays = _seq_inputs(rng, bias=bias)

@@ -297,7 +297,7 @@ def test_gradcheck_check_jvp_and_modes():
 
 
 def test_nondiff_arguments_record_no_edge(rng):
-    from portagrad.ops._nn_activation import _relu_grad
+    from portagrad.ops.nn.activation import _relu_grad
 
     y = pg.Variable(rng.uniform(-1, 1, 4))
     g = pg.Variable(rng.standard_normal(4), requires_grad=False)
@@ -313,7 +313,7 @@ def test_hvp_does_only_the_products_it_needs(monkeypatch, rng):
     the gradient itself: with a, b, c the sizes of the three weight products, a forward
     and backward takes 2a + 3b + 3c multiply-adds, this HVP 3a + 7b + 8c (2.05 times as
     many on the benchmark's MLP), a second backward through the gradient more."""
-    from portagrad.ops import _nn_connection as C
+    from portagrad.ops.nn import connection as C
 
     macs = [0]
     fwd, vjp_arrays = C._linear.forward, C._linear_vjp_arrays
@@ -354,8 +354,8 @@ def test_products_at_a_kept_point_do_only_the_products_they_need(monkeypatch, rn
     H v differentiates the gradient with ``grad_outputs=v``: the R-forward and the
     R-backward, 2a + 6b + 6c multiply-adds, 1.66 times a forward and backward on the
     benchmark's MLP; no product of the first layer's input gradient."""
-    from portagrad.ops import _linalg as L
-    from portagrad.ops import _nn_connection as C
+    from portagrad.ops.std.linalg import products as L
+    from portagrad.ops.nn import connection as C
 
     macs = [0]
     linear_vjp, matmul_vjp = C._linear_vjp_arrays, L._matmul_vjp_arrays

@@ -1,0 +1,238 @@
+"""Connections without convolution: linear, bilinear, embedding (composites)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._errors import DTypeError, ShapeError, describe
+from ...tape import primitive
+from ...tape._mode import state
+from ...tape._variable import Variable, _fresh
+from ...xp import check_same_device, check_same_namespace
+from ...xp._matmul import matmul as _mm
+from .._core import _multi_device, binary, is_floating_dtype
+from .._core import float_var as _float
+from ..std.elementwise import where
+from ..std.indexing import take
+from ..std.linalg.products import _matmul, product_grad, tensordot
+from ..std.reduction import _sum
+from ..std.reduction import sum as _sum_public
+from ..std.shape import _permute_dims, _reshape, expand_dims
+
+__all__ = ["linear", "bilinear", "embedding"]
+
+
+@primitive()
+def _linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
+    """``x @ w.T (+ b)``: a primitive so that the weight's gradient comes out as
+    ``gy.T @ x`` in ``w``'s own (contiguous) layout, rather than as the transpose of
+    ``x.T @ gy`` (the optimizer's update then runs over memory in order), and so that the
+    bias is added in place into the fresh product instead of into another array of the
+    output's size. ``b``, when given, has the dtype of the product."""
+    y = _mm(xp, x, w.mT)
+    if b is not None:
+        y += b  # rebinds on immutable libraries (JAX)
+    return y
+
+
+_linear.sums_into = True
+
+
+@_linear.defjvp
+def _(ctx: Any, tx: Variable | None, tw: Variable | None, tb: Variable | None = None
+      ) -> Variable:
+    x, w = ctx.inputs[0], ctx.inputs[1]
+    t = None
+    if tx is not None:
+        t = _linear(tx, w)
+    if tw is not None:
+        t = _linear(x, tw) if t is None else t + _linear(x, tw)
+    if tb is not None:
+        t = tb if t is None else t + tb
+    return t
+
+
+@_linear.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    x, w = ctx.inputs[0], ctx.inputs[1]
+    e = ctx.edges
+    nd = len(ctx.in_shapes[0] or x.shape)
+    bias = len(e) > 2 and e[2] is not None
+    if not (state.grad_enabled or state.fwd):
+        return _linear_vjp_arrays(ctx.xp, gy, x.array, w.array, nd, e[0] is not None,
+                                  e[1] is not None, bias, getattr(ctx, "sum_into", None))
+    gx = _matmul(gy, w) if e[0] is not None else None
+    gw = gb = None
+    if e[1] is not None:
+        if nd == 1:
+            gw = expand_dims(gy, axis=1) * expand_dims(x, axis=0)
+        else:
+            if nd > 2:
+                gy2 = _reshape(gy, shape=(-1, gy.shape[-1]))
+                x2 = _reshape(x, shape=(-1, x.shape[-1]))
+            else:
+                gy2, x2 = gy, x
+            gw = _matmul(_permute_dims(gy2, axes=(1, 0)), x2)
+    if bias:
+        gb = _sum(gy, axis=tuple(range(nd - 1)), keepdims=False) if nd > 1 else gy
+    return gx, gw, gb
+
+
+def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: bool,
+                       want_w: bool, want_b: bool, into: list | None = None) -> tuple:
+    """The same vjp on raw arrays, for backward without ``create_graph``: nothing is
+    recorded then, so the products need not go through the primitives (whose per-call
+    bookkeeping is a third of a small layer's backward). Each line computes what the
+    recorded branch above computes. ``into`` is the node's ``sum_into`` (see
+    :func:`~portagrad.ops.std.linalg.products.product_grad`)."""
+    g = gy.array
+    gx = gw = gb = None
+    if want_x:
+        if nd == 2:
+            gx = product_grad(xp, g, w, x, into[0] if into else None)
+        else:
+            gx = _fresh(g @ w, xp)
+    if want_w:
+        if nd == 1:
+            gw = _fresh(xp.reshape(g, (-1, 1)) * xp.reshape(x, (1, -1)), xp)
+        elif nd > 2:
+            gw = _fresh(xp.reshape(g, (-1, g.shape[-1])).mT @ xp.reshape(x, (-1, x.shape[-1])),
+                        xp)
+        else:
+            gw = product_grad(xp, g.mT, x, w, into[1] if into else None)
+    if want_b:
+        gb = _fresh(xp.sum(g, axis=tuple(range(nd - 1))), xp) if nd > 1 else gy
+    return gx, gw, gb
+
+
+def linear(x: Any, weight: Any, bias: Any = None) -> Variable:
+    """``x @ weight.T + bias`` over the last axis of ``x``.
+
+    ``weight`` has shape ``(out_features, in_features)`` (Chainer's and PyTorch's layout);
+    ``x`` has shape ``(..., in_features)``; ``bias``, if given, ``(out_features,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]])
+    >>> pg.ops.linear(np.array([[1.0, 2.0]]), w, np.array([0.0, 0.0, 1.0])).array
+    array([[1., 3., 5.]])
+    """
+    if isinstance(x, Variable) and isinstance(weight, Variable):
+        # The common case (one library on one device, one floating dtype, matching
+        # shapes) checked in a few comparisons; anything else takes the checks below.
+        xp = x.xp
+        xa, wa = x.array, weight.array
+        if (weight.xp is xp and xa.dtype == wa.dtype and wa.ndim == 2 and xa.ndim
+                and xa.shape[-1] == wa.shape[1] and is_floating_dtype(xp, wa.dtype)
+                and not _multi_device(xp)):
+            if bias is None:
+                return _linear(x, weight)
+            if isinstance(bias, Variable) and bias.xp is xp and bias.array.dtype == wa.dtype \
+                    and bias.array.shape == (wa.shape[0],):
+                return _linear(x, weight, bias)
+    xv = _float(x, "linear", "x")
+    wv = _float(weight, "linear", "weight")
+    xv, wv = binary("linear", xv, wv, ("x", "weight"))
+    if wv.array.ndim != 2:
+        raise ShapeError(f"linear(weight): expected shape (out_features, in_features), got "
+                         f"{tuple(wv.array.shape)}")
+    if xv.array.ndim < 1 or xv.array.shape[-1] != wv.array.shape[1]:
+        raise ShapeError(f"linear(x): expected a last axis of {wv.array.shape[1]} "
+                         f"(in_features of weight {tuple(wv.array.shape)}), got shape "
+                         f"{tuple(xv.array.shape)}")
+    if bias is None:
+        return _linear(xv, wv)
+    bv = _float(bias, "linear", "bias")
+    if tuple(bv.array.shape) != (wv.array.shape[0],):
+        raise ShapeError(f"linear(bias): expected shape ({wv.array.shape[0]},), got "
+                         f"{tuple(bv.array.shape)}")
+    xp = wv.xp
+    if bv.xp is not xp:
+        check_same_namespace("linear", ("weight", "bias"), [xp, bv.xp])
+    check_same_device("linear", ("weight", "bias"), [wv.array, bv.array], xp)
+    if bv.array.dtype != wv.array.dtype:
+        # A bias of another dtype promotes the result: added out of place.
+        return _linear(xv, wv) + bv
+    return _linear(xv, wv, bv)
+
+
+def bilinear(x1: Any, x2: Any, weight: Any, bias: Any = None) -> Variable:
+    """``y[n, k] = x1[n] @ weight[k] @ x2[n] + bias[k]``.
+
+    ``x1`` is ``(N, I)``, ``x2`` is ``(N, J)``, ``weight`` is ``(K, I, J)`` (PyTorch's
+    layout), ``bias`` is ``(K,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = np.ones((1, 2, 3))
+    >>> pg.ops.bilinear(np.array([[1.0, 2.0]]), np.array([[1.0, 1.0, 1.0]]), w).array
+    array([[9.]])
+    """
+    a = _float(x1, "bilinear", "x1")
+    b = _float(x2, "bilinear", "x2")
+    w = _float(weight, "bilinear", "weight")
+    a, w = binary("bilinear", a, w, ("x1", "weight"))
+    a, b = binary("bilinear", a, b, ("x1", "x2"))
+    if w.array.ndim != 3:
+        raise ShapeError(f"bilinear(weight): expected shape (out, in1, in2), got "
+                         f"{tuple(w.array.shape)}")
+    _, i, j = w.array.shape
+    if a.array.ndim != 2 or b.array.ndim != 2 or a.array.shape[1] != i or (
+            b.array.shape[1] != j) or a.array.shape[0] != b.array.shape[0]:
+        raise ShapeError(f"bilinear(x1, x2): expected shapes (N, {i}) and (N, {j}) for weight "
+                         f"{tuple(w.array.shape)}, got {tuple(a.array.shape)} and "
+                         f"{tuple(b.array.shape)}")
+    t = tensordot(a, w, axes=([1], [1]))  # (N, K, J)
+    y = _sum_public(t * expand_dims(b, axis=1), axis=2)
+    if bias is not None:
+        bv = _float(bias, "bilinear", "bias")
+        if tuple(bv.array.shape) != (w.array.shape[0],):
+            raise ShapeError(f"bilinear(bias): expected shape ({w.array.shape[0]},), got "
+                             f"{tuple(bv.array.shape)}")
+        y = y + bv
+    return y
+
+
+def embedding(ids: Any, weight: Any, *, padding_idx: int | None = None) -> Variable:
+    """Rows of ``weight`` (``(num_embeddings, dim)``) at integer ``ids`` of any shape.
+
+    The result has shape ``ids.shape + (dim,)``. Repeated ids sum their gradients
+    (through :func:`portagrad.xp.index_add`). Rows looked up by ``padding_idx`` get no
+    gradient (their values are still returned, as in PyTorch).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = pg.Variable(np.arange(6.0).reshape(3, 2))
+    >>> y = pg.ops.embedding(np.array([[2, 0, 2]]), w, padding_idx=0)
+    >>> y.array.tolist()
+    [[[4.0, 5.0], [0.0, 1.0], [4.0, 5.0]]]
+    >>> y.sum().backward()
+    >>> w.grad
+    array([[0., 0.],
+           [0., 0.],
+           [2., 2.]])
+    """
+    wv = _float(weight, "embedding", "weight")
+    if wv.array.ndim != 2:
+        raise ShapeError(f"embedding(weight): expected shape (num_embeddings, dim), got "
+                         f"{tuple(wv.array.shape)}")
+    xp = wv.xp
+    idx = ids.array if isinstance(ids, Variable) else ids
+    if not hasattr(idx, "dtype") or not xp.isdtype(idx.dtype, "integral"):
+        raise DTypeError(f"embedding(ids): expected an integer array, got {describe(idx)}")
+    n = wv.array.shape[0]
+    if padding_idx is not None and not -n <= padding_idx < n:
+        raise ValueError(f"embedding(padding_idx): expected an index in [{-n}, {n}), got "
+                         f"{padding_idx}")
+    rows = take(wv, idx, axis=0)
+    if padding_idx is None:
+        return rows
+    pad = padding_idx % n
+    keep = xp.expand_dims(idx != pad, axis=-1)
+    return where(keep, rows, rows.detach())

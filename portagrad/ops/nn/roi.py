@@ -1,0 +1,271 @@
+"""Chainer's region-of-interest pooling under Chainer's names: ``roi_pooling_2d`` (Fast
+R-CNN's ``(index, x1, y1, x2, y2)`` boxes), ``roi_max_pooling_2d`` and
+``roi_average_pooling_2d`` (``(y1, x1, y2, x2)`` boxes with separate indices).
+
+The bins follow Chainer's integer rounding. Each region is cropped once and reduced
+separably (rows, then columns), a max or mean over a rectangle being the reduction of
+the row reductions; the ops are getitem, max and mean, so derivatives come from them.
+RoI align (``roi_max_align_2d``, ``roi_average_align_2d``) samples each bin bilinearly
+at a grid of points: the corner indices and weights are computed on the host from the
+boxes, and one ``take`` gathers every corner of every point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..._errors import ShapeError
+from ...tape._variable import Variable
+from .._core import float_only, var, wrap
+from ..std.elementwise import where
+from ..std.indexing import getitem, take
+from ..std.reduction import max as _max
+from ..std.reduction import mean as _mean
+from ..std.reduction import sum as _sum
+from ..std.shape import permute_dims, reshape, stack
+
+__all__ = ["roi_pooling_2d", "roi_max_pooling_2d", "roi_average_pooling_2d",
+           "roi_max_align_2d", "roi_average_align_2d"]
+
+
+def _bins(n_out: int, stride: float, size: int, offset: int) -> list[tuple[int, int]]:
+    out = []
+    for o in range(n_out):
+        start = min(max(math.floor(o * stride) + offset, 0), size)
+        end = min(max(math.ceil((o + 1) * stride) + offset, 0), size)
+        out.append((start, end))
+    return out
+
+
+def _pool(x: Variable, boxes: list[tuple[int, float, float, float, float]], outh: int,
+          outw: int, scale: float, plus_one: int, how: str, empty: float) -> Variable:
+    """Boxes as ``(index, y1, x1, y2, x2)``; ``plus_one`` is 1 for Fast R-CNN's sizes."""
+    xp = x.xp
+    h, w = x.array.shape[2:]
+    reduce = _max if how == "max" else _mean
+    outs = []
+    for idx, y1, x1, y2, x2 in boxes:
+        ys, xs = round(y1 * scale), round(x1 * scale)
+        ye, xe = round(y2 * scale), round(x2 * scale)
+        rh, rw = max(ye - ys + plus_one, 1), max(xe - xs + plus_one, 1)
+        rows = _bins(outh, rh / outh, h, ys)
+        cols = _bins(outw, rw / outw, w, xs)
+        crop = getitem(x, idx)  # (C, H, W)
+        # an empty bin reads one element and is replaced by ``empty`` below
+        r = stack([reduce(getitem(crop, (slice(None), slice(a, b if b > a else a + 1))),
+                          axis=1) for a, b in ((min(a, h - 1), b) for a, b in rows)], axis=1)
+        y = stack([reduce(getitem(r, (slice(None), slice(None),
+                                      slice(a, b if b > a else a + 1))), axis=2)
+                   for a, b in ((min(a, w - 1), b) for a, b in cols)], axis=2)
+        bad = [[rb <= ra or cb <= ca for ca, cb in cols] for ra, rb in rows]
+        if any(any(row) for row in bad):
+            y = where(wrap(xp.asarray(bad, device=x.array.device), xp), empty, y)
+        outs.append(y)
+    if not outs:
+        return wrap(xp.zeros((0, x.array.shape[1], outh, outw), dtype=x.array.dtype,
+                             device=x.array.device), xp)
+    return stack(outs, axis=0)
+
+
+def _input(x: Any, op: str) -> Variable:
+    xv = var(x, op)
+    float_only(xv, op)
+    if xv.array.ndim != 4:
+        raise ShapeError(f"{op}(x): expected (N, C, H, W), got shape {tuple(xv.array.shape)}")
+    return xv
+
+
+def _host_rows(a: Any, width: int, op: str, arg: str) -> list[list[float]]:
+    a = a.array if isinstance(a, Variable) else a
+    if a.ndim != 2 or a.shape[1] != width:
+        raise ShapeError(f"{op}({arg}): expected shape (R, {width}), got {tuple(a.shape)}")
+    return [[float(a[i, j]) for j in range(width)] for i in range(a.shape[0])]
+
+
+def _outsize(outsize: Any) -> tuple[int, int]:
+    return (outsize, outsize) if isinstance(outsize, int) else tuple(outsize)  # type: ignore
+
+
+def roi_pooling_2d(x: Any, rois: Any, outh: int, outw: int, spatial_scale: float
+                   ) -> Variable:
+    """Fast R-CNN's RoI max pooling: ``rois`` ``(R, 5)`` rows ``(index, x1, y1, x2, y2)``
+    in input coordinates (times ``spatial_scale`` on the feature map), each region split
+    into ``outh x outw`` bins; empty bins give 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_pooling_2d(x, np.array([[0, 0, 0, 3, 3]]), 2, 2, 1.0).array
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
+    op = "roi_pooling_2d"
+    xv = _input(x, op)
+    boxes = [(int(r[0]), r[2], r[1], r[4], r[3]) for r in _host_rows(rois, 5, op, "rois")]
+    return _pool(xv, boxes, outh, outw, spatial_scale, 1, "max", 0.0)
+
+
+def _indexed(x: Any, rois: Any, roi_indices: Any, op: str) -> tuple[Variable, list]:
+    xv = _input(x, op)
+    rows = _host_rows(rois, 4, op, "rois")
+    ind = roi_indices.array if isinstance(roi_indices, Variable) else roi_indices
+    if tuple(ind.shape) != (len(rows),):
+        raise ShapeError(f"{op}(roi_indices): expected shape ({len(rows)},), got "
+                         f"{tuple(ind.shape)}")
+    return xv, [(int(ind[i]), *r) for i, r in enumerate(rows)]
+
+
+def roi_max_pooling_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Sequence[int],
+                       spatial_scale: float) -> Variable:
+    """RoI max pooling with ``rois`` ``(R, 4)`` rows ``(y1, x1, y2, x2)`` and the batch
+    index of each in ``roi_indices``; empty bins give ``-inf``, as Chainer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_max_pooling_2d(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]), 2,
+    ...                           1.0).array
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
+    op = "roi_max_pooling_2d"
+    xv, boxes = _indexed(x, rois, roi_indices, op)
+    oh, ow = _outsize(outsize)
+    return _pool(xv, boxes, oh, ow, spatial_scale, 0, "max", -math.inf)
+
+
+def roi_average_pooling_2d(x: Any, rois: Any, roi_indices: Any,
+                           outsize: int | Sequence[int], spatial_scale: float) -> Variable:
+    """RoI average pooling with ``rois`` ``(R, 4)`` rows ``(y1, x1, y2, x2)`` and their
+    batch indices; empty bins give 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_average_pooling_2d(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]),
+    ...                               2, 1.0).array
+    array([[[[ 2.5,  4.5],
+             [10.5, 12.5]]]])
+    """
+    op = "roi_average_pooling_2d"
+    xv, boxes = _indexed(x, rois, roi_indices, op)
+    oh, ow = _outsize(outsize)
+    return _pool(xv, boxes, oh, ow, spatial_scale, 0, "mean", 0.0)
+
+
+def _bounds(p: float, limit: int) -> tuple[float, int, int] | None:
+    if p < -1 or p > limit:
+        return None
+    low = math.floor(p)
+    if low == limit:
+        low -= 1
+    high = low + 1
+    if low <= -1:
+        p = 0.0
+    elif high >= limit:
+        p = float(limit - 1)
+    return p, low, high
+
+
+def _align(op: str, x: Any, rois: Any, roi_indices: Any, outsize: Any, spatial_scale: float,
+           sampling_ratio: Any, how: str) -> Variable:
+    xv, boxes = _indexed(x, rois, roi_indices, op)
+    xp = xv.xp
+    n, c, h, w = xv.array.shape
+    oh, ow = _outsize(outsize)
+    ratio = sampling_ratio if isinstance(sampling_ratio, (tuple, list)) else (
+        sampling_ratio, sampling_ratio)
+    grids = []
+    for _, y1, x1, y2, x2 in boxes:
+        rh = max((y2 - y1) * spatial_scale, 1.0)
+        rw = max((x2 - x1) * spatial_scale, 1.0)
+        grids.append((ratio[0] or math.ceil(rh / oh), ratio[1] or math.ceil(rw / ow)))
+    g_max = max((gh * gw for gh, gw in grids), default=1)
+    index: list[int] = []
+    weight: list[float] = []
+    valid: list[bool] = []
+    for (idx, y1, x1, y2, x2), (gh, gw) in zip(boxes, grids):
+        ys, xs = y1 * spatial_scale, x1 * spatial_scale
+        bh = max((y2 - y1) * spatial_scale, 1.0) / oh
+        bw = max((x2 - x1) * spatial_scale, 1.0) / ow
+        base = idx * h * w
+        for ph in range(oh):
+            for pw in range(ow):
+                for k in range(g_max):
+                    iy, ix = divmod(k, gw)
+                    by = _bounds(ys + ph * bh + (iy + 0.5) * bh / gh, h) if k < gh * gw else None
+                    bx = _bounds(xs + pw * bw + (ix + 0.5) * bw / gw, w) if by else None
+                    if by is None or bx is None:
+                        index += [0] * 4
+                        weight += [0.0] * 4
+                        valid.append(False)
+                        continue
+                    (py, yl, yh), (px, xl, xh) = by, bx
+                    ly, lx, hy, hx = py - yl, px - xl, yh - py, xh - px
+                    for wt, yy, xx in ((hy * hx, yl, xl), (hy * lx, yl, xh), (ly * hx, yh, xl),
+                                       (ly * lx, yh, xh)):
+                        ok = wt > 0 and 0 <= yy <= h - 1 and 0 <= xx <= w - 1
+                        index.append(base + yy * w + xx if ok else 0)
+                        weight.append(wt if ok else 0.0)
+                    valid.append(True)
+    r = len(boxes)
+    dev = xv.array.device
+    flat = reshape(permute_dims(xv, (1, 0, 2, 3)), (c, n * h * w))
+    vals = take(flat, xp.asarray(index, dtype=xp.int64, device=dev), axis=1) * wrap(
+        xp.asarray(weight, dtype=xv.array.dtype, device=dev), xp)
+    vals = _sum(reshape(vals, (c, r, oh, ow, g_max, 4)), axis=5)
+    if how == "mean":
+        counts = xp.asarray([float(gh * gw) for gh, gw in grids], dtype=xv.array.dtype,
+                            device=dev)
+        y = _sum(vals, axis=4) / wrap(xp.reshape(counts, (1, r, 1, 1)), xp)
+    else:
+        mask = xp.reshape(xp.asarray(valid, device=dev), (1, r, oh, ow, g_max))
+        y = _max(where(wrap(mask, xp), vals, -math.inf), axis=4)
+    return permute_dims(y, (1, 0, 2, 3))
+
+
+def roi_max_align_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Sequence[int],
+                     spatial_scale: float, sampling_ratio: Any = None) -> Variable:
+    """RoI align, max: each bin's maximum over a grid of bilinearly interpolated points
+    (``sampling_ratio`` per side, by default ``ceil`` of the bin size); ``rois`` rows are
+    ``(y1, x1, y2, x2)``. A bin with no point inside the map gives ``-inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_max_align_2d(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]), 2,
+    ...                         1.0).array
+    array([[[[ 7.5,  9. ],
+             [13.5, 15. ]]]])
+    """
+    return _align("roi_max_align_2d", x, rois, roi_indices, outsize, spatial_scale,
+                  sampling_ratio, "max")
+
+
+def roi_average_align_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Sequence[int],
+                         spatial_scale: float, sampling_ratio: Any = None) -> Variable:
+    """RoI align, average: each bin's mean over a grid of bilinearly interpolated points
+    (points outside the map count as zero); ``rois`` rows are ``(y1, x1, y2, x2)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> pg.ops.roi_average_align_2d(x, np.array([[0.0, 0.0, 4.0, 4.0]]), np.array([0]), 2,
+    ...                             1.0).array
+    array([[[[ 5.  ,  6.75],
+             [12.  , 13.75]]]])
+    """
+    return _align("roi_average_align_2d", x, rois, roi_indices, outsize, spatial_scale,
+                  sampling_ratio, "mean")

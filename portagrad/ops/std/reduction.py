@@ -1,0 +1,414 @@
+"""Reductions and scans: sum, mean, prod, max, min, var, std, logsumexp, cumulative_sum."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._errors import ShapeError
+from ...tape import primitive
+from ...tape._variable import Variable
+from ...xp import ensure_array
+from .._core import float_only, wrap
+from .._core import var as _as_var
+from .shape import _axes_tuple, _broadcast_to, _flip, _norm_axis, _reshape
+
+__all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp", "cumulative_sum"]
+
+
+def _kept_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _unreduce(gy: Variable, in_shape: tuple, axes: tuple, keepdims: bool) -> Variable:
+    """Broadcast a reduced gradient back to the input's shape."""
+    if not keepdims:
+        gy = _reshape(gy, shape=_kept_shape(in_shape, axes))
+    if tuple(gy.array.shape) != tuple(in_shape):
+        gy = _broadcast_to(gy, shape=tuple(in_shape))
+    return gy
+
+
+@primitive(saves="none")
+def _sum(xp: Any, x: Any, axis: tuple, keepdims: bool, dtype: Any = None) -> Any:
+    return ensure_array(xp, xp.sum(x, axis=axis, keepdims=keepdims, dtype=dtype))
+
+
+@_sum.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    p = ctx.params
+    return (_unreduce(gy, tuple(ctx.in_shapes[0]), p["axis"], p["keepdims"]),)
+
+
+def sum(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
+        keepdims: bool = False) -> Variable:
+    """Sum of elements over the given axes (all by default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.sum(np.ones((2, 3)), axis=1).array
+    array([3., 3.])
+    """
+    x = _as_var(x, "sum")
+    axes = _axes_tuple(axis, x.array.ndim, "sum")
+    if dtype is not None and dtype != x.array.dtype and x.xp.isdtype(
+            x.array.dtype, ("real floating", "complex floating")):
+        from .complex import cast_for
+
+        x = cast_for(x, dtype, "sum")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        # An explicit dtype is kept: without one, libraries widen small integers.
+        return wrap(ensure_array(x.xp, x.xp.sum(x.array, axis=axes, keepdims=keepdims,
+                                                 dtype=dtype)), x.xp)
+    return _sum(x, axis=axes, keepdims=keepdims)
+
+
+def _count(shape: tuple, axes: tuple) -> int:
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+def mean(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+         keepdims: bool = False) -> Variable:
+    """Arithmetic mean over the given axes (all by default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.mean(np.array([1.0, 2.0, 6.0])).array)
+    3.0
+    """
+    x = _as_var(x, "mean")
+    float_only(x, "mean")
+    axes = _axes_tuple(axis, x.array.ndim, "mean")
+    n = _count(tuple(x.array.shape), axes)
+    s = _sum(x, axis=axes, keepdims=keepdims)
+    return s / n if n else s * float("nan")
+
+
+@primitive(saves="both")
+def _prod(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
+    return ensure_array(xp, xp.prod(x, axis=axis, keepdims=keepdims))
+
+
+@_prod.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    p = ctx.params
+    xp = gy.xp
+    shape = tuple(ctx.in_shapes[0])
+    axes, keep = p["axis"], p["keepdims"]
+    if not bool(xp.any(x.array == 0)):
+        return (_unreduce(gy * y, shape, axes, keep) / x,)
+    # d prod / d x_i is the product of the others; with a zero that cannot come from a
+    # division. Products of the others by prefix and suffix scans are multiplications
+    # only, so their own derivatives (every order) are exact at zeros too.
+    return (_unreduce(gy, shape, axes, keep) * _prod_of_others(x, axes),)
+
+
+def _prod_of_others(x: Variable, axes: tuple) -> Variable:
+    """``out[i] = prod of x[j] over the reduced axes, j != i`` (same shape as ``x``)."""
+    from .shape import _permute_dims
+
+    shape = tuple(x.array.shape)
+    nd = len(shape)
+    kept = [i for i in range(nd) if i not in axes]
+    order = kept + list(axes)
+    n = _count(shape, axes)
+    v = _permute_dims(x, axes=tuple(order)) if order != list(range(nd)) else x
+    moved = tuple(v.array.shape)
+    v = _reshape(v, shape=moved[:len(kept)] + (n,))
+    left = _scan_prod(v, n, reverse=False)
+    right = _scan_prod(v, n, reverse=True)
+    others = _reshape(left * right, shape=moved)
+    if order == list(range(nd)):
+        return others
+    inverse = [0] * nd
+    for k, ax in enumerate(order):
+        inverse[ax] = k
+    return _permute_dims(others, axes=tuple(inverse))
+
+
+def _shifted(a: Variable, k: int, n: int, reverse: bool, fill: float) -> Variable:
+    """``a`` moved ``k`` places along its last axis (of length ``n``) -- towards the end,
+    or towards the start with ``reverse`` -- with ``fill`` coming in."""
+    from .indexing import getitem
+    from .shape import concat
+
+    arr = a.array
+    k = k if k < n else n
+    pad = wrap(a.xp.full(tuple(arr.shape[:-1]) + (k,), fill, dtype=arr.dtype,
+                         device=arr.device), a.xp)
+    if k == n:
+        return pad
+    if reverse:
+        return concat([getitem(a, (Ellipsis, slice(k, None))), pad], axis=-1)
+    return concat([pad, getitem(a, (Ellipsis, slice(0, n - k)))], axis=-1)
+
+
+def _scan_prod(v: Variable, n: int, reverse: bool) -> Variable:
+    """Exclusive running product along the last axis (from the end with ``reverse``), by
+    doubling steps (Hillis-Steele): ``log2(n)`` multiplications of shifted copies."""
+    acc = _shifted(v, 1, n, reverse, 1.0)
+    k = 1
+    while k < n:
+        acc = acc * _shifted(acc, k, n, reverse, 1.0)
+        k *= 2
+    return acc
+
+
+def _scan_affine_from_end(b: Variable, a: Variable, n: int) -> Variable:
+    """``r`` with ``r[j] = b[j] + a[j] * r[j + 1]`` along the last axis (``r[n] = 0``), by
+    doubling steps of composed affine maps: multiplications and sums only."""
+    k = 1
+    while k < n:
+        b = b + a * _shifted(b, k, n, True, 0.0)
+        a = a * _shifted(a, k, n, True, 0.0)
+        k *= 2
+    return b
+
+
+def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
+         keepdims: bool = False) -> Variable:
+    """Product of elements over the given axes.
+
+    The gradient is the product of the other elements, exact also where inputs are zero;
+    higher derivatives at zeros treat the zero entries as constants.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.prod(np.array([2.0, 3.0])).array
+    array(6.)
+    """
+    x = _as_var(x, "prod")
+    axes = _axes_tuple(axis, x.array.ndim, "prod")
+    if dtype is not None and dtype != x.array.dtype and x.xp.isdtype(
+            x.array.dtype, ("real floating", "complex floating")):
+        from .complex import cast_for
+
+        x = cast_for(x, dtype, "prod")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        # An explicit dtype is kept: without one, libraries widen small integers.
+        return wrap(ensure_array(x.xp, x.xp.prod(x.array, axis=axes, keepdims=keepdims,
+                                                  dtype=dtype)), x.xp)
+    return _prod(x, axis=axes, keepdims=keepdims)
+
+
+def _extremum_vjp(ctx: Any, gy: Variable) -> tuple:
+    (x,) = ctx.inputs
+    (y,) = ctx.outputs
+    p = ctx.params
+    xp = gy.xp
+    shape = tuple(ctx.in_shapes[0])
+    axes = p["axis"]
+    y_raw = y.array if p["keepdims"] else xp.reshape(y.array, _kept_shape(shape, axes))
+    hit = xp.astype(x.array == y_raw, x.array.dtype)
+    # Ties share the gradient evenly, like PyTorch's amax/amin.
+    count = xp.sum(hit, axis=axes, keepdims=True)
+    mask = wrap(hit / count, xp)
+    return (_unreduce(gy, shape, axes, p["keepdims"]) * mask,)
+
+
+@primitive(saves="both")
+def _max(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
+    return ensure_array(xp, xp.max(x, axis=axis, keepdims=keepdims))
+
+
+@primitive(saves="both")
+def _min(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
+    return ensure_array(xp, xp.min(x, axis=axis, keepdims=keepdims))
+
+
+_max.defvjp(_extremum_vjp)
+_min.defvjp(_extremum_vjp)
+
+
+def _extremum(name: str, prim: Any, x: Any, axis: Any, keepdims: bool) -> Variable:
+    x = _as_var(x, name)
+    axes = _axes_tuple(axis, x.array.ndim, name)
+    if _count(tuple(x.array.shape), axes) == 0:
+        raise ShapeError(f"{name}(x): expected a non-empty reduction, got shape {x.shape} "
+                         f"over axes {axes}")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        fn = x.xp.max if name == "max" else x.xp.min
+        return wrap(ensure_array(x.xp, fn(x.array, axis=axes, keepdims=keepdims)), x.xp)
+    return prim(x, axis=axes, keepdims=keepdims)
+
+
+def max(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+        keepdims: bool = False) -> Variable:
+    """Maximum over the given axes; tied maxima share the gradient evenly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.max(np.array([1.0, 4.0, 2.0])).array
+    array(4.)
+    """
+    return _extremum("max", _max, x, axis, keepdims)
+
+
+def min(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+        keepdims: bool = False) -> Variable:
+    """Minimum over the given axes; tied minima share the gradient evenly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.min(np.array([1.0, 4.0, 2.0])).array
+    array(1.)
+    """
+    return _extremum("min", _min, x, axis, keepdims)
+
+
+def var(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+        correction: float = 0.0, keepdims: bool = False) -> Variable:
+    """Variance over the given axes, with ``correction`` degrees of freedom removed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.var(np.array([1.0, 3.0])).array)
+    1.0
+    """
+    x = _as_var(x, "var")
+    float_only(x, "var")
+    axes = _axes_tuple(axis, x.array.ndim, "var")
+    n = _count(tuple(x.array.shape), axes)
+    m = _sum(x, axis=axes, keepdims=True) / n
+    d = x - m
+    ss = _sum(d * d, axis=axes, keepdims=keepdims)
+    return ss / (n - correction)
+
+
+def std(x: Any, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0,
+        keepdims: bool = False) -> Variable:
+    """Standard deviation over the given axes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.std(np.array([1.0, 3.0])).array)
+    1.0
+    """
+    return _std_from_var(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+@primitive(saves="outputs", elementwise=True)
+def _std_from_var(xp: Any, v: Any) -> Any:
+    """``sqrt`` of a variance whose gradient is 0 where the variance is 0 (constant data),
+    PyTorch's choice, rather than 0 * inf = NaN."""
+    return xp.sqrt(v)
+
+
+@_std_from_var.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    from .elementwise import where
+
+    (y,) = ctx.outputs
+    zero = y.array == 0
+    if not bool(gy.xp.any(zero)):
+        return (gy / (2.0 * y),)
+    z = wrap(zero, gy.xp)
+    return (where(z, 0.0, gy / (2.0 * where(z, 1.0, y))),)
+
+
+def logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
+              keepdims: bool = False) -> Variable:
+    """log(sum(exp(x))) over the given axes, computed without overflow.
+
+    Its gradient is softmax(x); it is a composite, so every order is exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> float(pg.ops.logsumexp(np.array([1000.0, 1000.0])).array)
+    1000.6931471805599
+    """
+    from .elementwise import exp, log
+
+    x = _as_var(x, "logsumexp")
+    float_only(x, "logsumexp")
+    xp = x.xp
+    axes = _axes_tuple(axis, x.array.ndim, "logsumexp")
+    if _count(tuple(x.array.shape), axes) == 0:
+        # The log of an empty sum: -inf, still connected to x (whose gradient is empty).
+        s = _sum(x, axis=axes, keepdims=keepdims)
+        return s + wrap(xp.full(tuple(s.array.shape), -float("inf"), dtype=s.array.dtype,
+                                device=s.array.device), xp)
+    m = xp.max(x.array, axis=axes, keepdims=True)
+    # The shift is a constant of the graph: the result does not depend on it.
+    m = wrap(xp.where(xp.isfinite(m), m, xp.zeros_like(m)), xp)
+    s = log(_sum(exp(x - m), axis=axes, keepdims=True)) + m
+    if not keepdims:
+        s = _reshape(s, shape=tuple(d for i, d in enumerate(x.array.shape) if i not in axes))
+    return s
+
+
+@primitive(saves="none")
+def _cumsum(xp: Any, x: Any, axis: int, include_initial: bool) -> Any:
+    return xp.cumulative_sum(x, axis=axis, include_initial=include_initial)
+
+
+@_cumsum.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    from .indexing import getitem
+
+    p = ctx.params
+    axis = p["axis"]
+    rev = _flip(_cumsum(_flip(gy, axis=(axis,)), axis=axis, include_initial=False),
+                axis=(axis,))
+    if p["include_initial"]:
+        key = (slice(None),) * axis + (slice(1, None),)
+        rev = getitem(rev, key)
+    return (rev,)
+
+
+def scan_axis(axis: int | None, nd: int, op: str) -> int:
+    """The axis of a cumulative op: may be omitted only for 1-d input."""
+    if axis is None:
+        if nd != 1:
+            raise ShapeError(f"{op}(axis): expected an axis for a {nd}-d array, got None")
+        return 0
+    return _norm_axis(axis, nd, op)
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Variable:
+    """Cumulative sum along ``axis`` (may be omitted for 1-d input).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.cumulative_sum(np.array([1.0, 2.0, 3.0])).array
+    array([1., 3., 6.])
+    """
+    x = _as_var(x, "cumulative_sum")
+    axis = scan_axis(axis, x.array.ndim, "cumulative_sum")
+    if dtype is not None and dtype != x.array.dtype:
+        from .complex import cast_for
+
+        x = cast_for(x, dtype, "cumulative_sum")
+    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+        # An explicit dtype is kept: without one, libraries widen small integers.
+        return wrap(x.xp.cumulative_sum(x.array, axis=axis, include_initial=include_initial,
+                                        dtype=None if dtype is None else x.array.dtype), x.xp)
+    return _cumsum(x, axis=axis, include_initial=include_initial)
+
+
+# Forward mode: linear in the first argument, so the tangent is the op of the tangent.
+_sum.linear = (0,)
+_cumsum.linear = (0,)
