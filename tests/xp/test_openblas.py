@@ -167,3 +167,14 @@ def test_the_environment_variable_starts_the_process_with_the_binding_off():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, timeout=120, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+@needs_library
+def test_the_benchmark_runs(capsys):
+    from benchmarks import bench_openblas
+
+    assert bench_openblas.main(["--rounds", "1", "--warmup", "0", "--workloads",
+                                "updates"]) == 0
+    out = capsys.readouterr().out
+    assert "SGD update, MLP parameters, cpu" in out and "load average" in out
+    assert bundled_blas_in_use()
