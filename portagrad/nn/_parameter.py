@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import GradientError, ShapeError
-from ..tape._variable import Variable
+from ..tape._variable import Variable, _init_variable
 from ..xp import default_float, namespace_of
 
 __all__ = ["Parameter", "UNINITIALIZED"]
@@ -77,14 +77,7 @@ class Parameter(Variable):
             raise ValueError(
                 "Parameter(): expected an array or an initializer, got neither"
             )
-        self.array = None
-        self.xp = None
-        self.requires_grad = True
-        self.grad_var = None
-        self.name = name
-        self.creator = None
-        self.index = 0
-        self._hooks = None
+        _init_variable(self, None, None, True, name=name)
 
     @property
     def is_initialized(self) -> bool:

@@ -77,6 +77,7 @@ class Variable:
     name: str | None
     creator: Node | None
     index: int
+    _hooks: list | None
 
     def __init__(self, array: Any, requires_grad: bool = True, name: str | None = None) -> None:
         if isinstance(array, Variable):
@@ -92,16 +93,8 @@ class Variable:
                 f"numpy.asarray(...)."
             )
         xp = namespace_of(array)
-        self.array = array
-        self.xp = xp
-        self.requires_grad = bool(requires_grad) and xp.isdtype(
-            array.dtype, ("real floating", "complex floating")
-        )
-        self.grad_var = None
-        self.name = name
-        self.creator = None
-        self.index = 0
-        self._hooks: list | None = None
+        _init_variable(self, array, xp, bool(requires_grad) and xp.isdtype(
+            array.dtype, ("real floating", "complex floating")), name=name)
 
     # -- array attributes ---------------------------------------------------------------
     @property
@@ -459,18 +452,38 @@ class _HookHandle:
 _HOOKED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
-def _leaf(array: Any, xp: Any, requires_grad: bool = False) -> Variable:
-    """Make a Variable without validation (arrays that came out of a kernel)."""
-    v = object.__new__(Variable)
+_new = object.__new__
+
+
+def _init_variable(v: Variable, array: Any, xp: Any, requires_grad: bool = False,
+                   creator: Node | None = None, index: int = 0,
+                   name: str | None = None) -> Variable:
+    """Fill in every field of ``v``, a new Variable (of any subclass), and return it.
+
+    The one place that writes a Variable's fields: the validating constructor, a
+    Parameter made before its array, and the unvalidated constructors below and in the
+    tape's recording path (``_init_variable(_new(Variable), ...)``, one call) all come
+    through here.
+    """
     v.array = array
     v.xp = xp
     v.requires_grad = requires_grad
     v.grad_var = None
-    v.name = None
-    v.creator = None
-    v.index = 0
+    v.name = name
+    v.creator = creator
+    v.index = index
     v._hooks = None
     return v
+
+
+def _leaf(array: Any, xp: Any, requires_grad: bool = False) -> Variable:
+    """Make a Variable without validation (arrays that came out of a kernel)."""
+    return _init_variable(_new(Variable), array, xp, requires_grad)
+
+
+def _output(array: Any, xp: Any, creator: Node, index: int = 0) -> Variable:
+    """Output ``index`` of the node ``creator``, as a Variable requiring gradients."""
+    return _init_variable(_new(Variable), array, xp, True, creator, index)
 
 
 class _Fresh(Variable):
@@ -484,9 +497,7 @@ class _Fresh(Variable):
 
 def _fresh(array: Any, xp: Any) -> Variable:
     """Wrap ``array``, a vjp's new gradient array, as a :class:`_Fresh` gradient."""
-    v = _leaf(array, xp)
-    v.__class__ = _Fresh
-    return v
+    return _init_variable(_new(_Fresh), array, xp)
 
 
 def _snapshot(v: Variable) -> Variable:
