@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from typing import Any
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "debug", "is_debug"]
+
+# The bits of ``state.mode``.
+RECORD = 1  # grad_enabled
+DEBUG = 2  # debug
+FORWARD = 4  # a forward-mode level is open
+
+_setattr = threading.local.__setattr__
 
 
 class _State(threading.local):
@@ -13,6 +21,16 @@ class _State(threading.local):
     debug = False
     # The open forward-mode levels, innermost last (see ._forward).
     fwd: tuple[int, ...] = ()
+    # The three switches above as one number (RECORD | DEBUG | FORWARD), kept up to date
+    # by __setattr__: an op reads this one attribute instead of three, and reading an
+    # attribute of a thread-local object costs about as much as a function call.
+    mode = RECORD
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _setattr(self, name, value)
+        if name != "mode":
+            _setattr(self, "mode", (RECORD if self.grad_enabled else 0)
+                     | (DEBUG if self.debug else 0) | (FORWARD if self.fwd else 0))
 
 
 state = _State()
