@@ -17,8 +17,8 @@ from typing import Any
 from .._errors import GradientError, NonFiniteError
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._forward import propagate
-from ._mode import state
-from ._variable import Variable, _leaf, _snapshot
+from ._mode import DEBUG, FORWARD, RECORD, state
+from ._variable import Variable, _init_variable, _leaf, _new, _output, _snapshot
 
 __all__ = ["Primitive", "Node", "primitive", "PRIMITIVES"]
 
@@ -134,15 +134,7 @@ class Node:
 
     def __init__(self, prim: Primitive, edges: tuple, generation: int, params: dict,
                  in_shapes: tuple, xp: Any) -> None:
-        self.prim = prim
-        self.edges = edges
-        self.generation = generation
-        self.params = params
-        self.in_shapes = in_shapes
-        self.xp = xp
-        # Weak references to the outputs; one output's is stored bare (a list per op
-        # would be one more object for the cyclic garbage collector to track).
-        self.out_refs: list | weakref.ref | None = None
+        _init_node(self, prim, edges, generation, params, in_shapes, xp)
 
     @property
     def freed(self) -> bool:
@@ -172,9 +164,7 @@ class Node:
         for i, arr in enumerate(saved):  # type: ignore[arg-type]
             v = refs[i]() if refs is not None else None
             if v is None:
-                v = _leaf(arr, self.xp, True)
-                v.creator = self
-                v.index = i
+                v = _output(arr, self.xp, self, i)
                 tangents = getattr(self, "out_tangents", None)
                 if tangents is not None and tangents[i]:
                     v._tangents = tangents[i]
@@ -221,6 +211,25 @@ class Node:
         return f"<Node {self.prim.name} gen={self.generation}>"
 
 
+def _init_node(node: Node, prim: Primitive, edges: tuple, generation: int, params: dict,
+               in_shapes: tuple, xp: Any) -> Node:
+    """Fill in the fields every node has (see :class:`Node`) and return ``node``.
+
+    The one place that writes them: ``Node(...)`` comes through here, and so does the
+    recording path, on ``_new(Node)`` (a class call costs more than a function call).
+    """
+    node.prim = prim
+    node.edges = edges
+    node.generation = generation
+    node.params = params
+    node.in_shapes = in_shapes
+    node.xp = xp
+    # Weak references to the outputs; one output's is stored bare (a list per op would be
+    # one more object for the cyclic garbage collector to track).
+    node.out_refs = None
+    return node
+
+
 # Nodes' operand shapes, one tuple per combination: a tuple of its own per node is one
 # object per operand and one more for the cyclic garbage collector to track, and a
 # collection during a long graph of small ops spends its time traversing such objects.
@@ -239,6 +248,43 @@ def _interned(shapes: tuple) -> tuple:
     except TypeError:  # a library whose shapes cannot be hashed
         pass
     return shapes
+
+
+def _record(prim: Primitive, params: dict, xp: Any, out: Any, edges: tuple, generation: int,
+            in_shapes: tuple, saved_inputs: tuple | None, debug: bool) -> Any:
+    """Record one application of ``prim``: its node, and its output Variable(s) on it.
+
+    ``out`` is what the forward returned (a tuple of arrays for several outputs);
+    ``edges``, ``generation`` and ``in_shapes`` are the node's fields (see :class:`Node`),
+    ``saved_inputs`` what the vjp reads of the inputs (``None`` when it reads none).
+    :func:`apply` and :func:`apply2` both record through here.
+    """
+    try:
+        shapes = _SHAPES.get(in_shapes)
+    except TypeError:  # a library whose shapes cannot be hashed
+        shapes = in_shapes
+    node = _init_node(_new(Node), prim, edges, generation, params,
+                      shapes if shapes is not None else _interned(in_shapes), xp)
+    if saved_inputs is not None:
+        node.saved_inputs = saved_inputs
+    if prim.nout == 1:
+        y = _init_variable(_new(Variable), out, xp, True, node)
+        node.out_refs = _ref(y)
+        if prim.save_out:
+            node.saved_outputs = (out,)
+    else:
+        y = tuple(_init_variable(_new(Variable), o, xp, True, node, i)
+                  for i, o in enumerate(out))
+        node.out_refs = [_ref(o) for o in y]
+        node.out_meta = tuple((o.shape, o.dtype, o.device) for o in out)
+        if prim.save_out:
+            node.saved_outputs = tuple(out)
+    if debug:
+        # Left out: this frame, apply's, and the two of the op's call (Primitive.__call__
+        # and the op's function, or apply2 and the operator), so the stack ends in the
+        # caller's line.
+        node.stack = traceback.extract_stack()[:-4]
+    return y
 
 
 def apply(prim: Primitive, args: tuple, params: dict) -> Any:
@@ -262,13 +308,15 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     if record and nondiff is not None:
         record = any(isinstance(a, Variable) and a.requires_grad
                      for i, a in enumerate(args) if i not in nondiff)
-    st = state
-    if st.debug:
+    mode = state.mode
+    if mode & DEBUG:
         _check_forward(prim, out, xp)
-    nout = prim.nout
-    if not (record and st.grad_enabled):
-        res = _leaf(out, xp) if nout == 1 else tuple(_leaf(o, xp) for o in out)
-        if st.fwd:
+    if not (record and mode & RECORD):
+        if prim.nout == 1:
+            res = _init_variable(_new(Variable), out, xp)
+        else:
+            res = tuple(_leaf(o, xp) for o in out)
+        if mode & FORWARD:
             propagate(prim, args, params, res, None)
         return res
 
@@ -296,33 +344,13 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
                 if saved is None:
                     saved = list(args)
                 saved[i] = _snapshot(a)
-    node = Node(prim, tuple(edges), gen + 1, params, _interned(tuple(shapes)), xp)
     if prim.save_in:
-        node.saved_inputs = args if saved is None else tuple(saved)
-    if nout == 1:
-        y = _leaf(out, xp, True)
-        y.creator = node
-        node.out_refs = weakref.ref(y)
-        if prim.save_out:
-            node.saved_outputs = (out,)
-        if st.debug:
-            node.stack = traceback.extract_stack()[:-3]
-        if st.fwd:
-            propagate(prim, args, params, y, node)
-        return y
-    outs = tuple(_leaf(o, xp, True) for o in out)
-    for i, o in enumerate(outs):
-        o.creator = node
-        o.index = i
-    node.out_refs = [weakref.ref(o) for o in outs]
-    node.out_meta = tuple((o.shape, o.dtype, o.device) for o in out)
-    if prim.save_out:
-        node.saved_outputs = tuple(out)
-    if st.debug:
-        node.stack = traceback.extract_stack()[:-3]
-    if st.fwd:
-        propagate(prim, args, params, outs, node)
-    return outs
+        saved = args if saved is None else tuple(saved)
+    res = _record(prim, params, xp, out, tuple(edges), gen + 1, tuple(shapes), saved,
+                  mode & DEBUG)
+    if mode & FORWARD:
+        propagate(prim, args, params, res, (res if prim.nout == 1 else res[0]).creator)
+    return res
 
 
 def _check_forward(prim: Primitive, out: Any, xp: Any) -> None:
@@ -357,7 +385,6 @@ def check_finite(xp: Any, arr: Any, what: str, stack: list | None = None) -> Non
 
 
 _NO_PARAMS: dict = {}
-_new = object.__new__
 _ref = weakref.ref
 
 
@@ -366,9 +393,11 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
 
     The arithmetic operators call it with Variables (of any subclass) and Python numbers;
     spelling the two operands out saves the generic loop, which is most of the cost of an
-    op on small arrays. The output Variable and the Node are filled in here rather than
-    through ``_leaf`` and ``Node.__init__``: two calls fewer on every operator.
+    op on small arrays. Under debug checks or forward mode it is :func:`apply`.
     """
+    mode = state.mode
+    if mode > RECORD:
+        return apply(prim, (a, b), _NO_PARAMS)
     ta = type(a)
     if ta is float or ta is int:
         aa = a
@@ -389,23 +418,8 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
     out = op(aa, bb) if op is not None else prim.forward(xp, aa, bb)
     if type(out) in LIBRARY_SCALAR_TYPES:
         out = library_scalar_to_array(out)
-    st = state
-    debug = st.debug
-    if debug:
-        _check_forward(prim, out, xp)
-    y = _new(Variable)
-    y.array = out
-    y.xp = xp
-    y.grad_var = None
-    y.name = None
-    y.index = 0
-    y._hooks = None
-    if not ((ra or rb) and st.grad_enabled):
-        y.requires_grad = False
-        y.creator = None
-        if st.fwd:
-            propagate(prim, (a, b), _NO_PARAMS, y, None)
-        return y
+    if not ((ra or rb) and mode):
+        return _init_variable(_new(Variable), out, xp)
     gen = 0
     if ra:
         c = a.creator
@@ -428,32 +442,12 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
         sb = bb.shape
     else:
         eb = sb = None
-    node = _new(Node)
-    node.prim = prim
-    node.edges = (ea, eb)
-    node.generation = gen + 1
-    node.params = _NO_PARAMS
-    pair = (sa, sb)
-    try:
-        shapes = _SHAPES.get(pair)
-    except TypeError:  # a library whose shapes cannot be hashed
-        shapes = pair
-    node.in_shapes = shapes if shapes is not None else _interned(pair)
-    node.xp = xp
+    saved = None
     if prim.save_in:
         if ea is a:  # a leaf that requires gradients, kept by reference
             a._kept = True
         if eb is b:
             b._kept = True
-        node.saved_inputs = (a if ra or ta is float or ta is int else _snapshot(a),
-                             b if rb or tb is float or tb is int else _snapshot(b))
-    y.requires_grad = True
-    y.creator = node
-    node.out_refs = _ref(y)
-    if prim.save_out:
-        node.saved_outputs = (out,)
-    if debug:
-        node.stack = traceback.extract_stack()[:-3]
-    if st.fwd:
-        propagate(prim, (a, b), _NO_PARAMS, y, node)
-    return y
+        saved = (a if ra or ta is float or ta is int else _snapshot(a),
+                 b if rb or tb is float or tb is int else _snapshot(b))
+    return _record(prim, _NO_PARAMS, xp, out, (ea, eb), gen + 1, (sa, sb), saved, False)
