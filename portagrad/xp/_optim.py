@@ -7,7 +7,8 @@ standard's in-place operators (which rebind on immutable libraries) and return i
 The fast paths make fewer passes over memory, which is what an update costs:
 torch's ``add_`` with ``alpha`` is one pass; NumPy has no fused multiply-add, so its fast
 path calls BLAS ``axpy`` (``y += a * x``, one pass) in the OpenBLAS that NumPy's wheels
-already load (no second BLAS library, no extra memory), and otherwise declines. A scratch
+already load (no second BLAS library, no extra memory; bound and checked by
+:mod:`portagrad.xp._openblas`), and declines where that binding is off or declined. A scratch
 array kept across steps for ``lr * grad`` was measured slower than a fresh one: the fresh
 one reuses memory that backward just freed and that is still in cache.
 """
