@@ -13,7 +13,7 @@ own into them where it computes them (GEMM with beta = 1).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from typing import Any
 
@@ -53,117 +53,92 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
     are collected for the targets only; otherwise every leaf requiring gradients
     accumulates into ``.grad_var``.
     """
-    leaf_grads: dict[int, Variable] = {}
-    inner: dict[int, tuple[Node, int]] = {}
-    needed: set[int] | None = None
-    if targets is not None:
-        for t in targets.values():
-            if t.creator is not None:
-                inner[id(t.creator)] = (t.creator, t.index)
-        needed = _prune([r for r, _ in roots], targets)
+    run = _Run(roots, create_graph, targets)
+    with set_grad_enabled(create_graph):
+        run.backprop(retain_graph)
+        if run.pending:
+            # Leaves some of whose edges received no gradient at all.
+            for count_var in list(run.pending.values()):
+                _fire(count_var[1])
+    return run.results()
 
-    buffers: dict[Node, list] = {}
-    heap: list = []
-    counter = 0
-    pending = _count_hooked_edges(roots) if targets is None and _HOOKED else None
 
-    # Without create_graph, sums are done on raw arrays, in place into arrays this run
-    # allocated itself or that a vjp made fresh for it ("owned": never handed to a vjp or
-    # to the user yet). An id is added only while its Variable is stored in a buffer or a
-    # leaf's gradient, and dropped when the buffer goes to a vjp.
-    owned: set[int] = set()
-    # Forward-mode tangents ride on Variables: with a level open, sums go through ops.
-    symbolic = create_graph or bool(state.fwd)
-    if symbolic:
-        def acc(old: Variable, g: Variable) -> Variable:
-            return old + g
+class _Run:
+    """One backward pass: the gradients waiting for each node, and where the results go.
 
-        def keep(g: Variable) -> Variable:
-            if type(g) is _Fresh:
-                g.__class__ = Variable
-            return g
-    else:
-        def acc(old: Variable, g: Variable) -> Variable:
-            a, b = old.array, g.array
-            if id(old) in owned and (a.dtype is b.dtype or a.dtype == b.dtype):
-                # (A term of another dtype promotes: summed out of place below.)
-                old.array = _sum_into(old.xp, a, b)
-                return old
-            # old is replaced: its id must not outlive it in the owned set (the id of a
-            # later Variable could be the same).
-            owned.discard(id(old))
-            if type(g) is _Fresh:
-                g.__class__ = Variable
-                if a.shape == b.shape and a.dtype == b.dtype:
-                    # The sum goes into the new term's own array (addition commutes).
-                    g.array = _sum_into(g.xp, b, a)
-                    owned.add(id(g))
-                    return g
-            total = a + b
-            if type(total) in LIBRARY_SCALAR_TYPES:
-                total = library_scalar_to_array(total)  # NumPy sums 0-d arrays to scalars
-            new = _leaf(total, old.xp)
-            owned.add(id(new))
-            return new
+    Without create_graph, sums are done on raw arrays, in place into arrays this run
+    allocated itself or that a vjp made fresh for it (``owned``: never handed to a vjp or
+    to the user yet). An id is added only while its Variable is stored in a buffer or a
+    leaf's gradient, and dropped when the buffer goes to a vjp.
+    """
 
-        def keep(g: Variable) -> Variable:
-            # The first gradient of a variable, as it is stored: a fresh one is this run's
-            # to sum the others into.
-            if type(g) is _Fresh:
-                g.__class__ = Variable
-                owned.add(id(g))
-            return g
+    __slots__ = ("targets", "leaf_grads", "inner", "inner_grads", "needed", "buffers", "heap",
+                 "counter", "pending", "owned", "symbolic", "acc", "keep")
 
-    def add_leaf(v: Variable, g: Variable) -> None:
+    def __init__(self, roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
+                 targets: dict[int, Variable] | None) -> None:
+        self.targets = targets
+        self.leaf_grads: dict[int, Variable] = {}
+        # grad() of a target that is not a leaf: its creator's gradient is the result.
+        self.inner: dict[int, tuple[Node, int]] = {}
+        self.inner_grads: dict[tuple[int, int], Variable] = {}
+        self.needed: set[int] | None = None
+        if targets is not None:
+            for t in targets.values():
+                if t.creator is not None:
+                    self.inner[id(t.creator)] = (t.creator, t.index)
+            self.needed = _prune([r for r, _ in roots], targets)
+        self.buffers: dict[Node, list] = {}
+        self.heap: list = []
+        self.counter = 0
+        self.pending = _count_hooked_edges(roots) if targets is None and _HOOKED else None
+        self.owned: set[int] = set()
+        # Forward-mode tangents ride on Variables: with a level open, sums go through ops.
+        self.symbolic = create_graph or bool(state.fwd)
+        self.acc, self.keep = _sums_by_ops() if self.symbolic else _sums_in_place(self.owned)
+        self._seed(roots)
+
+    def _seed(self, roots: Sequence[tuple[Variable, Variable]]) -> None:
+        buffers, needed = self.buffers, self.needed
+        for y, g in roots:
+            c = y.creator
+            if c is None:
+                if y.requires_grad:
+                    self.add_leaf(y, g)
+                    if self.pending is not None:
+                        _arrive(self.pending, y, self.owned)
+                continue
+            if needed is not None and id(c) not in needed:
+                continue
+            buf = buffers.get(c)
+            if buf is None:
+                buf = buffers[c] = [None] * c.prim.nout
+                heappush(self.heap, (-c.generation, self.counter, c))
+                self.counter += 1
+            i = y.index
+            buf[i] = g if buf[i] is None else self.acc(buf[i], g)
+
+    def add_leaf(self, v: Variable, g: Variable) -> None:
+        """Sum ``g`` into the gradient of the leaf ``v`` (its result, for ``grad``)."""
+        keep, acc = self.keep, self.acc
+        targets = self.targets
         if targets is not None:
             if id(v) in targets:
-                old = leaf_grads.get(id(v))
-                leaf_grads[id(v)] = keep(g) if old is None else acc(old, g)
+                old = self.leaf_grads.get(id(v))
+                self.leaf_grads[id(v)] = keep(g) if old is None else acc(old, g)
             return
         old = v.grad_var
         v.grad_var = keep(g) if old is None else acc(old, g)
 
-    def sum_targets(edges: tuple) -> list:
-        # Per input, the gradient it has so far when this run owns it (a vjp may add
-        # into it), else None.
-        out = []
-        for e in edges:
-            t = None
-            if e is not None:
-                if type(e) is tuple:
-                    pb = buffers.get(e[0])
-                    if pb is not None:
-                        t = pb[e[1]]
-                elif targets is None:
-                    t = e.grad_var
-                elif id(e) in targets:
-                    t = leaf_grads.get(id(e))
-                if t is not None and id(t) not in owned:
-                    t = None
-            out.append(t)
-        return out
-
-    for y, g in roots:
-        c = y.creator
-        if c is None:
-            if y.requires_grad:
-                add_leaf(y, g)
-                if pending is not None:
-                    _arrive(pending, y, owned)
-            continue
-        if needed is not None and id(c) not in needed:
-            continue
-        buf = buffers.get(c)
-        if buf is None:
-            buf = buffers[c] = [None] * c.prim.nout
-            heappush(heap, (-c.generation, counter, c))
-            counter += 1
-        i = y.index
-        buf[i] = g if buf[i] is None else acc(buf[i], g)
-
-    debug = state.debug
-    inner_grads: dict[tuple[int, int], Variable] = {}
-    with set_grad_enabled(create_graph):
+    def backprop(self, retain_graph: bool) -> None:
+        """Run every reached node's vjp, latest first, once all its gradients are in."""
+        buffers, heap, counter, owned = self.buffers, self.heap, self.counter, self.owned
+        acc, keep, pending, needed = self.acc, self.keep, self.pending, self.needed
+        inner, symbolic = self.inner, self.symbolic
+        # add_leaf and acc spelled out below for this case: a leaf such as a weight takes
+        # one gradient per use, so that runs as often as the loop over edges itself.
+        leaves_in_place = self.targets is None and not symbolic
+        debug = state.debug
         while heap:
             node = heappop(heap)[2]
             gys = buffers.pop(node)
@@ -171,46 +146,19 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 for gy in gys:
                     owned.discard(id(gy))
             if inner and id(node) in inner:
-                for idx, gy in enumerate(gys):
-                    if gy is not None:
-                        inner_grads[(id(node), idx)] = gy
+                self._keep_inner(node, gys)
             edges = node.edges
             if not edges:
                 node._freed_error("inputs and outputs")
-            if needed is not None and not any(
-                (id(e[0]) in needed) if type(e) is tuple else (id(e) in targets)
-                for e in edges if e is not None
-            ):
+            if needed is not None and not self._leads_to_target(edges):
                 continue
             prim = node.prim
             vjp = prim.vjp
-            if vjp is None:
-                raise GradientError(f"{prim.name}: no vjp is defined for this primitive")
-            if prim.nout == 1:
-                gy_arg = gys[0]
+            gy_arg = gys[0] if prim.nout == 1 else _zeros_for_missing(node, gys)
+            if debug or vjp is None or (prim.sums_into and not symbolic):
+                gxs, into = self._call_vjp(node, gy_arg, debug)
             else:
-                gy_arg = tuple(
-                    g if g is not None
-                    else _leaf(node.xp.zeros(s, dtype=d, device=dev), node.xp)
-                    for g, (s, d, dev) in zip(gys, node.out_meta)  # set for nout > 1
-                )
-            into = None
-            if prim.sums_into and not symbolic:
-                into = node.sum_into = sum_targets(edges)
-            try:
-                if debug:
-                    # Ops inside a vjp are checked as the gradient they produce, below, so
-                    # the report names this node and where it was created.
-                    state.debug = False
-                    try:
-                        gxs = vjp(node, gy_arg)
-                    finally:
-                        state.debug = True
-                else:
-                    gxs = vjp(node, gy_arg)
-            finally:
-                if into is not None:
-                    node.sum_into = None
+                gxs, into = vjp(node, gy_arg), None
             if type(gxs) is not tuple and type(gxs) is not list:
                 gxs = (gxs,)
             shapes = node.in_shapes if prim.elementwise else None
@@ -219,41 +167,29 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                 i += 1
                 if e is None:
                     continue
-                if gx is None:
-                    if pending is not None and type(e) is not tuple:
-                        _arrive(pending, e, owned)
-                    continue
-                if shapes is not None and gx.array.shape != shapes[i]:
-                    gx = _sum_to()(gx, tuple(shapes[i]))
-                if debug:
-                    check_finite(node.xp, gx.array,
-                                 f"{prim.name}: backward gradient of input {i}",
-                                 getattr(node, "stack", None))
-                if into is not None and gx is into[i]:
-                    # The vjp added this gradient into the one the input had: nothing to
-                    # sum (the same Variable can reach an input twice otherwise, as from
-                    # x + x, and is then summed as usual).
-                    if pending is not None and type(e) is not tuple:
-                        _arrive(pending, e, owned)
-                    continue
-                if type(e) is tuple:
-                    parent, idx = e
-                    if needed is not None and id(parent) not in needed:
+                if gx is not None:
+                    if shapes is not None and gx.array.shape != shapes[i]:
+                        gx = _sum_to()(gx, tuple(shapes[i]))
+                    if debug:
+                        _check_gradient(node, gx, i)
+                    if into is not None and gx is into[i]:
+                        pass  # the vjp summed it into the input's gradient (see _call_vjp)
+                    elif type(e) is tuple:
+                        parent, idx = e
+                        if needed is not None and id(parent) not in needed:
+                            continue
+                        pbuf = buffers.get(parent)
+                        if pbuf is None:
+                            pbuf = buffers[parent] = [None] * parent.prim.nout
+                            heappush(heap, (-parent.generation, counter, parent))
+                            counter += 1
+                        old = pbuf[idx]
+                        if old is not None:
+                            pbuf[idx] = acc(old, gx)
+                        else:
+                            pbuf[idx] = gx if type(gx) is not _Fresh else keep(gx)
                         continue
-                    pbuf = buffers.get(parent)
-                    if pbuf is None:
-                        pbuf = buffers[parent] = [None] * parent.prim.nout
-                        heappush(heap, (-parent.generation, counter, parent))
-                        counter += 1
-                    old = pbuf[idx]
-                    if old is not None:
-                        pbuf[idx] = acc(old, gx)
-                    else:
-                        pbuf[idx] = gx if type(gx) is not _Fresh else keep(gx)
-                else:
-                    if targets is None and not symbolic:
-                        # add_leaf and acc spelled out: a leaf such as a weight takes one
-                        # gradient per use, so this runs as often as the op loop itself.
+                    elif leaves_in_place:
                         old = e.grad_var
                         if old is None:
                             e.grad_var = gx if type(gx) is not _Fresh else keep(gx)
@@ -267,26 +203,145 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                         else:
                             e.grad_var = acc(old, gx)
                     else:
-                        add_leaf(e, gx)
-                    if pending is not None:
-                        _arrive(pending, e, owned)
+                        self.add_leaf(e, gx)
+                if pending is not None and type(e) is not tuple:
+                    _arrive(pending, e, owned)
             if not retain_graph:
                 # Node.release, inlined (once per node).
-                node.saved_inputs = None
-                node.saved_outputs = None
-                node.out_tangents = None
+                node.saved_inputs = node.saved_outputs = node.out_tangents = None
                 node.edges = ()
-        if pending:
-            # Leaves some of whose edges received no gradient at all.
-            for count_var in list(pending.values()):
-                _fire(count_var[1])
-    if targets is not None:
-        for key, t in targets.items():
-            if t.creator is not None:
-                g = inner_grads.get((id(t.creator), t.index))
-                if g is not None:
-                    leaf_grads[key] = g
-    return leaf_grads
+
+    def _call_vjp(self, node: Node, gy: Any, debug: bool) -> tuple[Any, list | None]:
+        """The vjp's gradients for a node that takes ``ctx.sum_into`` or runs under debug
+        checks, and what it was handed to sum into (``None`` if nothing).
+
+        A gradient the vjp returns that is the one it was handed for that input has had
+        its own added into it: there is nothing left to sum. (Otherwise the same Variable
+        can reach an input twice, as from x + x, and is summed as usual.)
+        """
+        if node.prim.vjp is None:
+            raise GradientError(f"{node.prim.name}: no vjp is defined for this primitive")
+        into = None
+        if node.prim.sums_into and not self.symbolic:
+            into = node.sum_into = self._sum_targets(node.edges)
+        try:
+            if not debug:
+                return node.prim.vjp(node, gy), into
+            # Ops inside a vjp are checked as the gradient they produce, by the caller,
+            # so the report names this node and where it was created.
+            state.debug = False
+            try:
+                return node.prim.vjp(node, gy), into
+            finally:
+                state.debug = True
+        finally:
+            if into is not None:
+                node.sum_into = None
+
+    def _sum_targets(self, edges: tuple) -> list:
+        """Per input, the gradient it has so far when this run owns it (a vjp may add into
+        it), else None."""
+        buffers, targets, owned = self.buffers, self.targets, self.owned
+        out = []
+        for e in edges:
+            t = None
+            if e is not None:
+                if type(e) is tuple:
+                    pb = buffers.get(e[0])
+                    if pb is not None:
+                        t = pb[e[1]]
+                elif targets is None:
+                    t = e.grad_var
+                elif id(e) in targets:
+                    t = self.leaf_grads.get(id(e))
+                if t is not None and id(t) not in owned:
+                    t = None
+            out.append(t)
+        return out
+
+    def _leads_to_target(self, edges: tuple) -> bool:
+        needed, targets = self.needed, self.targets
+        return any((id(e[0]) in needed) if type(e) is tuple else (id(e) in targets)
+                   for e in edges if e is not None)
+
+    def _keep_inner(self, node: Node, gys: list) -> None:
+        for idx, gy in enumerate(gys):
+            if gy is not None:
+                self.inner_grads[(id(node), idx)] = gy
+
+    def results(self) -> dict[int, Variable]:
+        """The gradients of the targets (by id), or of every leaf reached."""
+        leaf_grads = self.leaf_grads
+        if self.targets is not None:
+            for key, t in self.targets.items():
+                if t.creator is not None:
+                    g = self.inner_grads.get((id(t.creator), t.index))
+                    if g is not None:
+                        leaf_grads[key] = g
+        return leaf_grads
+
+
+def _sums_by_ops() -> tuple[Callable, Callable]:
+    """``acc`` and ``keep`` when sums are recorded (create_graph) or carry tangents."""
+
+    def acc(old: Variable, g: Variable) -> Variable:
+        return old + g
+
+    def keep(g: Variable) -> Variable:
+        if type(g) is _Fresh:
+            g.__class__ = Variable
+        return g
+
+    return acc, keep
+
+
+def _sums_in_place(owned: set[int]) -> tuple[Callable, Callable]:
+    """``acc(old, g)``, the sum of two gradients of one variable, into an array of
+    ``owned`` where there is one; ``keep(g)``, the first gradient, as it is stored."""
+
+    def acc(old: Variable, g: Variable) -> Variable:
+        a, b = old.array, g.array
+        if id(old) in owned and (a.dtype is b.dtype or a.dtype == b.dtype):
+            # (A term of another dtype promotes: summed out of place below.)
+            old.array = _sum_into(old.xp, a, b)
+            return old
+        # old is replaced: its id must not outlive it in the owned set (the id of a later
+        # Variable could be the same).
+        owned.discard(id(old))
+        if type(g) is _Fresh:
+            g.__class__ = Variable
+            if a.shape == b.shape and a.dtype == b.dtype:
+                # The sum goes into the new term's own array (addition commutes).
+                g.array = _sum_into(g.xp, b, a)
+                owned.add(id(g))
+                return g
+        total = a + b
+        if type(total) in LIBRARY_SCALAR_TYPES:
+            total = library_scalar_to_array(total)  # NumPy sums 0-d arrays to scalars
+        new = _leaf(total, old.xp)
+        owned.add(id(new))
+        return new
+
+    def keep(g: Variable) -> Variable:
+        # A fresh gradient is this run's to sum the others into.
+        if type(g) is _Fresh:
+            g.__class__ = Variable
+            owned.add(id(g))
+        return g
+
+    return acc, keep
+
+
+def _zeros_for_missing(node: Node, gys: list) -> tuple:
+    """The upstream gradients of a node of several outputs, zeros where none came."""
+    xp = node.xp
+    return tuple(g if g is not None else _leaf(xp.zeros(s, dtype=d, device=dev), xp)
+                 for g, (s, d, dev) in zip(gys, node.out_meta))  # set for nout > 1
+
+
+def _check_gradient(node: Node, gx: Variable, i: int) -> None:
+    check_finite(node.xp, gx.array, f"{node.prim.name}: backward gradient of input {i}",
+                 getattr(node, "stack", None))
 
 
 def _sum_into(xp: Any, total: Any, term: Any) -> Any:
