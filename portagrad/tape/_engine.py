@@ -72,8 +72,8 @@ class _Run:
     leaf's gradient, and dropped when the buffer goes to a vjp.
     """
 
-    __slots__ = ("targets", "leaf_grads", "inner", "inner_grads", "needed", "buffers", "heap",
-                 "counter", "pending", "owned", "symbolic", "acc", "keep")
+    __slots__ = ("targets", "leaf_grads", "inner", "inner_grads", "needed", "through",
+                 "buffers", "heap", "counter", "pending", "owned", "symbolic", "acc", "keep")
 
     def __init__(self, roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                  targets: dict[int, Variable] | None) -> None:
@@ -82,12 +82,14 @@ class _Run:
         # grad() of a target that is not a leaf: its creator's gradient is the result.
         self.inner: dict[int, tuple[Node, int]] = {}
         self.inner_grads: dict[tuple[int, int], Variable] = {}
+        # grad(): the nodes that lead to a target, and those whose vjp does (see _prune).
         self.needed: set[int] | None = None
+        self.through: set[int] = set()
         if targets is not None:
             for t in targets.values():
                 if t.creator is not None:
                     self.inner[id(t.creator)] = (t.creator, t.index)
-            self.needed = _prune([r for r, _ in roots], targets)
+            self.needed, self.through = _prune([r for r, _ in roots], targets)
         self.buffers: dict[Node, list] = {}
         self.heap: list = []
         self.counter = 0
@@ -120,21 +122,20 @@ class _Run:
 
     def add_leaf(self, v: Variable, g: Variable) -> None:
         """Sum ``g`` into the gradient of the leaf ``v`` (its result, for ``grad``)."""
-        keep, acc = self.keep, self.acc
         targets = self.targets
-        if targets is not None:
-            if id(v) in targets:
-                old = self.leaf_grads.get(id(v))
-                self.leaf_grads[id(v)] = keep(g) if old is None else acc(old, g)
-            return
-        old = v.grad_var
-        v.grad_var = keep(g) if old is None else acc(old, g)
+        if targets is None:
+            old = v.grad_var
+            v.grad_var = self.keep(g) if old is None else self.acc(old, g)
+        elif id(v) in targets:
+            leaf_grads = self.leaf_grads
+            old = leaf_grads.get(id(v))
+            leaf_grads[id(v)] = self.keep(g) if old is None else self.acc(old, g)
 
     def backprop(self, retain_graph: bool) -> None:
         """Run every reached node's vjp, latest first, once all its gradients are in."""
         buffers, heap, counter, owned = self.buffers, self.heap, self.counter, self.owned
         acc, keep, pending, needed = self.acc, self.keep, self.pending, self.needed
-        inner, symbolic = self.inner, self.symbolic
+        inner, through, symbolic = self.inner, self.through, self.symbolic
         # add_leaf and acc spelled out below for this case: a leaf such as a weight takes
         # one gradient per use, so that runs as often as the loop over edges itself.
         leaves_in_place = self.targets is None and not symbolic
@@ -150,8 +151,8 @@ class _Run:
             edges = node.edges
             if not edges:
                 node._freed_error("inputs and outputs")
-            if needed is not None and not self._leads_to_target(edges):
-                continue
+            if needed is not None and id(node) not in through:
+                continue  # it only created a target: its gradient is kept, its vjp not run
             prim = node.prim
             vjp = prim.vjp
             gy_arg = gys[0] if prim.nout == 1 else _zeros_for_missing(node, gys)
@@ -258,11 +259,6 @@ class _Run:
                     t = None
             out.append(t)
         return out
-
-    def _leads_to_target(self, edges: tuple) -> bool:
-        needed, targets = self.needed, self.targets
-        return any((id(e[0]) in needed) if type(e) is tuple else (id(e) in targets)
-                   for e in edges if e is not None)
 
     def _keep_inner(self, node: Node, gys: list) -> None:
         for idx, gy in enumerate(gys):
@@ -404,11 +400,14 @@ def _sum_to() -> Any:
     return sum_to
 
 
-def _prune(outputs: list[Variable], targets: dict[int, Variable]) -> set[int]:
-    """Ids of nodes from which some target can be reached (iterative post-order DFS)."""
+def _prune(outputs: list[Variable], targets: dict[int, Variable]) -> tuple[set[int], set[int]]:
+    """Ids of the nodes from which some target can be reached, and of those of them
+    through whose inputs one can (not only by having created a target): iterative
+    post-order DFS."""
     target_leaves = {k for k, t in targets.items() if t.creator is None}
     target_nodes = {id(t.creator) for t in targets.values() if t.creator is not None}
     reach: dict[int, bool] = {}
+    through: set[int] = set()
     stack: list[tuple[Node, bool]] = []
     for y in outputs:
         if y.creator is not None:
@@ -428,17 +427,19 @@ def _prune(outputs: list[Variable], targets: dict[int, Variable]) -> set[int]:
                 if type(e) is tuple and id(e[0]) not in reach:
                     stack.append((e[0], False))
             continue
-        ok = nid in target_nodes
+        via = False
         for e in node.edges:
             if e is None:
                 continue
             if type(e) is tuple:
                 if reach.get(id(e[0]), False):
-                    ok = True
+                    via = True
             elif id(e) in target_leaves:
-                ok = True
-        reach[nid] = ok
-    return {k for k, v in reach.items() if v}
+                via = True
+        if via:
+            through.add(nid)
+        reach[nid] = via or nid in target_nodes
+    return {k for k, v in reach.items() if v}, through
 
 
 def backward(outputs: Sequence[Variable], grad_outputs: Sequence[Any] | None = None,
