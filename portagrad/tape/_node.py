@@ -9,6 +9,7 @@ keeps it.
 
 from __future__ import annotations
 
+import sys
 import traceback
 import weakref
 from collections.abc import Callable, Container
@@ -280,10 +281,13 @@ def _record(prim: Primitive, params: dict, xp: Any, out: Any, edges: tuple, gene
         if prim.save_out:
             node.saved_outputs = tuple(out)
     if debug:
-        # Left out: this frame, apply's, and the two of the op's call (Primitive.__call__
-        # and the op's function, or apply2 and the operator), so the stack ends in the
-        # caller's line.
-        node.stack = traceback.extract_stack()[:-4]
+        # From the caller of the op on: this frame, apply's and the two of the op's call
+        # (Primitive.__call__ and the op's function, or apply2 and the operator) are left
+        # out, and never formatted (each costs a source-line lookup).
+        try:
+            node.stack = traceback.extract_stack(sys._getframe(4))
+        except ValueError:  # fewer frames than that: apply called from the top level
+            node.stack = []
     return y
 
 
@@ -393,10 +397,10 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
 
     The arithmetic operators call it with Variables (of any subclass) and Python numbers;
     spelling the two operands out saves the generic loop, which is most of the cost of an
-    op on small arrays. Under debug checks or forward mode it is :func:`apply`.
+    op on small arrays. Under debug checks it is :func:`apply`.
     """
     mode = state.mode
-    if mode > RECORD:
+    if mode & DEBUG:
         return apply(prim, (a, b), _NO_PARAMS)
     ta = type(a)
     if ta is float or ta is int:
@@ -418,8 +422,11 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
     out = op(aa, bb) if op is not None else prim.forward(xp, aa, bb)
     if type(out) in LIBRARY_SCALAR_TYPES:
         out = library_scalar_to_array(out)
-    if not ((ra or rb) and mode):
-        return _init_variable(_new(Variable), out, xp)
+    if not ((ra or rb) and mode & RECORD):
+        y = _init_variable(_new(Variable), out, xp)
+        if mode & FORWARD:
+            propagate(prim, (a, b), _NO_PARAMS, y, None)
+        return y
     gen = 0
     if ra:
         c = a.creator
@@ -450,4 +457,7 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
             b._kept = True
         saved = (a if ra or ta is float or ta is int else _snapshot(a),
                  b if rb or tb is float or tb is int else _snapshot(b))
-    return _record(prim, _NO_PARAMS, xp, out, (ea, eb), gen + 1, (sa, sb), saved, False)
+    y = _record(prim, _NO_PARAMS, xp, out, (ea, eb), gen + 1, (sa, sb), saved, False)
+    if mode & FORWARD:
+        propagate(prim, (a, b), _NO_PARAMS, y, y.creator)
+    return y
