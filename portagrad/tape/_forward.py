@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 
 from .._errors import DTypeError, GradientError, ShapeError, describe
 from ..xp._namespace import is_array, namespace_of
-from ._mode import state
-from ._variable import Variable, _Fresh, _leaf, _snapshot
+from ._mode import set_levels, state
+from ._variable import Variable, _Fresh, _leaf, _new, _snapshot
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor", "enter_dual_level",
            "exit_dual_level"]
@@ -49,7 +49,7 @@ class UnpackedDualTensor(NamedTuple):
 def enter_dual_level() -> int:
     """Open a new (innermost) forward level and return its id; prefer :func:`dual_level`."""
     level = next(_levels)
-    state.fwd = (*state.fwd, level)
+    set_levels((*state.fwd, level))
     return level
 
 
@@ -61,7 +61,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level is not None and level != levels[-1]:
         raise GradientError(f"exit_dual_level(level): expected the innermost level "
                             f"{levels[-1]}, got {level}")
-    state.fwd = levels[:-1]
+    set_levels(levels[:-1])
 
 
 @contextmanager
@@ -88,7 +88,7 @@ def dual_level() -> Iterator[int]:
         yield level
     finally:
         # Tolerates a block that closed inner levels out of order on an exception.
-        state.fwd = tuple(lv for lv in state.fwd if lv < level)
+        set_levels(tuple(lv for lv in state.fwd if lv < level))
 
 
 def _current_level(level: int | None, op: str) -> int:
@@ -221,11 +221,11 @@ def _view(v: Variable) -> Variable:
 @contextmanager
 def _without_levels() -> Iterator[None]:
     saved = state.fwd
-    state.fwd = ()
+    set_levels(())
     try:
         yield
     finally:
-        state.fwd = saved
+        set_levels(saved)
 
 
 # -- propagation ----------------------------------------------------------------------------
@@ -248,11 +248,11 @@ def propagate(prim: Any, args: tuple, params: dict, out: Any, node: Any) -> None
             continue
         # The rule runs with this level and the ones inside it closed: it differentiates
         # only what the outer levels ask for.
-        state.fwd = levels[:k]
+        set_levels(levels[:k])
         try:
             res = _tangent(prim, args, params, outs, tans)
         finally:
-            state.fwd = levels
+            set_levels(levels)
         if prim.nout == 1:
             res = (res,)
         for j, (o, t) in enumerate(zip(outs, res)):
@@ -282,12 +282,13 @@ def _is_float(o: Variable) -> bool:
 
 
 def _ctx(prim: Any, args: tuple, params: dict, outs: tuple, needs: tuple) -> Any:
-    from ._node import Node
+    from ._node import Node, _init_node
 
     arrays = [a.array if isinstance(a, Variable) else None for a in args]
     xp = next(a.xp for a in args if isinstance(a, Variable))
-    node = Node(prim, tuple(True if n else None for n in needs), 0, params,
-                tuple(None if a is None else a.shape for a in arrays), xp)
+    edges = tuple(True if n else None for n in needs)
+    shapes = tuple(None if a is None else a.shape for a in arrays)
+    node = _init_node(_new(Node), prim, edges, 0, params, shapes, xp)
     node.saved_inputs = args
     node.saved_outputs = tuple(o.array for o in outs)
     node.out_refs = [weakref.ref(o) for o in outs]
