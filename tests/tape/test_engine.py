@@ -196,6 +196,39 @@ def test_debug_mode_names_the_op_and_the_line():
         pg.ops.log(x)  # outside debug mode no check
 
 
+def test_debug_mode_names_the_line_of_an_operator():
+    x = pg.Variable(np.array([1.0, 0.0]))
+    with pg.debug(), np.errstate(all="ignore"):
+        y = x**0.5 * 2.0  # the operators' own path: finite forward, infinite gradient
+        with pytest.raises(pg.NonFiniteError, match="backward") as info:
+            y.sum().backward()
+    assert "y = x**0.5 * 2.0" in str(info.value)
+
+
+def test_state_mode_follows_every_switch_in_each_thread():
+    import threading
+
+    from portagrad.autograd import forward_ad as fwAD
+    from portagrad.tape._mode import DEBUG, FORWARD, RECORD, state
+
+    assert state.mode == RECORD
+    with pg.no_grad():
+        assert state.mode == 0
+        with pg.debug():
+            assert state.mode == DEBUG
+            with fwAD.dual_level():
+                assert state.mode == DEBUG | FORWARD
+                with pg.enable_grad():
+                    assert state.mode == RECORD | DEBUG | FORWARD
+                seen = []
+                t = threading.Thread(target=lambda: seen.append(state.mode))
+                t.start()
+                t.join()
+                assert seen == [RECORD]
+            assert state.mode == DEBUG
+    assert state.mode == RECORD
+
+
 def test_post_accumulate_hooks_fire_once_when_each_gradient_is_complete():
     order = []
     w1 = pg.Variable(np.ones(2))
