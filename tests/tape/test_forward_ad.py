@@ -354,8 +354,8 @@ def test_products_at_a_kept_point_do_only_the_products_they_need(monkeypatch, rn
     H v differentiates the gradient with ``grad_outputs=v``: the R-forward and the
     R-backward, 2a + 6b + 6c multiply-adds, 1.66 times a forward and backward on the
     benchmark's MLP; no product of the first layer's input gradient."""
-    from portagrad.ops.std.linalg import products as L
     from portagrad.ops.nn import connection as C
+    from portagrad.ops.std.linalg import products as L
 
     macs = [0]
     linear_vjp, matmul_vjp = C._linear_vjp_arrays, L._matmul_vjp_arrays
