@@ -20,7 +20,7 @@ from typing import Any
 from .._errors import GradientError, ShapeError, describe
 from ..xp._accumulate import accumulate
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
-from ._mode import set_grad_enabled, state
+from ._mode import set_debug, set_grad_enabled, state
 from ._node import Node, check_finite
 from ._variable import _HOOKED, Variable, _Fresh, _leaf
 
@@ -230,11 +230,11 @@ class _Run:
                 return node.prim.vjp(node, gy), into
             # Ops inside a vjp are checked as the gradient they produce, by the caller,
             # so the report names this node and where it was created.
-            state.debug = False
+            set_debug(False)
             try:
                 return node.prim.vjp(node, gy), into
             finally:
-                state.debug = True
+                set_debug(True)
         finally:
             if into is not None:
                 node.sum_into = None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "debug", "is_debug"]
 
@@ -13,44 +12,43 @@ RECORD = 1  # grad_enabled
 DEBUG = 2  # debug
 FORWARD = 4  # a forward-mode level is open
 
-_setattr = threading.local.__setattr__
-
 
 class _State(threading.local):
     grad_enabled = True
     debug = False
     # The open forward-mode levels, innermost last (see ._forward).
     fwd: tuple[int, ...] = ()
-    # The three switches above as one number (RECORD | DEBUG | FORWARD), kept up to date
-    # by __setattr__: an op reads this one attribute instead of three, and reading an
-    # attribute of a thread-local object costs about as much as a function call.
+    # The three switches above as one number (RECORD | DEBUG | FORWARD): an op reads this
+    # one attribute instead of three, and reading an attribute of a thread-local object
+    # costs about as much as a function call. The switches are written only through
+    # set_record, set_debug and set_levels, which keep it up to date (a __setattr__
+    # doing that would make every write seven times slower, and forward mode writes
+    # twice per op).
     mode = RECORD
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        _setattr(self, name, value)
-        bit = _BITS.get(name)
-        if bit is not None:
-            mode = self.mode
-            _setattr(self, "mode", mode | bit if value else mode & ~bit)
-
-
-_BITS = {"grad_enabled": RECORD, "debug": DEBUG, "fwd": FORWARD}
-
-
-def set_levels(levels: tuple[int, ...]) -> None:
-    """Set ``state.fwd`` (and ``state.mode`` with it) to the open forward-mode levels.
-
-    What assigning ``state.fwd`` does, at a seventh of the cost: forward mode closes and
-    reopens levels twice per op, and a write through ``_State.__setattr__`` costs about
-    0.5 us.
-    """
-    st = state
-    _setattr(st, "fwd", levels)
-    mode = st.mode
-    _setattr(st, "mode", mode | FORWARD if levels else mode & ~FORWARD)
 
 
 state = _State()
+
+
+def set_record(enabled: bool) -> None:
+    """Set ``state.grad_enabled`` (and ``state.mode`` with it)."""
+    st = state
+    st.grad_enabled = enabled
+    st.mode = st.mode | RECORD if enabled else st.mode & ~RECORD
+
+
+def set_debug(enabled: bool) -> None:
+    """Set ``state.debug`` (and ``state.mode`` with it)."""
+    st = state
+    st.debug = enabled
+    st.mode = st.mode | DEBUG if enabled else st.mode & ~DEBUG
+
+
+def set_levels(levels: tuple[int, ...]) -> None:
+    """Set ``state.fwd`` to the open forward-mode levels (and ``state.mode`` with it)."""
+    st = state
+    st.fwd = levels
+    st.mode = st.mode | FORWARD if levels else st.mode & ~FORWARD
 
 
 def is_grad_enabled() -> bool:
@@ -78,10 +76,10 @@ class set_grad_enabled(contextlib.ContextDecorator):
 
     def __enter__(self) -> None:
         self._saved.append(state.grad_enabled)
-        state.grad_enabled = self.mode
+        set_record(self.mode)
 
     def __exit__(self, *exc: object) -> None:
-        state.grad_enabled = self._saved.pop()
+        set_record(self._saved.pop())
 
 
 class no_grad(set_grad_enabled):
@@ -154,7 +152,7 @@ class debug(contextlib.ContextDecorator):
 
     def __enter__(self) -> None:
         self._saved.append(state.debug)
-        state.debug = self.enabled
+        set_debug(self.enabled)
 
     def __exit__(self, *exc: object) -> None:
-        state.debug = self._saved.pop()
+        set_debug(self._saved.pop())
