@@ -1,9 +1,10 @@
 """Short paths for the arithmetic operators of :class:`Variable`.
 
 ``y * w + b`` on small arrays is dominated by Python overhead, so the operators first try
-the case that needs no checks at all (two Variables of one library, dtype and shape, or a
-Variable and a Python number of a kind its dtype takes weakly) and call the primitive
-directly; everything else goes through the public function with its checks and promotion.
+the case that needs no checks at all (two Variables, of any subclass, of one library, dtype
+and shape, or a Variable and a Python number of a kind its dtype takes weakly) and call the
+primitive directly; everything else goes through the public function with its checks and
+promotion.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ..tape._node import apply2
 from ..tape._variable import Variable
 from . import _methods as _methods  # installs the general operators, refined below
 from ._core import _multi_device, is_floating_dtype
-from .std import elementwise as E
+from .std.elementwise import arithmetic as A
 
 # Namespaces whose arrays all live on one device: their operands need no device check.
 _ONE_DEVICE: set = set()
@@ -31,7 +32,8 @@ def _one_device(xp: Any) -> bool:
 def _fast(prim: Any, slow: Any, reflected: bool = False) -> Any:
     def method(self: Variable, other: Any) -> Any:
         t = type(other)
-        if t is Variable:
+        # Subclasses (Parameter) take the same short path; numbers skip the isinstance.
+        if t is Variable or (t is not float and t is not int and isinstance(other, Variable)):
             xp = self.xp
             if other.xp is xp:
                 a = self.array
@@ -52,9 +54,9 @@ def _fast(prim: Any, slow: Any, reflected: bool = False) -> Any:
 
 def install() -> None:
     pairs = {
-        "add": (E._add, E.add, operator.add), "sub": (E._subtract, E.subtract, operator.sub),
-        "mul": (E._multiply, E.multiply, operator.mul),
-        "truediv": (E._divide, E.divide, operator.truediv),
+        "add": (A._add, A.add, operator.add), "sub": (A._subtract, A.subtract, operator.sub),
+        "mul": (A._multiply, A.multiply, operator.mul),
+        "truediv": (A._divide, A.divide, operator.truediv),
     }
     for name, (prim, slow, op) in pairs.items():
         prim.binop = op

@@ -19,9 +19,9 @@ from typing import Any
 
 from ..tape._variable import Variable
 from ._core import SCALARS
-from .std import elementwise as E
 from .std import nondiff as N
 from .std import reduction as R
+from .std.elementwise import arithmetic as A
 from .std.indexing import getitem, setitem
 from .std.linalg import products as L
 from .std.shape import matrix_transpose, permute_dims, reshape
@@ -130,15 +130,15 @@ def _floordiv(a: Any, b: Any) -> Variable:
 
 
 METHODS = {
-    "__add__": _binop(E.add), "__radd__": _binop(_r(E.add)),
-    "__sub__": _binop(E.subtract), "__rsub__": _binop(_r(E.subtract)),
-    "__mul__": _binop(E.multiply), "__rmul__": _binop(_r(E.multiply)),
-    "__truediv__": _binop(E.divide), "__rtruediv__": _binop(_r(E.divide)),
-    "__pow__": _binop(E.pow), "__rpow__": _binop(_r(E.pow)),
+    "__add__": _binop(A.add), "__radd__": _binop(_r(A.add)),
+    "__sub__": _binop(A.subtract), "__rsub__": _binop(_r(A.subtract)),
+    "__mul__": _binop(A.multiply), "__rmul__": _binop(_r(A.multiply)),
+    "__truediv__": _binop(A.divide), "__rtruediv__": _binop(_r(A.divide)),
+    "__pow__": _binop(A.pow), "__rpow__": _binop(_r(A.pow)),
     "__matmul__": _binop(L.matmul), "__rmatmul__": _binop(_r(L.matmul)),
     "__mod__": _binop(_mod), "__rmod__": _binop(_r(_mod)),
     "__floordiv__": _binop(_floordiv), "__rfloordiv__": _binop(_r(_floordiv)),
-    "__neg__": E.negative, "__pos__": E.positive, "__abs__": E.abs,
+    "__neg__": A.negative, "__pos__": A.positive, "__abs__": A.abs,
     "__lt__": _binop(N.less), "__le__": _binop(N.less_equal),
     "__gt__": _binop(N.greater), "__ge__": _binop(N.greater_equal),
     "__eq__": _binop(N.equal), "__ne__": _binop(N.not_equal),

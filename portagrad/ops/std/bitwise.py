@@ -89,10 +89,16 @@ _EXAMPLES = {
                   "float(pg.ops.nextafter(np.array(1.0), 2.0).array) > 1.0\n    True"),
 }
 
+
 def _define(name: str) -> Any:
     doc, ex = _EXAMPLES[name]
     fn = _binary(name, "any" if name in ("floor_divide", "nextafter") else "integral")
-    fn.__doc__ = (f"{doc} The result is outside any graph.\n\n    Examples\n    --------\n"
+    kinds = ("integer or boolean arrays" if name.startswith("bitwise")
+             else "real arrays")
+    fn.__doc__ = (f"{doc}\n\n    Parameters\n    ----------\n    x1, x2 : Variable, array or "
+                  f"Python scalar\n        Operands ({kinds}); they broadcast against each "
+                  f"other.\n\n    Returns\n    -------\n    Variable\n        The result in the "
+                  f"broadcast shape, outside any graph.\n\n    Examples\n    --------\n"
                   f"    >>> import numpy as np\n    >>> import portagrad as pg\n"
                   f"    >>> {ex}\n")
     return fn
@@ -110,6 +116,16 @@ nextafter = _define("nextafter")
 def bitwise_invert(x: Any, /) -> Variable:
     """Elementwise NOT of the bits of an integer or boolean array.
 
+    Parameters
+    ----------
+    x : Variable or array
+        An integer or boolean array.
+
+    Returns
+    -------
+    Variable
+        The result in ``x``'s dtype, outside any graph.
+
     Examples
     --------
     >>> import numpy as np
@@ -124,6 +140,16 @@ def bitwise_invert(x: Any, /) -> Variable:
 
 def signbit(x: Any, /) -> Variable:
     """Whether the sign bit of each element is set (true for -0.0); no gradient flows.
+
+    Parameters
+    ----------
+    x : Variable or array
+        A real floating-point array.
+
+    Returns
+    -------
+    Variable
+        A boolean array, outside any graph.
 
     Examples
     --------

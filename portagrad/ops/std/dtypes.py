@@ -142,7 +142,10 @@ float64 = DType("float64")
 complex64 = DType("complex64")
 complex128 = DType("complex128")
 
-BY_NAME = {n: globals()[n] for n in _STANDARD}
+BY_NAME = {"bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
+           "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
+           "float32": float32, "float64": float64, "complex64": complex64,
+           "complex128": complex128}
 _RESOLVED: dict[tuple[int, str], Any] = {}
 
 

@@ -1,6 +1,8 @@
-"""Functions whose results carry no gradient: comparisons, rounding, tests, search.
+"""Functions whose results carry no gradient: rounding, tests of values, comparisons and
+logic, searching; and sort, whose gradient goes back through the order it found.
 
-They accept Variables or arrays and return Variables that are not part of any graph.
+They accept Variables or arrays and return Variables; but for sort's, the results are
+outside any graph.
 """
 
 from __future__ import annotations
@@ -13,22 +15,35 @@ from ...xp import ensure_array
 from .._core import binary, unwrap, var, wrap
 from .shape import broadcast_shapes
 
-__all__: list[str] = []
+__all__ = ["floor", "ceil", "round", "trunc", "sign", "isnan", "isinf", "isfinite",
+           "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+           "logical_and", "logical_or", "logical_xor", "logical_not", "argmax", "argmin",
+           "argsort", "sort"]
 
 
-def _make_unary(name: str, doc: str, example: str) -> Callable[..., Variable]:
+_ARRAY = "    x : Variable or array\n        The input."
+_PAIR = ("    x1, x2 : Variable, array or Python scalar\n        Operands; they broadcast "
+         "against each other.")
+
+
+def _doc(summary: str, params: str, returns: str, example: str) -> str:
+    return (f"{summary} No gradient flows through the result.\n\n    Parameters\n"
+            f"    ----------\n{params}\n\n    Returns\n    -------\n    Variable\n"
+            f"        {returns}, outside any graph.\n\n    Examples\n    --------\n"
+            f"    >>> import numpy as np\n    >>> import portagrad as pg\n    >>> {example}\n")
+
+
+def _unary(name: str, summary: str, returns: str, example: str) -> Callable[..., Variable]:
     def op(x: Any, /) -> Variable:
         v = var(x, name)
         return wrap(ensure_array(v.xp, getattr(v.xp, name)(v.array)), v.xp)
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = (f"{doc} No gradient flows through the result.\n\n    Examples\n    --------\n"
-                  f"    >>> import numpy as np\n    >>> import portagrad as pg\n"
-                  f"    >>> {example}\n")
+    op.__doc__ = _doc(summary, _ARRAY, returns, example)
     return op
 
 
-def _make_binary(name: str, doc: str, example: str) -> Callable[..., Variable]:
+def _binary(name: str, summary: str, example: str) -> Callable[..., Variable]:
     def op(x1: Any, x2: Any, /) -> Variable:
         a, b = binary(name, x1, x2)
         if isinstance(a, Variable) and isinstance(b, Variable) and a.shape != b.shape:
@@ -37,64 +52,74 @@ def _make_binary(name: str, doc: str, example: str) -> Callable[..., Variable]:
         return wrap(getattr(ref.xp, name)(unwrap(a), unwrap(b)), ref.xp)
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = (f"{doc} No gradient flows through the result.\n\n    Examples\n    --------\n"
-                  f"    >>> import numpy as np\n    >>> import portagrad as pg\n"
-                  f"    >>> {example}\n")
+    op.__doc__ = _doc(summary, _PAIR, "A boolean array in the broadcast shape", example)
     return op
 
 
-_UNARY = {
-    "floor": ("Elementwise floor.", "pg.ops.floor(np.array([1.5])).array\n    array([1.])"),
-    "ceil": ("Elementwise ceiling.", "pg.ops.ceil(np.array([1.5])).array\n    array([2.])"),
-    "round": ("Elementwise rounding to the nearest integer, ties to even.",
-              "pg.ops.round(np.array([2.5])).array\n    array([2.])"),
-    "trunc": ("Elementwise rounding toward zero.",
-              "pg.ops.trunc(np.array([-1.5])).array\n    array([-1.])"),
-    "sign": ("Elementwise sign (-1, 0 or 1).",
-             "pg.ops.sign(np.array([-2.0, 0.0])).array\n    array([-1.,  0.])"),
-    "isnan": ("Elementwise test for NaN.",
-              "pg.ops.isnan(np.array([np.nan])).array\n    array([ True])"),
-    "isinf": ("Elementwise test for infinity.",
-              "pg.ops.isinf(np.array([np.inf])).array\n    array([ True])"),
-    "isfinite": ("Elementwise test for finite values.",
-                 "pg.ops.isfinite(np.array([1.0])).array\n    array([ True])"),
-    "logical_not": ("Elementwise logical NOT.",
-                    "pg.ops.logical_not(np.array([True])).array\n    array([False])"),
-}
+# -- rounding and sign --------------------------------------------------------------------
+floor = _unary("floor", "Elementwise floor.", "The result in x's dtype",
+               "pg.ops.floor(np.array([1.5])).array\n    array([1.])")
+ceil = _unary("ceil", "Elementwise ceiling.", "The result in x's dtype",
+              "pg.ops.ceil(np.array([1.5])).array\n    array([2.])")
+round = _unary("round", "Elementwise rounding to the nearest integer, ties to even.",
+               "The result in x's dtype",
+               "pg.ops.round(np.array([2.5])).array\n    array([2.])")
+trunc = _unary("trunc", "Elementwise rounding toward zero.", "The result in x's dtype",
+               "pg.ops.trunc(np.array([-1.5])).array\n    array([-1.])")
+sign = _unary("sign", "Elementwise sign (-1, 0 or 1).", "The result in x's dtype",
+              "pg.ops.sign(np.array([-2.0, 0.0])).array\n    array([-1.,  0.])")
 
-_BINARY = {
-    "equal": ("Elementwise x1 == x2.",
-              "pg.ops.equal(np.array([1.0]), 1.0).array\n    array([ True])"),
-    "not_equal": ("Elementwise x1 != x2.",
-                  "pg.ops.not_equal(np.array([1.0]), 1.0).array\n    array([False])"),
-    "less": ("Elementwise x1 < x2.", "pg.ops.less(np.array([1.0]), 2.0).array\n    array([ True])"),
-    "less_equal": ("Elementwise x1 <= x2.",
-                   "pg.ops.less_equal(np.array([1.0]), 1.0).array\n    array([ True])"),
-    "greater": ("Elementwise x1 > x2.",
-                "pg.ops.greater(np.array([1.0]), 2.0).array\n    array([False])"),
-    "greater_equal": ("Elementwise x1 >= x2.",
-                      "pg.ops.greater_equal(np.array([1.0]), 2.0).array\n    array([False])"),
-    "logical_and": ("Elementwise logical AND.",
-                    "pg.ops.logical_and(np.array([True]), np.array([False])).array\n"
-                    "    array([False])"),
-    "logical_or": ("Elementwise logical OR.",
-                   "pg.ops.logical_or(np.array([True]), np.array([False])).array\n"
-                   "    array([ True])"),
-    "logical_xor": ("Elementwise logical XOR.",
-                    "pg.ops.logical_xor(np.array([True]), np.array([True])).array\n"
-                    "    array([False])"),
-}
+# -- tests of values ----------------------------------------------------------------------
+isnan = _unary("isnan", "Elementwise test for NaN.", "A boolean array",
+               "pg.ops.isnan(np.array([np.nan])).array\n    array([ True])")
+isinf = _unary("isinf", "Elementwise test for infinity.", "A boolean array",
+               "pg.ops.isinf(np.array([np.inf])).array\n    array([ True])")
+isfinite = _unary("isfinite", "Elementwise test for finite values.", "A boolean array",
+                  "pg.ops.isfinite(np.array([1.0])).array\n    array([ True])")
 
-for _n, (_d, _e) in _UNARY.items():
-    globals()[_n] = _make_unary(_n, _d, _e)
-    __all__.append(_n)
-for _n, (_d, _e) in _BINARY.items():
-    globals()[_n] = _make_binary(_n, _d, _e)
-    __all__.append(_n)
+# -- comparisons and logic ----------------------------------------------------------------
+equal = _binary("equal", "Elementwise x1 == x2.",
+                "pg.ops.equal(np.array([1.0]), 1.0).array\n    array([ True])")
+not_equal = _binary("not_equal", "Elementwise x1 != x2.",
+                    "pg.ops.not_equal(np.array([1.0]), 1.0).array\n    array([False])")
+less = _binary("less", "Elementwise x1 < x2.",
+               "pg.ops.less(np.array([1.0]), 2.0).array\n    array([ True])")
+less_equal = _binary("less_equal", "Elementwise x1 <= x2.",
+                     "pg.ops.less_equal(np.array([1.0]), 1.0).array\n    array([ True])")
+greater = _binary("greater", "Elementwise x1 > x2.",
+                  "pg.ops.greater(np.array([1.0]), 2.0).array\n    array([False])")
+greater_equal = _binary("greater_equal", "Elementwise x1 >= x2.",
+                        "pg.ops.greater_equal(np.array([1.0]), 2.0).array\n    array([False])")
+logical_and = _binary("logical_and", "Elementwise logical AND.",
+                      "pg.ops.logical_and(np.array([True]), np.array([False])).array\n"
+                      "    array([False])")
+logical_or = _binary("logical_or", "Elementwise logical OR.",
+                     "pg.ops.logical_or(np.array([True]), np.array([False])).array\n"
+                     "    array([ True])")
+logical_xor = _binary("logical_xor", "Elementwise logical XOR.",
+                      "pg.ops.logical_xor(np.array([True]), np.array([True])).array\n"
+                      "    array([False])")
+logical_not = _unary("logical_not", "Elementwise logical NOT.", "A boolean array",
+                     "pg.ops.logical_not(np.array([True])).array\n    array([False])")
 
 
+# -- searching and sorting ----------------------------------------------------------------
 def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Variable:
     """Index of the first maximum along ``axis`` (of the flattened array if None).
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input.
+    axis : int or None
+        The axis to search; None searches the flattened array.
+    keepdims : bool
+        Keep the searched axis, with length 1.
+
+    Returns
+    -------
+    Variable
+        The indices (the default integer dtype), outside any graph.
 
     Examples
     --------
@@ -110,6 +135,20 @@ def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Var
 def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Variable:
     """Index of the first minimum along ``axis`` (of the flattened array if None).
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input.
+    axis : int or None
+        The axis to search; None searches the flattened array.
+    keepdims : bool
+        Keep the searched axis, with length 1.
+
+    Returns
+    -------
+    Variable
+        The indices (the default integer dtype), outside any graph.
+
     Examples
     --------
     >>> import numpy as np
@@ -123,8 +162,23 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Var
 
 def sort(x: Any, /, *, axis: int = -1, descending: bool = False,
          stable: bool = True) -> Variable:
-    """Sorted copy of ``x`` along ``axis``; the gradient goes back to each element's
-    original position.
+    """Sorted copy of ``x`` along ``axis``.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input.
+    axis : int
+        The axis to sort along.
+    descending : bool
+        Largest first.
+    stable : bool
+        Keep equal elements in their order.
+
+    Returns
+    -------
+    Variable
+        The sorted values; the gradient goes back to each element's original position.
 
     Examples
     --------
@@ -144,6 +198,22 @@ def argsort(x: Any, /, *, axis: int = -1, descending: bool = False,
             stable: bool = True) -> Variable:
     """Indices that sort ``x`` along ``axis``. No gradient flows through the result.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input.
+    axis : int
+        The axis to sort along.
+    descending : bool
+        Largest first.
+    stable : bool
+        Keep equal elements in their order.
+
+    Returns
+    -------
+    Variable
+        The indices, outside any graph.
+
     Examples
     --------
     >>> import numpy as np
@@ -154,5 +224,3 @@ def argsort(x: Any, /, *, axis: int = -1, descending: bool = False,
     v = var(x, "argsort")
     return wrap(v.xp.argsort(v.array, axis=axis, descending=descending, stable=stable), v.xp)
 
-
-__all__ += ["argmax", "argmin", "argsort", "sort"]
