@@ -18,12 +18,18 @@ _INT_INPUT = [(lambda rng: (np.arange(3),), DTypeError)]
 
 
 # -- unary --------------------------------------------------------------------------------
+# Chainer's (NumPy's) names that are these functions themselves.
+_ALIASES = {"abs": ("absolute",), "acos": ("arccos",), "asin": ("arcsin",), "atan": ("arctan",),
+            "atan2": ("arctan2",), "atanh": ("arctanh",)}
+
+
 def _unary(name: str, ref, lo: float, hi: float, away: bool = False, errors=None) -> None:
     def strategy(S):
         return S.floats(S.shapes(0, 3, 0, 3), lo, hi, away=away).map(lambda x: (x,))
 
     register(OpRecord(name, getattr(ops, name), ref, strategy=strategy,
-                      errors=_INT_INPUT if errors is None else errors))
+                      errors=_INT_INPUT if errors is None else errors,
+                      covers=_ALIASES.get(name, ())))
 
 
 for _name, _ref, _lo, _hi in [
@@ -58,7 +64,7 @@ _BAD_SHAPES = [(lambda rng: (np.ones((2, 3)), np.ones((4,))), ShapeError)]
 def _binary(name, ref, lo1, hi1, lo2, hi2, away2=False):
     register(OpRecord(name, getattr(ops, name), ref,
                       strategy=lambda S: _pair(S, lo1, hi1, lo2, hi2, away2),
-                      errors=_BAD_SHAPES))
+                      errors=_BAD_SHAPES, covers=_ALIASES.get(name, ())))
 
 
 _binary("add", np.add, -2, 2, -2, 2)

@@ -67,43 +67,55 @@ from .std.dtypes import (
     uint64 as uint64,
     uint8 as uint8,
 )
-from .std.elementwise import (
+from .std.elementwise.arithmetic import (
     abs as abs,
-    acos as acos,
-    acosh as acosh,
+    abs as absolute,  # Chainer's name
     add as add,
-    asin as asin,
-    asinh as asinh,
-    atan as atan,
-    atan2 as atan2,
-    atanh as atanh,
-    clip as clip,
-    cos as cos,
-    cosh as cosh,
     divide as divide,
-    exp as exp,
-    expm1 as expm1,
-    hypot as hypot,
-    log as log,
-    log10 as log10,
-    log1p as log1p,
-    log2 as log2,
-    logaddexp as logaddexp,
-    maximum as maximum,
-    minimum as minimum,
     multiply as multiply,
     negative as negative,
     positive as positive,
     pow as pow,
     reciprocal as reciprocal,
-    sin as sin,
-    sinh as sinh,
-    sqrt as sqrt,
     square as square,
     subtract as subtract,
+)
+from .std.elementwise.exponential import (
+    exp as exp,
+    expm1 as expm1,
+    log as log,
+    log10 as log10,
+    log1p as log1p,
+    log2 as log2,
+    logaddexp as logaddexp,
+    sqrt as sqrt,
+)
+from .std.elementwise.selection import (
+    clip as clip,
+    maximum as maximum,
+    minimum as minimum,
+    where as where,
+)
+from .std.elementwise.trigonometric import (
+    acos as acos,
+    acos as arccos,  # Chainer's name
+    acosh as acosh,
+    asin as asin,
+    asin as arcsin,  # Chainer's name
+    asinh as asinh,
+    atan as atan,
+    atan as arctan,  # Chainer's name
+    atan2 as atan2,
+    atan2 as arctan2,  # Chainer's name
+    atanh as atanh,
+    atanh as arctanh,  # Chainer's name
+    cos as cos,
+    cosh as cosh,
+    hypot as hypot,
+    sin as sin,
+    sinh as sinh,
     tan as tan,
     tanh as tanh,
-    where as where,
 )
 from .std.indexing import (
     getitem as getitem,
@@ -146,6 +158,7 @@ from .std.nondiff import (
     sign as sign,
     sort as sort,
     trunc as trunc,
+    trunc as fix,  # Chainer's name
 )
 from .std.reduction import (
     logsumexp as logsumexp,
@@ -229,44 +242,43 @@ from .array.shape import (
 from .math.fft import (
     ifft as ifft,
 )
-from .math.functions import (
-    absolute as absolute,
-    arccos as arccos,
-    arcsin as arcsin,
-    arctan as arctan,
-    arctan2 as arctan2,
-    arctanh as arctanh,
-    average as average,
-    batch_det as batch_det,
-    batch_inv as batch_inv,
-    batch_l2_norm_squared as batch_l2_norm_squared,
-    batch_matmul as batch_matmul,
+from .math.elementwise import (
     bias as bias,
-    cholesky as cholesky,
-    cumprod as cumprod,
-    cumsum as cumsum,
-    det as det,
-    erf as erf,
-    fix as fix,
     fmod as fmod,
-    inv as inv,
     linear_interpolate as linear_interpolate,
     rsqrt as rsqrt,
     scale as scale,
     squared_difference as squared_difference,
 )
-from .math.special import (
-    digamma as digamma,
+from .math.error_functions import (
+    erf as erf,
     erfc as erfc,
     erfcinv as erfcinv,
     erfcx as erfcx,
     erfinv as erfinv,
-    lgamma as lgamma,
     log_ndtr as log_ndtr,
     ndtr as ndtr,
     ndtri as ndtri,
+)
+from .math.gamma_functions import (
+    digamma as digamma,
+    lgamma as lgamma,
     polygamma as polygamma,
     zeta as zeta,
+)
+from .math.matrix import (
+    batch_det as batch_det,
+    batch_inv as batch_inv,
+    batch_matmul as batch_matmul,
+    cholesky as cholesky,
+    det as det,
+    inv as inv,
+)
+from .math.reduction import (
+    average as average,
+    batch_l2_norm_squared as batch_l2_norm_squared,
+    cumprod as cumprod,
+    cumsum as cumsum,
 )
 from .math.tensor import (
     einsum as einsum,
@@ -483,11 +495,16 @@ __all__ = [
     "bool", "can_cast", "complex128", "complex64", "finfo", "float32", "float64", "iinfo",
     "int16", "int32", "int64", "int8", "isdtype", "result_type", "uint16", "uint32", "uint64",
     "uint8",
-    # std.elementwise
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "clip", "cos",
-    "cosh", "divide", "exp", "expm1", "hypot", "log", "log10", "log1p", "log2", "logaddexp",
-    "maximum", "minimum", "multiply", "negative", "positive", "pow", "reciprocal", "sin",
-    "sinh", "sqrt", "square", "subtract", "tan", "tanh", "where",
+    # std.elementwise.arithmetic
+    "abs", "absolute", "add", "divide", "multiply", "negative", "positive", "pow", "reciprocal",
+    "square", "subtract",
+    # std.elementwise.exponential
+    "exp", "expm1", "log", "log10", "log1p", "log2", "logaddexp", "sqrt",
+    # std.elementwise.selection
+    "clip", "maximum", "minimum", "where",
+    # std.elementwise.trigonometric
+    "acos", "acosh", "arccos", "arcsin", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan",
+    "atan2", "atanh", "cos", "cosh", "hypot", "sin", "sinh", "tan", "tanh",
     # std.indexing
     "getitem", "take", "take_along_axis",
     # std.info
@@ -495,9 +512,9 @@ __all__ = [
     # std.linalg.products
     "matmul", "tensordot", "vecdot",
     # std.nondiff
-    "argmax", "argmin", "argsort", "ceil", "equal", "floor", "greater", "greater_equal",
-    "isfinite", "isinf", "isnan", "less", "less_equal", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "not_equal", "round", "sign", "sort", "trunc",
+    "argmax", "argmin", "argsort", "ceil", "equal", "fix", "floor", "greater", "greater_equal",
+    "isfinite", "isinf", "isnan", "less", "less_equal", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "not_equal", "round", "sign", "sort", "trunc",
     # std.reduction
     "logsumexp", "max", "mean", "min", "std", "var",
     # std.searching
@@ -520,14 +537,16 @@ __all__ = [
     "swapaxes", "transpose", "vstack",
     # math.fft
     "ifft",
-    # math.functions
-    "absolute", "arccos", "arcsin", "arctan", "arctan2", "arctanh", "average", "batch_det",
-    "batch_inv", "batch_l2_norm_squared", "batch_matmul", "bias", "cholesky", "cumprod",
-    "cumsum", "det", "erf", "fix", "fmod", "inv", "linear_interpolate", "rsqrt", "scale",
-    "squared_difference",
-    # math.special
-    "digamma", "erfc", "erfcinv", "erfcx", "erfinv", "lgamma", "log_ndtr", "ndtr", "ndtri",
-    "polygamma", "zeta",
+    # math.elementwise
+    "bias", "fmod", "linear_interpolate", "rsqrt", "scale", "squared_difference",
+    # math.error_functions
+    "erf", "erfc", "erfcinv", "erfcx", "erfinv", "log_ndtr", "ndtr", "ndtri",
+    # math.gamma_functions
+    "digamma", "lgamma", "polygamma", "zeta",
+    # math.matrix
+    "batch_det", "batch_inv", "batch_matmul", "cholesky", "det", "inv",
+    # math.reduction
+    "average", "batch_l2_norm_squared", "cumprod", "cumsum",
     # math.tensor
     "einsum", "forget", "scatter_add", "shift", "spatial_transformer_grid",
     "spatial_transformer_sampler",

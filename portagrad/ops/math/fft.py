@@ -11,15 +11,28 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
+from .._adapters import adapts
 from .._core import float_only, var
+from ..fft import ifft as fft_ifft
 from ..std.complex import astype, imag, real
 
 __all__ = ["ifft"]
 
 
+@adapts(fft_ifft)
 def ifft(x: Sequence[Any]) -> tuple[Variable, Variable]:
     """Inverse discrete Fourier transform over the last axis of ``real + i imag`` given
     as the pair ``x = (real, imag)``; returns the result's ``(real, imag)``.
+
+    Parameters
+    ----------
+    x : pair of Variables or arrays
+        The real and imaginary parts, of one shape and a real floating-point dtype.
+
+    Returns
+    -------
+    tuple of Variable
+        The real and imaginary parts of the transform, in the input's dtype.
 
     Examples
     --------
@@ -29,8 +42,6 @@ def ifft(x: Sequence[Any]) -> tuple[Variable, Variable]:
     >>> re.array, im.array
     (array([2., 2.]), array([ 1., -1.]))
     """
-    from .. import fft
-
     op = "ifft"
     if isinstance(x, Variable) or not isinstance(x, (tuple, list)) or len(x) != 2:
         raise TypeError(f"{op}(x): expected a pair (real, imag) of arrays, got "
@@ -43,5 +54,5 @@ def ifft(x: Sequence[Any]) -> tuple[Variable, Variable]:
     xp = re.xp
     ctype = xp.complex64 if re.array.dtype == xp.float32 else xp.complex128
     z = astype(re, ctype) + astype(im, ctype) * 1j
-    y = fft.ifft(z)
+    y = fft_ifft(z)
     return astype(real(y), re.array.dtype), astype(imag(y), re.array.dtype)
