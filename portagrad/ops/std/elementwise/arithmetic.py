@@ -60,26 +60,26 @@ def _multiply(xp: Any, a: Any, b: Any) -> Any:
 def _(ctx: Any, gy: Variable) -> tuple:
     a, b = ctx.inputs
     e = ctx.edges
-    both = e[0] is not None and e[1] is not None
     if not (state.grad_enabled or state.fwd):
         # Nothing is recorded: the products on raw arrays, without more Variables and
         # their operator dispatch (most of a small product's backward).
         g = gy.array
-        if both and a is b:
+        if a is b and e[0] is not None and e[1] is not None:
             # x * x: 2 x gy once, rather than x gy twice and then their sum (the same
-            # value, since doubling is exact).
-            return _raw_product(g, b, ctx.xp, 2), None
+            # value: doubling is exact).
+            out = g * a.array * 2
+            if type(out) in LIBRARY_SCALAR_TYPES:
+                out = library_scalar_to_array(out)
+            return _fresh(out, ctx.xp), None
         return (None if e[0] is None else _raw_product(g, b, ctx.xp),
                 None if e[1] is None else _raw_product(g, a, ctx.xp))
-    if both and a is b:
+    if a is b and e[0] is not None and e[1] is not None:
         return gy * (a * 2), None
     return (gy * b if e[0] is not None else None, gy * a if e[1] is not None else None)
 
 
-def _raw_product(g: Any, other: Any, xp: Any, times: int = 1) -> Variable:
+def _raw_product(g: Any, other: Any, xp: Any) -> Variable:
     out = g * (other.array if isinstance(other, Variable) else other)
-    if times != 1:
-        out = out * times
     if type(out) in LIBRARY_SCALAR_TYPES:
         out = library_scalar_to_array(out)  # NumPy turns 0-d products into scalars
     return _fresh(out, xp)
