@@ -125,42 +125,22 @@ class DepthwiseConvolution2D(Module):
         else:
             check_input(self, x, "DepthwiseConvolution2D", self.W)
         # A loaded state can initialize W before any call: its shape tells the sizes.
-        m, c = (int(s) for s in self.W.shape[:2])
-        self.in_channels = c
-        # A grouped convolution, one group per input channel, with the filters reordered
-        # so that output channel c * m + j uses W[j, c].
-        w = ops.reshape(ops.permute_dims(self.W, (1, 0, 2, 3)), (c * m, 1, *self.ksize))
-        return ops.conv2d(x, w, self.b, stride=self.stride, padding=self.pad, groups=c)
+        self.in_channels = int(self.W.shape[1])
+        return ops.depthwise_convolution_2d(x, self.W, self.b, self.stride, self.pad)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, channel_multiplier={self.channel_multiplier}, "
                 f"ksize={self.ksize}, stride={self.stride}, pad={self.pad}")
 
 
-def _outsize_padding(name: str, x: Any, nd: int, outsize: Any, k: tuple, stride: Any,
-                     pad: Any, dilate: Any) -> tuple[int, ...]:
-    """The ``output_padding`` that makes a transposed convolution's output ``outsize``."""
-    size = _ntuple(outsize, nd)
-    s, p, d = _ntuple(stride, nd), _ntuple(pad, nd), _ntuple(dilate, nd)
-    spatial = tuple(int(v) for v in x.shape[2:])
-    base = tuple((n - 1) * st - 2 * pp + dd * (kk - 1) + 1
-                 for n, st, pp, dd, kk in zip(spatial, s, p, d, k))
-    extra = tuple(o - b for o, b in zip(size, base))
-    if any(not 0 <= e < st for e, st in zip(extra, s)):
-        raise ShapeError(f"{name}(outsize): expected sizes from {base} to "
-                         f"{tuple(b + st - 1 for b, st in zip(base, s))} for an input of "
-                         f"shape {tuple(x.shape)}, got {size}")
-    return extra
-
-
 def _deconv_forward(module: Any, x: Any) -> Any:
-    if module.outsize is not None:
-        name = type(module).__name__
-        x = var(x, name)
-        module.output_padding = _outsize_padding(name, x, module.nd, module.outsize,
-                                                 module.kernel_size, module.stride,
-                                                 module.padding, module.dilation)
-    return _ConvNd.forward(module, x)
+    """Chainer's deconvolution: ``outsize`` (when set) picks the output size."""
+    if module.outsize is None:
+        return _ConvNd.forward(module, x)
+    x = module._prepare(x)
+    fn = getattr(ops, f"deconvolution_{module.nd}d")
+    return fn(x, module.W, module.b, module.stride, module.padding, module.outsize,
+              module.dilation, module.groups)
 
 
 class Deconvolution2D(ConvTranspose2d):

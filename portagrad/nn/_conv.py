@@ -62,7 +62,8 @@ class _ConvNd(Module):
             return (self.in_channels, self.out_channels // g, *self.kernel_size)
         return (self.out_channels, self.in_channels // g, *self.kernel_size)
 
-    def forward(self, x: Any) -> Any:
+    def _prepare(self, x: Any) -> Any:
+        """``x`` as a Variable, the parameters created at the first call from its size."""
         x = var(x, type(self).__name__)
         if self.W.array is None:
             if x.ndim != self.nd + 2:
@@ -76,6 +77,10 @@ class _ConvNd(Module):
                 self.b.initialize((self.out_channels,), like=x)
         else:
             check_input(self, x, type(self).__name__, self.W)
+        return x
+
+    def forward(self, x: Any) -> Any:
+        x = self._prepare(x)
         if self.transposed:
             fn = getattr(ops, f"conv_transpose{self.nd}d")
             return fn(x, self.W, self.b, stride=self.stride, padding=self.padding,

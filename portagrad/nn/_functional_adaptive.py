@@ -1,36 +1,38 @@
-"""Adaptive pooling of ``torch.nn.functional``: PyTorch's windows
-``floor(i * L / out) .. ceil((i + 1) * L / out)`` and, for max pooling, its flat indices."""
+"""Adaptive pooling of ``torch.nn.functional`` over :mod:`portagrad.ops`: PyTorch's
+windows ``floor(i * L / out) .. ceil((i + 1) * L / out)`` and, for max pooling, its flat
+indices; unbatched ``(C, *spatial)`` inputs."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from .. import ops
-from ..ops._core import wrap
+from ..ops._adapters import adapts
 from ..tape._variable import Variable
-from ._functional_pool import _flat_index, _input, _out
+from ._functional_pool import _input, _out
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"]
 
 
-def _sizes(output_size: Any, x: Variable, nd: int, op: str) -> tuple[int, ...]:
-    sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * nd
-    if len(sizes) != nd or any(s is not None and int(s) < 1 for s in sizes):
-        raise ValueError(f"{op}(output_size): expected a positive int or {nd} of them (None "
-                         f"keeps an axis), got {output_size!r}")
-    return tuple(int(x.shape[2 + i]) if s is None else int(s) for i, s in enumerate(sizes))
+def _sizes(output_size: Any, nd: int) -> Any:
+    """PyTorch's sizes as pg.ops takes them: a list becomes a tuple, ints stay."""
+    return tuple(output_size) if isinstance(output_size, list) else output_size
 
 
 def _adaptive_avg(nd: int, input: Any, output_size: Any) -> Variable:
-    op = f"adaptive_avg_pool{nd}d"
-    x, unbatched = _input(input, nd, op)
-    return _out(ops.adaptive_avg_pool(x, _sizes(output_size, x, nd, op)), unbatched)
+    x, unbatched = _input(input, nd, f"adaptive_avg_pool{nd}d")
+    return _out(ops.adaptive_avg_pool(x, _sizes(output_size, nd)), unbatched)
 
 
+@adapts(ops.adaptive_avg_pool)
 def adaptive_avg_pool1d(input: Any, output_size: Any) -> Variable:
-    """Average pooling of ``(N, C, L)`` to ``output_size`` with PyTorch's windows
-    ``floor(i * L / out) .. ceil((i + 1) * L / out)``.
+    """Average pooling of ``(N, C, L)`` to ``output_size``.
+
+    Parameters
+    ----------
+    input, output_size
+        As :func:`portagrad.ops.adaptive_avg_pool`, one spatial axis.
 
     Examples
     --------
@@ -42,8 +44,14 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Variable:
     return _adaptive_avg(1, input, output_size)
 
 
+@adapts(ops.adaptive_avg_pool)
 def adaptive_avg_pool2d(input: Any, output_size: Any) -> Variable:
     """Average pooling of ``(N, C, H, W)`` to ``output_size`` (``None`` keeps an axis).
+
+    Parameters
+    ----------
+    input, output_size
+        As :func:`portagrad.ops.adaptive_avg_pool`, two spatial axes.
 
     Examples
     --------
@@ -55,8 +63,14 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Variable:
     return _adaptive_avg(2, input, output_size)
 
 
+@adapts(ops.adaptive_avg_pool)
 def adaptive_avg_pool3d(input: Any, output_size: Any) -> Variable:
     """Average pooling of ``(N, C, D, H, W)`` to ``output_size``.
+
+    Parameters
+    ----------
+    input, output_size
+        As :func:`portagrad.ops.adaptive_avg_pool`, three spatial axes.
 
     Examples
     --------
@@ -69,33 +83,19 @@ def adaptive_avg_pool3d(input: Any, output_size: Any) -> Variable:
 
 
 def _adaptive_max(nd: int, input: Any, output_size: Any, return_indices: bool) -> Any:
-    op = f"adaptive_max_pool{nd}d"
-    x, unbatched = _input(input, nd, op)
-    outs = _sizes(output_size, x, nd, op)
-    xp = x.xp
-    idx = _flat_index(x)
-    # Boxes are products of per-axis windows; reduce the last axis first so ties go to
-    # the first maximum in row-major order (PyTorch's).
-    for i in reversed(range(nd)):
-        ax, n, o = 2 + i, int(x.shape[2 + i]), outs[i]
-        parts, iparts = [], []
-        for q in range(o):
-            lo, hi = (q * n) // o, -((-(q + 1) * n) // o)
-            sl = tuple(slice(lo, hi) if a == ax else slice(None) for a in range(x.ndim))
-            w = ops.moveaxis(x[sl], ax, -1)
-            pick = ops.argmax(w, axis=-1, keepdims=True).array
-            parts.append(ops.squeeze(ops.take_along_axis(w, pick, axis=-1), axis=-1))
-            iw = xp.moveaxis(idx[sl], ax, -1)
-            iparts.append(xp.squeeze(xp.take_along_axis(iw, pick, axis=-1), axis=-1))
-        x = ops.stack(parts, axis=ax)
-        idx = xp.stack(iparts, axis=ax)
-    if return_indices:
-        return _out((x, wrap(idx, xp)), unbatched)
-    return _out(x, unbatched)
+    x, unbatched = _input(input, nd, f"adaptive_max_pool{nd}d")
+    return _out(ops.adaptive_max_pool(x, _sizes(output_size, nd), bool(return_indices)),
+                unbatched, x.xp)
 
 
+@adapts(ops.adaptive_max_pool)
 def adaptive_max_pool1d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling of ``(N, C, L)`` to ``output_size`` (PyTorch's windows and indices).
+
+    Parameters
+    ----------
+    input, output_size, return_indices
+        As :func:`portagrad.ops.adaptive_max_pool`, one spatial axis.
 
     Examples
     --------
@@ -107,8 +107,14 @@ def adaptive_max_pool1d(input: Any, output_size: Any, return_indices: bool = Fal
     return _adaptive_max(1, input, output_size, return_indices)
 
 
+@adapts(ops.adaptive_max_pool)
 def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling of ``(N, C, H, W)`` to ``output_size``.
+
+    Parameters
+    ----------
+    input, output_size, return_indices
+        As :func:`portagrad.ops.adaptive_max_pool`, two spatial axes.
 
     Examples
     --------
@@ -121,8 +127,14 @@ def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = Fal
     return _adaptive_max(2, input, output_size, return_indices)
 
 
+@adapts(ops.adaptive_max_pool)
 def adaptive_max_pool3d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling of ``(N, C, D, H, W)`` to ``output_size``.
+
+    Parameters
+    ----------
+    input, output_size, return_indices
+        As :func:`portagrad.ops.adaptive_max_pool`, three spatial axes.
 
     Examples
     --------

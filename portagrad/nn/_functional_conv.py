@@ -1,4 +1,6 @@
-"""Linear maps, convolutions and ``unfold``/``fold`` of ``torch.nn.functional``."""
+"""Linear maps, convolutions and ``unfold``/``fold`` of ``torch.nn.functional``: PyTorch's
+argument names and order over :mod:`portagrad.ops`, and its unbatched ``(C, *spatial)``
+inputs."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
-from ..ops._core import var
+from ..ops._adapters import adapts
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -24,8 +26,14 @@ def _tuple(v: int | Sequence[int], n: int, op: str, arg: str) -> tuple[int, ...]
     return t
 
 
+@adapts(ops.linear)
 def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     """``input @ weight.T + bias`` with ``weight`` of shape ``(out, in)``.
+
+    Parameters
+    ----------
+    input, weight, bias
+        As :func:`portagrad.ops.linear`.
 
     Examples
     --------
@@ -37,8 +45,14 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     return ops.linear(input, weight, bias)
 
 
+@adapts(ops.bilinear)
 def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Variable:
     """``y_k = input1 @ weight[k] @ input2 + bias_k`` with ``weight`` ``(out, in1, in2)``.
+
+    Parameters
+    ----------
+    input1, input2, weight, bias
+        As ``x1``, ``x2``, ``weight`` and ``bias`` of :func:`portagrad.ops.bilinear`.
 
     Examples
     --------
@@ -60,17 +74,24 @@ def _batched(x: Variable, nd: int, op: str) -> tuple[Variable, bool]:
     return x, False
 
 
-def _conv(nd: int, input: Any, weight: Any, bias: Any, **kw: Any) -> Variable:
-    op = f"conv{nd}d"
+def _conv(fn: Any, nd: int, input: Any, weight: Any, bias: Any, **kw: Any) -> Variable:
+    op = fn.__name__
     x, unbatched = _batched(_f(input, op), nd, op)
-    y = ops.conv(x, weight, bias, **kw)
+    y = fn(x, weight, bias, **kw)
     return ops.squeeze(y, axis=0) if unbatched else y
 
 
+@adapts(ops.conv1d)
 def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Variable:
-    """1-d convolution (cross-correlation) of ``(N, C_in, L)`` with ``(C_out, C_in/groups,
-    k)``; ``padding`` may be an int, ``"same"`` or ``"valid"``.
+    """1-d convolution (cross-correlation) of ``(N, C_in, L)`` (or unbatched
+    ``(C_in, L)``) with ``(C_out, C_in/groups, k)``.
+
+    Parameters
+    ----------
+    input, weight, bias, stride, padding, dilation, groups
+        As :func:`portagrad.ops.conv1d`; ``padding`` may be an int, ``"same"`` or
+        ``"valid"``.
 
     Examples
     --------
@@ -79,13 +100,19 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     >>> F.conv1d(np.array([[[1.0, 2.0, 3.0]]]), np.ones((1, 1, 2))).array
     array([[[3., 5.]]])
     """
-    return _conv(1, input, weight, bias, stride=stride, padding=padding, dilation=dilation,
-                 groups=groups)
+    return _conv(ops.conv1d, 1, input, weight, bias, stride=stride, padding=padding,
+                 dilation=dilation, groups=groups)
 
 
+@adapts(ops.conv2d)
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Variable:
     """2-d convolution of ``(N, C_in, H, W)`` (or unbatched ``(C_in, H, W)``).
+
+    Parameters
+    ----------
+    input, weight, bias, stride, padding, dilation, groups
+        As :func:`portagrad.ops.conv2d`.
 
     Examples
     --------
@@ -94,13 +121,19 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     >>> F.conv2d(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)), padding="same").shape
     (1, 1, 3, 3)
     """
-    return _conv(2, input, weight, bias, stride=stride, padding=padding, dilation=dilation,
-                 groups=groups)
+    return _conv(ops.conv2d, 2, input, weight, bias, stride=stride, padding=padding,
+                 dilation=dilation, groups=groups)
 
 
+@adapts(ops.conv3d)
 def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1) -> Variable:
-    """3-d convolution of ``(N, C_in, D, H, W)``.
+    """3-d convolution of ``(N, C_in, D, H, W)`` (or unbatched ``(C_in, D, H, W)``).
+
+    Parameters
+    ----------
+    input, weight, bias, stride, padding, dilation, groups
+        As :func:`portagrad.ops.conv3d`.
 
     Examples
     --------
@@ -109,55 +142,21 @@ def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     >>> F.conv3d(np.ones((1, 1, 2, 2, 2)), np.ones((1, 1, 2, 2, 2))).array.ravel()
     array([8.])
     """
-    return _conv(3, input, weight, bias, stride=stride, padding=padding, dilation=dilation,
-                 groups=groups)
+    return _conv(ops.conv3d, 3, input, weight, bias, stride=stride, padding=padding,
+                 dilation=dilation, groups=groups)
 
 
-def _conv_t(nd: int, input: Any, weight: Any, bias: Any, **kw: Any) -> Variable:
-    op = f"conv_transpose{nd}d"
-    x, unbatched = _batched(_f(input, op), nd, op)
-    s = _tuple(kw["stride"], nd, op, "stride")
-    d = _tuple(kw["dilation"], nd, op, "dilation")
-    extra = _tuple(kw["output_padding"], nd, op, "output_padding")
-    if all(e < si for e, si in zip(extra, s, strict=True)):
-        y = ops.conv_transpose(x, weight, bias, **kw)
-    else:
-        y = _conv_t_wide(x, weight, bias, s, d, extra, kw, op)
-    return ops.squeeze(y, axis=0) if unbatched else y
-
-
-def _conv_t_wide(x: Variable, weight: Any, bias: Any, s: tuple, d: tuple, extra: tuple,
-                 kw: dict, op: str) -> Variable:
-    """PyTorch also allows ``stride <= output_padding < dilation`` (pg.ops does not): the
-    full transposed convolution, cropped by the padding on the left, extended with zeros
-    on the right where the requested size runs past it, then the bias."""
-    nd = len(s)
-    if any(e >= max(si, di) for e, si, di in zip(extra, s, d, strict=True)):
-        raise ValueError(f"{op}(output_padding): expected values below the stride or the "
-                         f"dilation, got {extra} for stride {s} and dilation {d}")
-    p = _tuple(kw["padding"], nd, op, "padding")
-    full = ops.conv_transpose(x, weight, None, stride=s, padding=0, dilation=d,
-                              groups=kw["groups"])
-    for i in range(nd):
-        ax = 2 + i
-        n = int(full.shape[ax])
-        want = n - 2 * p[i] + extra[i]
-        if p[i] + want > n:
-            pairs = [(0, 0)] * full.ndim
-            pairs[ax] = (0, p[i] + want - n)
-            full = ops.pad(full, pairs, "constant", constant_values=0.0)
-        full = full[tuple(slice(p[i], p[i] + want) if a == ax else slice(None)
-                          for a in range(full.ndim))]
-    if bias is None:
-        return full
-    b = _f(bias, op, "bias")
-    return full + ops.reshape(b, (1, int(b.shape[0])) + (1,) * nd)
-
-
+@adapts(ops.conv_transpose1d)
 def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Variable:
     """Transposed 1-d convolution; ``weight`` is ``(C_in, C_out/groups, k)``.
+
+    Parameters
+    ----------
+    input, weight, bias, stride, padding, output_padding, groups, dilation
+        As :func:`portagrad.ops.conv_transpose1d` (PyTorch's order: ``groups`` before
+        ``dilation``).
 
     Examples
     --------
@@ -166,14 +165,21 @@ def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
     >>> F.conv_transpose1d(np.array([[[1.0, 2.0]]]), np.ones((1, 1, 2))).array
     array([[[1., 3., 2.]]])
     """
-    return _conv_t(1, input, weight, bias, stride=stride, padding=padding,
-                   output_padding=output_padding, groups=groups, dilation=dilation)
+    return _conv(ops.conv_transpose1d, 1, input, weight, bias, stride=stride,
+                 padding=padding, output_padding=output_padding, groups=groups,
+                 dilation=dilation)
 
 
+@adapts(ops.conv_transpose2d)
 def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Variable:
     """Transposed 2-d convolution (the gradient of :func:`conv2d` with respect to its input).
+
+    Parameters
+    ----------
+    input, weight, bias, stride, padding, output_padding, groups, dilation
+        As :func:`portagrad.ops.conv_transpose2d`.
 
     Examples
     --------
@@ -182,14 +188,21 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
     >>> F.conv_transpose2d(np.ones((1, 1, 2, 2)), np.ones((1, 1, 3, 3)), stride=2).shape
     (1, 1, 5, 5)
     """
-    return _conv_t(2, input, weight, bias, stride=stride, padding=padding,
-                   output_padding=output_padding, groups=groups, dilation=dilation)
+    return _conv(ops.conv_transpose2d, 2, input, weight, bias, stride=stride,
+                 padding=padding, output_padding=output_padding, groups=groups,
+                 dilation=dilation)
 
 
+@adapts(ops.conv_transpose3d)
 def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Variable:
     """Transposed 3-d convolution.
+
+    Parameters
+    ----------
+    input, weight, bias, stride, padding, output_padding, groups, dilation
+        As :func:`portagrad.ops.conv_transpose3d`.
 
     Examples
     --------
@@ -198,25 +211,22 @@ def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
     >>> F.conv_transpose3d(np.ones((1, 1, 1, 1, 1)), np.ones((1, 2, 2, 2, 2))).shape
     (1, 2, 2, 2, 2)
     """
-    return _conv_t(3, input, weight, bias, stride=stride, padding=padding,
-                   output_padding=output_padding, groups=groups, dilation=dilation)
+    return _conv(ops.conv_transpose3d, 3, input, weight, bias, stride=stride,
+                 padding=padding, output_padding=output_padding, groups=groups,
+                 dilation=dilation)
 
 
-def _selector(x: Variable, kernel: tuple[int, int]) -> Variable:
-    """Weight ``(C * kh * kw, 1, kh, kw)`` whose output channel ``c * K + k`` copies kernel
-    position ``k`` of channel ``c``: unfold is a grouped convolution with it, fold the
-    transposed one (exact: one product by 1 per output)."""
-    xp, a = x.xp, x.array
-    c = int(x.shape[1])
-    k = kernel[0] * kernel[1]
-    eye = xp.eye(k, dtype=a.dtype, device=a.device)
-    w = xp.reshape(xp.broadcast_to(eye[None, ...], (c, k, k)), (c * k, 1) + kernel)
-    return var(w, "unfold", "weight")
-
-
+@adapts(ops.unfold)
 def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
            stride: Any = 1) -> Variable:
     """Sliding ``kernel_size`` blocks of ``(N, C, H, W)`` as columns ``(N, C * kh * kw, L)``.
+
+    Parameters
+    ----------
+    input
+        ``(N, C, H, W)`` or unbatched ``(C, H, W)``.
+    kernel_size, dilation, padding, stride
+        As :func:`portagrad.ops.unfold`; the block positions are flattened into ``L``.
 
     Examples
     --------
@@ -227,18 +237,23 @@ def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     """
     op = "unfold"
     x, unbatched = _batched(_f(input, op), 2, op)
-    k = _tuple(kernel_size, 2, op, "kernel_size")
-    cols = ops.conv2d(x, _selector(x, k), stride=stride, padding=padding, dilation=dilation,
-                      groups=int(x.shape[1]))
-    n, ck, oh, ow = (int(s) for s in cols.shape)
-    cols = ops.reshape(cols, (n, ck, oh * ow))
+    cols = ops.unfold(x, kernel_size, stride=stride, padding=padding, dilation=dilation)
+    cols = ops.reshape(cols, tuple(cols.shape[:2]) + (-1,))
     return ops.squeeze(cols, axis=0) if unbatched else cols
 
 
+@adapts(ops.fold)
 def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
          stride: Any = 1) -> Variable:
     """Sum columns ``(N, C * kh * kw, L)`` back into ``(N, C, *output_size)`` (the adjoint
     of :func:`unfold`; overlapping blocks add up).
+
+    Parameters
+    ----------
+    input
+        ``(N, C * kh * kw, L)`` or unbatched ``(C * kh * kw, L)``.
+    output_size, kernel_size, dilation, padding, stride
+        As :func:`portagrad.ops.fold`, with two spatial dimensions.
 
     Examples
     --------
@@ -263,17 +278,10 @@ def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padd
     p = _tuple(padding, 2, op, "padding")
     s = _tuple(stride, 2, op, "stride")
     blocks = [(size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
-    n, ck, length = (int(v) for v in cols.shape)
-    kk = k[0] * k[1]
-    if ck % kk or length != blocks[0] * blocks[1] or min(blocks) < 1:
-        raise ShapeError(f"fold(input): expected (N, C * {kk}, {blocks[0] * blocks[1]}) for "
-                         f"output_size {size}, got shape {tuple(cols.shape)}")
-    c = ck // kk
-    grid = ops.reshape(cols, (n, ck, blocks[0], blocks[1]))
-    probe = var(grid.xp.zeros((1, c, 1, 1), dtype=grid.array.dtype,
-                              device=grid.array.device), op)
-    extra = [size[i] - ((blocks[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1)
-             for i in range(2)]
-    y = ops.conv_transpose2d(grid, _selector(probe, k), stride=s, padding=p,
-                             output_padding=tuple(extra), dilation=d, groups=c)
+    if int(cols.shape[2]) != blocks[0] * blocks[1] or min(blocks) < 1:
+        raise ShapeError(f"fold(input): expected (N, C * {k[0] * k[1]}, "
+                         f"{blocks[0] * blocks[1]}) for output_size {size}, got shape "
+                         f"{tuple(cols.shape)}")
+    grid = ops.reshape(cols, tuple(cols.shape[:2]) + tuple(blocks))
+    y = ops.fold(grid, size, k, stride=s, padding=p, dilation=d)
     return ops.squeeze(y, axis=0) if unbatched else y

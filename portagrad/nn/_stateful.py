@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
+from ..ops._core import var
 from . import init as _init
 from ._layers import Linear
 from ._module import Module
@@ -163,17 +164,38 @@ class StatelessGRU(Module):
                                        initial_bias=bias_init))
 
     def forward(self, h: Any, x: Any) -> Any:
+        x = var(x, type(self).__name__)
         rows = int(x.shape[0])
         _check_rows(type(self).__name__, h, rows)
-        wx = self.W(x)
+        for lin in (self.W_r, self.W_z, self.W):
+            if lin.W.array is None:  # input size inferred at the first call
+                lin.in_features = int(x.shape[-1])
+                lin.W.initialize((lin.out_features, lin.in_features), like=x)
+                if lin.b is not None:
+                    lin.b.initialize((lin.out_features,), like=x)
+        # Chainer's update gate z weighs the new state, PyTorch's the old one: with the
+        # gate's weights and bias negated, sigmoid(-a) = 1 - sigmoid(a) is PyTorch's.
+        w_ih = ops.concat([self.W_r.W, -self.W_z.W, self.W.W], axis=0)
+        b_ih = _biases([self.W_r.b, self.W_z.b, self.W.b])
         if h is None:
-            z = ops.sigmoid(self.W_z(x))
-            return z * ops.tanh(wx)
+            # Chainer leaves the lateral terms out altogether (their biases too).
+            n = self.state_size
+            return ops.gru_cell(x, _zeros(x, rows, n), w_ih, _zeros(x, 3 * n, n), b_ih, None,
+                                reset_after=False)
         hp = h[:rows] if int(h.shape[0]) != rows else h
-        r = ops.sigmoid(self.W_r(x) + self.U_r(hp))
-        z = ops.sigmoid(self.W_z(x) + self.U_z(hp))
-        h_bar = ops.tanh(wx + self.U(r * hp))
-        return _advance(h, (1.0 - z) * hp + z * h_bar, rows)
+        w_hh = ops.concat([self.U_r.W, -self.U_z.W, self.U.W], axis=0)
+        b_hh = _biases([self.U_r.b, self.U_z.b, self.U.b])
+        h_new = ops.gru_cell(x, hp, w_ih, w_hh, b_ih, b_hh, reset_after=False)
+        return _advance(h, h_new, rows)
+
+
+def _biases(bs: list[Any]) -> Any:
+    """The three gates' biases stacked, the update gate's negated (see ``forward``)."""
+    if all(b is None for b in bs):
+        return None
+    like = next(b for b in bs if b is not None)
+    parts = [b if b is not None else ops.zeros_like(like) for b in bs]
+    return ops.concat([parts[0], -parts[1], parts[2]], axis=0)
 
 
 class StatefulGRU(StatelessGRU):

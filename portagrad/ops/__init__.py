@@ -323,8 +323,12 @@ from .nn.config import (
     is_train_mode as is_train_mode,
     set_train_mode as set_train_mode,
 )
+from .nn.attention import (
+    scaled_dot_product_attention as scaled_dot_product_attention,
+)
 from .nn.connection import (
     bilinear as bilinear,
+    embed_id as embed_id,
     embedding as embedding,
     linear as linear,
 )
@@ -333,28 +337,106 @@ from .nn.conv import (
     conv1d as conv1d,
     conv2d as conv2d,
     conv3d as conv3d,
-    conv_transpose as conv_transpose,
-    conv_transpose1d as conv_transpose1d,
-    conv_transpose2d as conv_transpose2d,
-    conv_transpose3d as conv_transpose3d,
-)
-from .nn.conv_more import (
     convolution_1d as convolution_1d,
     convolution_2d as convolution_2d,
     convolution_3d as convolution_3d,
     convolution_nd as convolution_nd,
+    dilated_convolution_2d as dilated_convolution_2d,
+)
+from .nn.conv_transpose import (
+    conv_transpose as conv_transpose,
+    conv_transpose1d as conv_transpose1d,
+    conv_transpose2d as conv_transpose2d,
+    conv_transpose3d as conv_transpose3d,
     deconvolution_1d as deconvolution_1d,
     deconvolution_2d as deconvolution_2d,
     deconvolution_3d as deconvolution_3d,
     deconvolution_nd as deconvolution_nd,
+)
+from .nn.conv_variants import (
     depthwise_convolution_2d as depthwise_convolution_2d,
-    dilated_convolution_2d as dilated_convolution_2d,
-    embed_id as embed_id,
-    im2col as im2col,
     local_convolution_2d as local_convolution_2d,
+)
+from .nn.crf import (
+    argmax_crf1d as argmax_crf1d,
+    crf1d as crf1d,
 )
 from .nn.deformable import (
     deformable_convolution_2d_sampler as deformable_convolution_2d_sampler,
+)
+from .nn.grid_sampling import (
+    affine_grid as affine_grid,
+    grid_sample as grid_sample,
+)
+from .nn.pooling_adaptive import (
+    adaptive_avg_pool as adaptive_avg_pool,
+    adaptive_max_pool as adaptive_max_pool,
+    global_avg_pool as global_avg_pool,
+    spatial_pyramid_pooling_2d as spatial_pyramid_pooling_2d,
+)
+from .nn.pooling_avg import (
+    average_pooling_1d as average_pooling_1d,
+    average_pooling_2d as average_pooling_2d,
+    average_pooling_3d as average_pooling_3d,
+    average_pooling_nd as average_pooling_nd,
+    avg_pool as avg_pool,
+    avg_pool1d as avg_pool1d,
+    avg_pool2d as avg_pool2d,
+    avg_pool3d as avg_pool3d,
+    lp_pool as lp_pool,
+)
+from .nn.pooling_max import (
+    max_pool as max_pool,
+    max_pool1d as max_pool1d,
+    max_pool2d as max_pool2d,
+    max_pool3d as max_pool3d,
+    max_pooling_1d as max_pooling_1d,
+    max_pooling_2d as max_pooling_2d,
+    max_pooling_3d as max_pooling_3d,
+    max_pooling_nd as max_pooling_nd,
+)
+from .nn.recurrent import (
+    gru_cell as gru_cell,
+    lstm as lstm,
+    lstm_cell as lstm_cell,
+    n_step_elman as n_step_elman,
+    n_step_gru as n_step_gru,
+    n_step_lstm as n_step_lstm,
+    rnn_cell as rnn_cell,
+)
+from .nn.recurrent_stacked import (
+    n_step_bigru as n_step_bigru,
+    n_step_bilstm as n_step_bilstm,
+    n_step_birnn as n_step_birnn,
+    n_step_rnn as n_step_rnn,
+)
+from .nn.recurrent_tree import (
+    slstm as slstm,
+    tree_lstm as tree_lstm,
+)
+from .nn.resample import (
+    interpolate as interpolate,
+    pixel_shuffle as pixel_shuffle,
+    pixel_unshuffle as pixel_unshuffle,
+    resize_images as resize_images,
+)
+from .nn.sampled_softmax import (
+    black_out as black_out,
+    negative_sampling as negative_sampling,
+)
+from .nn.unfold import (
+    fold as fold,
+    im2col as im2col,
+    unfold as unfold,
+)
+from .nn.unpooling import (
+    max_unpool as max_unpool,
+    unpool as unpool,
+    unpooling_1d as unpooling_1d,
+    unpooling_2d as unpooling_2d,
+    unpooling_3d as unpooling_3d,
+    unpooling_nd as unpooling_nd,
+    upsampling_2d as upsampling_2d,
 )
 from .nn.loss import (
     accuracy as accuracy,
@@ -412,49 +494,6 @@ from .nn.normalization_more import (
     layer_normalization as layer_normalization,
     local_response_normalization as local_response_normalization,
 )
-from .nn.pooling import (
-    adaptive_avg_pool as adaptive_avg_pool,
-    avg_pool as avg_pool,
-    avg_pool1d as avg_pool1d,
-    avg_pool2d as avg_pool2d,
-    avg_pool3d as avg_pool3d,
-    global_avg_pool as global_avg_pool,
-    max_pool as max_pool,
-    max_pool1d as max_pool1d,
-    max_pool2d as max_pool2d,
-    max_pool3d as max_pool3d,
-    unpool as unpool,
-)
-from .nn.pooling_more import (
-    average_pooling_1d as average_pooling_1d,
-    average_pooling_2d as average_pooling_2d,
-    average_pooling_3d as average_pooling_3d,
-    average_pooling_nd as average_pooling_nd,
-    max_pooling_1d as max_pooling_1d,
-    max_pooling_2d as max_pooling_2d,
-    max_pooling_3d as max_pooling_3d,
-    max_pooling_nd as max_pooling_nd,
-    resize_images as resize_images,
-    spatial_pyramid_pooling_2d as spatial_pyramid_pooling_2d,
-    unpooling_1d as unpooling_1d,
-    unpooling_2d as unpooling_2d,
-    unpooling_3d as unpooling_3d,
-    unpooling_nd as unpooling_nd,
-    upsampling_2d as upsampling_2d,
-)
-from .nn.recurrent import (
-    gru_cell as gru_cell,
-    lstm as lstm,
-    lstm_cell as lstm_cell,
-    n_step_gru as n_step_gru,
-    n_step_lstm as n_step_lstm,
-)
-from .nn.recurrent_more import (
-    n_step_bigru as n_step_bigru,
-    n_step_bilstm as n_step_bilstm,
-    n_step_birnn as n_step_birnn,
-    n_step_rnn as n_step_rnn,
-)
 from .nn.roi import (
     roi_average_align_2d as roi_average_align_2d,
     roi_average_pooling_2d as roi_average_pooling_2d,
@@ -463,13 +502,7 @@ from .nn.roi import (
     roi_pooling_2d as roi_pooling_2d,
 )
 from .nn.sequence import (
-    argmax_crf1d as argmax_crf1d,
-    black_out as black_out,
     connectionist_temporal_classification as connectionist_temporal_classification,
-    crf1d as crf1d,
-    negative_sampling as negative_sampling,
-    slstm as slstm,
-    tree_lstm as tree_lstm,
 )
 from .std.complex import _install_convention
 
@@ -559,17 +592,47 @@ __all__ = [
     "swish", "zoneout",
     # nn.config
     "is_train_mode", "set_train_mode",
+    # nn.attention
+    "scaled_dot_product_attention",
     # nn.connection
-    "bilinear", "embedding", "linear",
+    "bilinear", "embed_id", "embedding", "linear",
     # nn.conv
-    "conv", "conv1d", "conv2d", "conv3d", "conv_transpose", "conv_transpose1d",
-    "conv_transpose2d", "conv_transpose3d",
-    # nn.conv_more
-    "convolution_1d", "convolution_2d", "convolution_3d", "convolution_nd", "deconvolution_1d",
-    "deconvolution_2d", "deconvolution_3d", "deconvolution_nd", "depthwise_convolution_2d",
-    "dilated_convolution_2d", "embed_id", "im2col", "local_convolution_2d",
+    "conv", "conv1d", "conv2d", "conv3d", "convolution_1d", "convolution_2d", "convolution_3d",
+    "convolution_nd", "dilated_convolution_2d",
+    # nn.conv_transpose
+    "conv_transpose", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "deconvolution_1d", "deconvolution_2d", "deconvolution_3d", "deconvolution_nd",
+    # nn.conv_variants
+    "depthwise_convolution_2d", "local_convolution_2d",
+    # nn.crf
+    "argmax_crf1d", "crf1d",
     # nn.deformable
     "deformable_convolution_2d_sampler",
+    # nn.grid_sampling
+    "affine_grid", "grid_sample",
+    # nn.pooling_adaptive
+    "adaptive_avg_pool", "adaptive_max_pool", "global_avg_pool", "spatial_pyramid_pooling_2d",
+    # nn.pooling_avg
+    "average_pooling_1d", "average_pooling_2d", "average_pooling_3d", "average_pooling_nd",
+    "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool",
+    # nn.pooling_max
+    "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "max_pooling_1d", "max_pooling_2d",
+    "max_pooling_3d", "max_pooling_nd",
+    # nn.recurrent
+    "gru_cell", "lstm", "lstm_cell", "n_step_elman", "n_step_gru", "n_step_lstm", "rnn_cell",
+    # nn.recurrent_stacked
+    "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",
+    # nn.recurrent_tree
+    "slstm", "tree_lstm",
+    # nn.resample
+    "interpolate", "pixel_shuffle", "pixel_unshuffle", "resize_images",
+    # nn.sampled_softmax
+    "black_out", "negative_sampling",
+    # nn.unfold
+    "fold", "im2col", "unfold",
+    # nn.unpooling
+    "max_unpool", "unpool", "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd",
+    "upsampling_2d",
     # nn.loss
     "accuracy", "binary_cross_entropy", "gaussian_nll", "huber_loss", "kl_divergence",
     "mean_absolute_error", "mean_squared_error", "nll_loss", "sigmoid_cross_entropy",
@@ -590,22 +653,9 @@ __all__ = [
     "fixed_batch_normalization", "fixed_batch_renormalization",
     "fixed_decorrelated_batch_normalization", "group_normalization", "layer_normalization",
     "local_response_normalization",
-    # nn.pooling
-    "adaptive_avg_pool", "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "global_avg_pool", "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "unpool",
-    # nn.pooling_more
-    "average_pooling_1d", "average_pooling_2d", "average_pooling_3d", "average_pooling_nd",
-    "max_pooling_1d", "max_pooling_2d", "max_pooling_3d", "max_pooling_nd", "resize_images",
-    "spatial_pyramid_pooling_2d", "unpooling_1d", "unpooling_2d", "unpooling_3d",
-    "unpooling_nd", "upsampling_2d",
-    # nn.recurrent
-    "gru_cell", "lstm", "lstm_cell", "n_step_gru", "n_step_lstm",
-    # nn.recurrent_more
-    "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",
     # nn.roi
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
     "roi_pooling_2d",
     # nn.sequence
-    "argmax_crf1d", "black_out", "connectionist_temporal_classification", "crf1d",
-    "negative_sampling", "slstm", "tree_lstm",
+    "connectionist_temporal_classification",
 ]

@@ -1,4 +1,5 @@
-"""Connections without convolution: linear, bilinear, embedding (composites)."""
+"""Connections without convolution: linear, bilinear and embedding, and Chainer's
+``embed_id`` (a thin adapter of ``embedding``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from ...tape._mode import state
 from ...tape._variable import Variable, _fresh
 from ...xp import check_same_device, check_same_namespace
 from ...xp._matmul import matmul as _mm
-from .._core import _multi_device, binary, is_floating_dtype
+from .._adapters import adapts
+from .._core import _multi_device, binary, is_floating_dtype, wrap
 from .._core import float_var as _float
 from ..std.elementwise import where
 from ..std.indexing import take
@@ -19,7 +21,7 @@ from ..std.reduction import _sum
 from ..std.reduction import sum as _sum_public
 from ..std.shape import _permute_dims, _reshape, expand_dims
 
-__all__ = ["linear", "bilinear", "embedding"]
+__all__ = ["linear", "bilinear", "embedding", "embed_id"]
 
 
 @primitive()
@@ -197,12 +199,27 @@ def bilinear(x1: Any, x2: Any, weight: Any, bias: Any = None) -> Variable:
     return y
 
 
-def embedding(ids: Any, weight: Any, *, padding_idx: int | None = None) -> Variable:
+def embedding(ids: Any, weight: Any, *, padding_idx: int | None = None,
+              ignore_index: int | None = None, scale_grad_by_freq: bool = False) -> Variable:
     """Rows of ``weight`` (``(num_embeddings, dim)``) at integer ``ids`` of any shape.
 
-    The result has shape ``ids.shape + (dim,)``. Repeated ids sum their gradients
-    (through :func:`portagrad.xp.index_add`). Rows looked up by ``padding_idx`` get no
-    gradient (their values are still returned, as in PyTorch).
+    Parameters
+    ----------
+    ids
+        Integer array of any shape; the result has shape ``ids.shape + (dim,)``.
+    weight
+        The table ``(num_embeddings, dim)``.
+    padding_idx
+        Rows looked up by this id get no gradient; their values are still returned
+        (PyTorch's convention). Negative values count from the end.
+    ignore_index
+        Ids equal to this give zero vectors and no gradient, and need not be a row of the
+        table (Chainer's ``ignore_label``, typically -1).
+    scale_grad_by_freq
+        Divide the gradient each look-up sends to its row by the number of times its id
+        occurs in ``ids`` (PyTorch's option; the values are unchanged).
+
+    Repeated ids sum their gradients (through :func:`portagrad.xp.index_add`).
 
     Examples
     --------
@@ -217,22 +234,66 @@ def embedding(ids: Any, weight: Any, *, padding_idx: int | None = None) -> Varia
     array([[0., 0.],
            [0., 0.],
            [2., 2.]])
+    >>> pg.ops.embedding(np.array([2, -1]), w, ignore_index=-1).array
+    array([[4., 5.],
+           [0., 0.]])
     """
-    wv = _float(weight, "embedding", "weight")
+    return _embedding("embedding", ids, weight, padding_idx, ignore_index, scale_grad_by_freq)
+
+
+def _embedding(op: str, ids: Any, weight: Any, padding_idx: int | None,
+               ignore_index: int | None, scale_grad_by_freq: bool = False) -> Variable:
+    wv = _float(weight, op, "weight")
     if wv.array.ndim != 2:
-        raise ShapeError(f"embedding(weight): expected shape (num_embeddings, dim), got "
+        raise ShapeError(f"{op}(weight): expected shape (num_embeddings, dim), got "
                          f"{tuple(wv.array.shape)}")
     xp = wv.xp
     idx = ids.array if isinstance(ids, Variable) else ids
     if not hasattr(idx, "dtype") or not xp.isdtype(idx.dtype, "integral"):
-        raise DTypeError(f"embedding(ids): expected an integer array, got {describe(idx)}")
+        raise DTypeError(f"{op}(ids): expected an integer array, got {describe(idx)}")
     n = wv.array.shape[0]
     if padding_idx is not None and not -n <= padding_idx < n:
-        raise ValueError(f"embedding(padding_idx): expected an index in [{-n}, {n}), got "
+        raise ValueError(f"{op}(padding_idx): expected an index in [{-n}, {n}), got "
                          f"{padding_idx}")
+    if ignore_index is not None:
+        keep = idx != ignore_index
+        idx = xp.where(keep, idx, xp.zeros_like(idx))
     rows = take(wv, idx, axis=0)
-    if padding_idx is None:
+    if padding_idx is not None:
+        pad = padding_idx % n
+        rows = where(xp.expand_dims(idx != pad, axis=-1), rows, rows.detach())
+    if scale_grad_by_freq:
+        u = xp.unique_all(xp.reshape(idx, (-1,)))
+        counts = xp.take(u.counts, xp.reshape(u.inverse_indices, (-1,)))
+        inv = xp.reshape(1.0 / xp.astype(counts, rows.dtype), tuple(idx.shape) + (1,))
+        # The same values, with the gradient scaled by 1 / count.
+        rows = rows * wrap(inv, xp) + rows.detach() * wrap(1.0 - inv, xp)
+    if ignore_index is None:
         return rows
-    pad = padding_idx % n
-    keep = xp.expand_dims(idx != pad, axis=-1)
-    return where(keep, rows, rows.detach())
+    return where(xp.expand_dims(keep, axis=-1), rows, 0.0)
+
+
+@adapts(embedding)
+def embed_id(x: Any, W: Any, ignore_label: int | None = None) -> Variable:
+    """Chainer's ``embed_id``: :func:`embedding` with ``ignore_label`` as
+    ``ignore_index``.
+
+    Parameters
+    ----------
+    x
+        Integer ids of any shape.
+    W
+        The table ``(V, D)``.
+    ignore_label
+        Ids equal to it give zero vectors and no gradient.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = np.arange(6.0).reshape(3, 2)
+    >>> pg.ops.embed_id(np.array([2, -1]), w, ignore_label=-1).array
+    array([[4., 5.],
+           [0., 0.]])
+    """
+    return _embedding("embed_id", x, W, None, ignore_label)

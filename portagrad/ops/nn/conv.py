@@ -1,4 +1,5 @@
-"""Convolution (1-d, 2-d, 3-d: one n-d implementation) and transposed convolution.
+"""Convolution: one n-d implementation (:func:`conv`), its fixed-dimension forms and
+Chainer's convolution functions, each a thin adapter of it.
 
 Three primitives cover every order of derivative. With ``T(x, w, g) = <conv(x, w), g>``,
 the gradient of ``conv`` in ``x`` is ``_conv_input_grad(g, w)`` (a transposed
@@ -18,12 +19,14 @@ from ..._errors import ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp._conv import conv_forward, conv_input_grad, conv_out_size, conv_weight_grad
+from .._adapters import adapts
 from .._core import binary, float_only, var
 from ..std.reduction import _sum
 from ..std.shape import reshape
+from ._window import cover_all_pad, ints
 
-__all__ = ["conv", "conv1d", "conv2d", "conv3d", "conv_transpose", "conv_transpose1d",
-           "conv_transpose2d", "conv_transpose3d"]
+__all__ = ["conv", "conv1d", "conv2d", "conv3d", "convolution_nd", "convolution_1d",
+           "convolution_2d", "convolution_3d", "dilated_convolution_2d"]
 
 
 # -- primitives ---------------------------------------------------------------------------
@@ -114,14 +117,6 @@ def _(ctx: Any, h: Variable) -> tuple:
 
 
 # -- argument handling --------------------------------------------------------------------
-def _tuple(v: Any, nd: int, op: str, arg: str, minimum: int) -> tuple[int, ...]:
-    t = (v,) * nd if isinstance(v, int) else tuple(v)
-    if len(t) != nd or not all(isinstance(i, int) and i >= minimum for i in t):
-        raise ValueError(f"{op}({arg}): expected an int >= {minimum} or {nd} of them, got "
-                         f"{v!r}")
-    return t
-
-
 def _padding(padding: Any, nd: int, ksize: tuple, dilation: tuple, stride: tuple,
              op: str) -> tuple:
     if isinstance(padding, str):
@@ -134,10 +129,12 @@ def _padding(padding: Any, nd: int, ksize: tuple, dilation: tuple, stride: tuple
             return tuple((t // 2, t - t // 2) for t in total)
         raise ValueError(f"{op}(padding): expected an int, a tuple, 'valid' or 'same', got "
                          f"{padding!r}")
-    return tuple((p, p) for p in _tuple(padding, nd, op, "padding", 0))
+    return tuple((p, p) for p in ints(padding, nd, op, "padding", 0))
 
 
-def _inputs(op: str, x: Any, w: Any, nd: int | None) -> tuple[Variable, Variable, int]:
+def conv_inputs(op: str, x: Any, w: Any, nd: int | None) -> tuple[Variable, Variable, int]:
+    """``x`` and the filters ``w`` as floating Variables of one namespace and device, and
+    the number of spatial dimensions (from ``w`` when ``nd`` is None)."""
     xv = var(x, op, "x")
     wv = var(w, op, "weight")
     float_only(xv, op, "x")
@@ -167,13 +164,15 @@ def _bias(b: Any, op: str, channels: int) -> Variable:
     return bv
 
 
-def _add_bias(y: Variable, b: Any, op: str, channels: int) -> Variable:
+def add_bias(y: Variable, b: Any, op: str, channels: int) -> Variable:
+    """``y`` plus the per-channel bias ``b`` (checked), or ``y`` when ``b`` is None."""
     if b is None:
         return y
     bv = _bias(b, op, channels)
     return y + reshape(bv, (channels,) + (1,) * (y.array.ndim - 2))
 
 
+# -- the canonical function ---------------------------------------------------------------
 def conv(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] = 1,
          padding: int | Sequence[int] | str = 0, dilation: int | Sequence[int] = 1,
          groups: int = 1) -> Variable:
@@ -215,10 +214,11 @@ def conv(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] =
 
 def _convolution(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride: Any,
                  padding: Any, dilation: Any, groups: int) -> Variable:
-    xv, wv, nd = _inputs(op, x, weight, nd)
+    """:func:`conv`, its errors naming ``op``; ``nd`` fixes the number of spatial axes."""
+    xv, wv, nd = conv_inputs(op, x, weight, nd)
     ksize = tuple(wv.array.shape[2:])
-    stride_t = _tuple(stride, nd, op, "stride", 1)
-    dil = _tuple(dilation, nd, op, "dilation", 1)
+    stride_t = ints(stride, nd, op, "stride", 1)
+    dil = ints(dilation, nd, op, "dilation", 1)
     pad = _padding(padding, nd, ksize, dil, stride_t, op)
     c = xv.array.shape[1]
     o = wv.array.shape[0]
@@ -241,20 +241,29 @@ def _convolution(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride
     bv = _bias(bias, op, o)
     if bv.array.dtype != xv.array.dtype:
         # Promotion as for ``y + b``; the fused forward wants one dtype.
-        return _add_bias(_conv(xv, wv, **p), bv, op, o)
+        return add_bias(_conv(xv, wv, **p), bv, op, o)
     _, bv = binary(op, xv, bv, ("x", "bias"))  # same namespace and device
     return _conv(xv, wv, bv, **p)
 
 
+# -- fixed numbers of spatial dimensions ----------------------------------------------------
+_SHAPES = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
+
+
 def _fixed(nd: int, name: str) -> Any:
+    @adapts(conv)
     def f(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] = 1,
           padding: int | Sequence[int] | str = 0, dilation: int | Sequence[int] = 1,
           groups: int = 1) -> Variable:
         return _convolution(name, nd, x, weight, bias, stride, padding, dilation, groups)
 
     f.__name__ = f.__qualname__ = name
-    shape = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}[nd]
-    f.__doc__ = f"""{nd}-d convolution of ``x`` of shape ``{shape}``; see :func:`conv`.
+    f.__doc__ = f"""{nd}-d convolution: :func:`conv` of ``x`` of shape ``{_SHAPES[nd]}``.
+
+    Parameters
+    ----------
+    x, weight, bias, stride, padding, dilation, groups
+        As :func:`conv`, with {nd} spatial dimension(s).
 
     Examples
     --------
@@ -272,106 +281,98 @@ conv2d = _fixed(2, "conv2d")
 conv3d = _fixed(3, "conv3d")
 
 
-def conv_transpose(x: Any, weight: Any, bias: Any = None, *,
-                   stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
-                   output_padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
-                   groups: int = 1, output_size: Sequence[int] | None = None) -> Variable:
-    """N-dimensional transposed convolution (the gradient of :func:`conv` in its input).
+# -- Chainer's names and arguments ----------------------------------------------------------
+def _chainer(op: str, nd: int | None, x: Any, W: Any, b: Any, stride: Any, pad: Any,
+             cover_all: bool, dilate: Any, groups: int) -> Variable:
+    """:func:`conv` with Chainer's arguments; ``cover_all`` pads the high end."""
+    if cover_all:
+        xv, wv, nd = conv_inputs(op, x, W, nd)
+        k = tuple(wv.array.shape[2:])
+        x, _ = cover_all_pad(xv, k, ints(stride, nd, op, "stride", 1),
+                             ints(pad, nd, op, "pad", 0), ints(dilate, nd, op, "dilate", 1),
+                             True, op)
+    return _convolution(op, nd, x, W, b, stride, pad, dilate, groups)
+
+
+@adapts(conv)
+def convolution_nd(x: Any, W: Any, b: Any = None, stride: int | Sequence[int] = 1,
+                   pad: int | Sequence[int] = 0, cover_all: bool = False,
+                   dilate: int | Sequence[int] = 1, groups: int = 1) -> Variable:
+    """Chainer's n-d convolution: :func:`conv` with ``cover_all``.
 
     Parameters
     ----------
     x
-        Input ``(N, C_in, *spatial)``.
-    weight
-        ``(C_in, C_out // groups, *kernel)`` (PyTorch's layout for transposed convolution).
-    stride, padding, dilation, groups
-        Those of the convolution being transposed.
-    output_padding
-        Extra size added at the end of each spatial dimension (less than the stride),
-        to pick among the sizes a strided convolution maps to the same size.
-    output_size
-        The spatial output size instead of ``output_padding``.
-
-    The output size is ``(size - 1) * stride - 2 * padding + dilation * (kernel - 1) + 1 +
-    output_padding``.
+        Input ``(N, C, *spatial)``.
+    W, b
+        Filters ``(O, C // groups, *k)`` and optional bias ``(O,)``.
+    stride, pad, dilate, groups
+        As ``stride``, ``padding``, ``dilation`` and ``groups`` of :func:`conv`.
+    cover_all
+        Add output positions until the windows cover the whole padded input (the last
+        ones partial).
 
     Examples
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> y = pg.ops.conv_transpose(np.ones((1, 1, 2, 2)), np.ones((1, 1, 2, 2)), stride=2)
-    >>> y.shape, float(y.array.sum())
-    ((1, 1, 4, 4), 16.0)
+    >>> x, w = np.ones((1, 1, 4)), np.ones((1, 1, 2))
+    >>> pg.ops.convolution_nd(x, w, stride=3, cover_all=True).array
+    array([[[2., 1.]]])
     """
-    return _transposed("conv_transpose", None, x, weight, bias, stride, padding,
-                       output_padding, dilation, groups, output_size)
+    return _chainer("convolution_nd", None, x, W, b, stride, pad, cover_all, dilate, groups)
 
 
-def _transposed(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride: Any,
-                padding: Any, output_padding: Any, dilation: Any, groups: int,
-                output_size: Sequence[int] | None) -> Variable:
-    xv, wv, nd = _inputs(op, x, weight, nd)
-    ksize = tuple(wv.array.shape[2:])
-    stride_t = _tuple(stride, nd, op, "stride", 1)
-    dil = _tuple(dilation, nd, op, "dilation", 1)
-    pads = _tuple(padding, nd, op, "padding", 0)
-    c_in = xv.array.shape[1]
-    if not isinstance(groups, int) or groups < 1 or c_in % groups:
-        raise ValueError(f"{op}(groups): expected a positive divisor of the input channels "
-                         f"{c_in}, got {groups!r}")
-    if wv.array.shape[0] != c_in:
-        raise ShapeError(f"{op}(weight): expected {c_in} filters on axis 0 (x has {c_in} "
-                         f"channels), got weight of shape {tuple(wv.array.shape)}")
-    spatial = tuple(xv.array.shape[2:])
-    base = tuple((s - 1) * st - 2 * p + d * (k - 1) + 1
-                 for s, st, p, d, k in zip(spatial, stride_t, pads, dil, ksize))
-    if output_size is not None:
-        size = tuple(int(v) for v in output_size)
-        if len(size) != nd:
-            raise ValueError(f"{op}(output_size): expected {nd} sizes, got {output_size!r}")
-        extra = tuple(s - b for s, b in zip(size, base))
-    else:
-        extra = _tuple(output_padding, nd, op, "output_padding", 0)
-        size = tuple(b + e for b, e in zip(base, extra))
-    for e, st in zip(extra, stride_t):
-        # Sizes beyond base + stride - 1 are not produced by any convolution of this shape.
-        if not 0 <= e < st:
-            top = tuple(b + s - 1 for b, s in zip(base, stride_t))
-            raise ValueError(f"{op}(output_size): expected sizes from {base} to {top} "
-                             f"(output_padding below the stride), got {size}")
-    if any(s < 1 for s in size):
-        raise ShapeError(f"{op}(x): expected a positive output size, got {size}")
-    pad = tuple((p, p) for p in pads)
-    y = _conv_input_grad(xv, wv, stride=stride_t, pad=pad, dilation=dil, groups=groups,
-                         in_size=size)
-    return _add_bias(y, bias, op, wv.array.shape[1] * groups)
-
-
-def _fixed_t(nd: int, name: str) -> Any:
-    def f(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] = 1,
-          padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0,
-          dilation: int | Sequence[int] = 1, groups: int = 1,
-          output_size: Sequence[int] | None = None) -> Variable:
-        return _transposed(name, nd, x, weight, bias, stride, padding, output_padding,
-                           dilation, groups, output_size)
+def _chainer_fixed(nd: int, name: str) -> Any:
+    @adapts(conv)
+    def f(x: Any, W: Any, b: Any = None, stride: int | Sequence[int] = 1,
+          pad: int | Sequence[int] = 0, cover_all: bool = False,
+          dilate: int | Sequence[int] = 1, groups: int = 1) -> Variable:
+        return _chainer(name, nd, x, W, b, stride, pad, cover_all, dilate, groups)
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"""{nd}-d transposed convolution; see :func:`conv_transpose`.
+    f.__doc__ = f"""Chainer's {nd}-d convolution: :func:`convolution_nd` of ``{_SHAPES[nd]}``.
+
+    Parameters
+    ----------
+    x, W, b, stride, pad, cover_all, dilate, groups
+        As :func:`convolution_nd`, with {nd} spatial dimension(s).
 
     Examples
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> x = np.ones((2, 3) + (4,) * {nd})
-    >>> pg.ops.{name}(x, np.ones((3, 2) + (3,) * {nd}), stride=2, padding=1).shape
-    (2, 2{", 7" * nd})
+    >>> pg.ops.{name}(np.ones((2, 3) + (4,) * {nd}), np.ones((5, 3) + (3,) * {nd})).shape
+    (2, 5{", 2" * nd})
     """
     return f
 
 
-conv_transpose1d = _fixed_t(1, "conv_transpose1d")
-conv_transpose2d = _fixed_t(2, "conv_transpose2d")
-conv_transpose3d = _fixed_t(3, "conv_transpose3d")
+convolution_1d = _chainer_fixed(1, "convolution_1d")
+convolution_2d = _chainer_fixed(2, "convolution_2d")
+convolution_3d = _chainer_fixed(3, "convolution_3d")
+
+
+@adapts(conv)
+def dilated_convolution_2d(x: Any, W: Any, b: Any = None, stride: int | Sequence[int] = 1,
+                           pad: int | Sequence[int] = 0, dilate: int | Sequence[int] = 1,
+                           cover_all: bool = False) -> Variable:
+    """Chainer's 2-d convolution with a dilated kernel (its argument order).
+
+    Parameters
+    ----------
+    x, W, b, stride, pad, dilate, cover_all
+        As :func:`convolution_nd` with two spatial dimensions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.dilated_convolution_2d(np.ones((1, 1, 5, 5)), np.ones((1, 1, 2, 2)),
+    ...                               dilate=2).shape
+    (1, 1, 3, 3)
+    """
+    return _chainer("dilated_convolution_2d", 2, x, W, b, stride, pad, cover_all, dilate, 1)
 
 
 # Forward mode: both are bilinear.

@@ -1,7 +1,7 @@
-"""Chainer's deformable convolution sampler under Chainer's name and signature.
+"""Deformable convolution (Chainer's ``deformable_convolution_2d_sampler``).
 
 Each kernel tap samples the (padded) input bilinearly at its regular position plus a
-learned offset (:func:`spatial_transformer_sampler`), then one matrix product applies the
+learned offset (:func:`~portagrad.ops.grid_sample`), then one matrix product applies the
 kernel, so the result is differentiable in the input, the offsets and the weights.
 """
 
@@ -14,9 +14,9 @@ from ..._errors import ShapeError
 from ...tape._variable import Variable
 from .._core import float_only, var, wrap
 from ..array.indexing import pad as _pad
-from ..math.tensor import spatial_transformer_sampler
 from ..std.linalg.products import matmul
-from ..std.shape import concat, permute_dims, reshape
+from ..std.shape import permute_dims, reshape, stack
+from .grid_sampling import grid_sample
 
 __all__ = ["deformable_convolution_2d_sampler"]
 
@@ -27,6 +27,18 @@ def deformable_convolution_2d_sampler(x: Any, offset: Any, W: Any, b: Any = None
     """Deformable convolution: ``x`` ``(N, C, H, W)`` sampled at each kernel tap's place
     moved by ``offset`` ``(N, 2 kh kw, oh, ow)`` (x offsets first, then y), then convolved
     with ``W`` ``(O, C, kh, kw)`` and biased by ``b``.
+
+    Parameters
+    ----------
+    x
+        Input ``(N, C, H, W)``.
+    offset
+        ``(N, 2 kh kw, oh, ow)``: the x offsets of the ``kh kw`` taps, then their y
+        offsets, per output position.
+    W, b
+        Filters ``(O, C, kh, kw)`` and optional bias ``(O,)``.
+    stride, pad
+        An int or a pair each, as a convolution's.
 
     Examples
     --------
@@ -65,11 +77,11 @@ def deformable_convolution_2d_sampler(x: Any, offset: Any, W: Any, b: Any = None
     x_coord = ov[:, :kk] + wrap(xs + fx, xp)
     y_coord = ov[:, kk:] + wrap(ys + fy, xp)
     # [-1, 1] coordinates of the padded image, as the sampler takes them
-    grid = concat([(x_coord / float(w + 2 * pw - 1) - 0.5) * 2.0,
-                   (y_coord / float(h + 2 * ph - 1) - 0.5) * 2.0], axis=1)
-    grid = reshape(grid, (n, 2, kk, oh * ow))
+    grid = stack([(x_coord / float(w + 2 * pw - 1) - 0.5) * 2.0,
+                  (y_coord / float(h + 2 * ph - 1) - 0.5) * 2.0], axis=-1)
+    grid = reshape(grid, (n, kk, oh * ow, 2))
     x_pad = _pad(xv, ((0, 0), (0, 0), (ph, ph), (pw, pw)), "constant")
-    sampled = spatial_transformer_sampler(x_pad, grid)  # (N, C, kk, oh ow)
+    sampled = grid_sample(x_pad, grid, align_corners=True)  # (N, C, kk, oh ow)
     cols = reshape(permute_dims(sampled, (0, 3, 1, 2)), (n * oh * ow, c * kk))
     y = matmul(cols, reshape(permute_dims(wv, (1, 2, 3, 0)), (c * kk, out_c)))
     y = permute_dims(reshape(y, (n, oh, ow, out_c)), (0, 3, 1, 2))

@@ -1,5 +1,6 @@
-"""Recurrent cells (LSTM, GRU) and n-step helpers over a sequence, with backward through
-time (the loop records an ordinary graph, so every order of derivative is exact).
+"""Recurrent cells (LSTM, GRU, Elman) and their runs over a time-major sequence, with
+backward through time (the loop records an ordinary graph, so every order of derivative
+is exact).
 
 Gate layouts follow PyTorch: LSTM weights stack the input, forget, cell and output gates
 (``(4H, I)`` and ``(4H, H)``); GRU weights stack the reset, update and new gates.
@@ -15,11 +16,12 @@ from .._core import float_var as _f
 from ..std.elementwise import tanh, where
 from ..std.linalg.products import matmul
 from ..std.shape import matrix_transpose, reshape, stack, unstack
-from .activation import _sigmoid
+from .activation import _sigmoid, relu
 from .connection import _linear
 from .recurrent_fused import lstm_sequence, lstm_update
 
-__all__ = ["lstm", "lstm_cell", "gru_cell", "n_step_lstm", "n_step_gru"]
+__all__ = ["lstm", "lstm_cell", "gru_cell", "rnn_cell", "n_step_lstm", "n_step_gru",
+           "n_step_elman"]
 
 
 def _split(a: Variable, k: int, op: str) -> list[Variable]:
@@ -117,23 +119,50 @@ def lstm_cell(x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any = None,
     return h_new, c_new
 
 
-def _gru_update(xg: Variable, h: Variable, w_hh: Variable, b_hh: Any, op: str) -> Variable:
-    hg = _proj(h, w_hh, b_hh, op, "w_hh")
+def _gru_update(xg: Variable, h: Variable, w_hh: Variable, b_hh: Any, op: str,
+                reset_after: bool = True) -> Variable:
     xr, xz, xn = _split(xg, 3, op)
-    hr, hz, hn = _split(hg, 3, op)
+    if reset_after:
+        hr, hz, hn = _split(_proj(h, w_hh, b_hh, op, "w_hh"), 3, op)
+    else:
+        n_h = w_hh.array.shape[0] // 3
+        bv = None if b_hh is None else _f(b_hh, op, "b_hh")
+        hr, hz = _split(_proj(h, w_hh[:2 * n_h], None if bv is None else bv[:2 * n_h], op,
+                              "w_hh"), 2, op)
     r = _sigmoid(xr + hr)
     z = _sigmoid(xz + hz)
-    n = tanh(xn + r * hn)
+    if not reset_after:
+        hn = _proj(r * h, w_hh[2 * n_h:], None if bv is None else bv[2 * n_h:], op, "w_hh")
+        return _gru_new(xn, hn, z, h)
+    return _gru_new(xn, r * hn, z, h)
+
+
+def _gru_new(xn: Variable, rhn: Variable, z: Variable, h: Variable) -> Variable:
+    n = tanh(xn + rhn)
     return n + z * (h - n)
 
 
 def gru_cell(x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any = None,
-             b_hh: Any = None) -> Variable:
+             b_hh: Any = None, *, reset_after: bool = True) -> Variable:
     """One GRU step (PyTorch's ``GRUCell``): returns the new ``h``.
 
     ``r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)``, ``z`` likewise,
     ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) * n + z * h``.
-    Weights are ``(3H, I)`` and ``(3H, H)``.
+
+    Parameters
+    ----------
+    x
+        Input ``(N, I)``.
+    h
+        State ``(N, H)``.
+    w_ih, w_hh
+        ``(3H, I)`` and ``(3H, H)``: the reset, update and new gates stacked.
+    b_ih, b_hh
+        Optional ``(3H,)`` biases.
+    reset_after
+        Apply the reset gate to the state's product (``True``, PyTorch's and cuDNN's) or
+        to the state before it, ``n = tanh(W_in x + b_in + W_hn (r * h) + b_hn)``
+        (``False``, the original formulation and Chainer's ``GRU`` links).
 
     Examples
     --------
@@ -146,7 +175,44 @@ def gru_cell(x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any = None,
     op = "gru_cell"
     xv, hv = _f(x, op, "x"), _f(h, op, "h")
     xg = _proj(xv, _f(w_ih, op, "w_ih"), b_ih, op, "w_ih")
-    return _gru_update(xg, hv, _f(w_hh, op, "w_hh"), b_hh, op)
+    return _gru_update(xg, hv, _f(w_hh, op, "w_hh"), b_hh, op, reset_after)
+
+
+def _activation(nonlinearity: str, op: str) -> Any:
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(f"{op}(nonlinearity): expected 'tanh' or 'relu', got "
+                         f"{nonlinearity!r}")
+    return tanh if nonlinearity == "tanh" else relu
+
+
+def rnn_cell(x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None, *,
+             nonlinearity: str = "tanh") -> Variable:
+    """One Elman step (PyTorch's ``RNNCell``): ``act(W_ih x + b_ih + W_hh h + b_hh)``.
+
+    Parameters
+    ----------
+    x
+        Input ``(N, I)``.
+    h
+        State ``(N, H)``.
+    w_ih, w_hh, b_ih, b_hh
+        ``(H, I)``, ``(H, H)`` and optional ``(H,)`` biases.
+    nonlinearity
+        ``"tanh"`` or ``"relu"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.rnn_cell(np.ones((1, 2)), np.zeros((1, 2)), np.eye(2), np.eye(2),
+    ...                 nonlinearity="relu").array
+    array([[1., 1.]])
+    """
+    op = "rnn_cell"
+    act = _activation(nonlinearity, op)
+    xv, hv = _f(x, op, "x"), _f(h, op, "h")
+    return act(_proj(xv, _f(w_ih, op, "w_ih"), b_ih, op, "w_ih")
+               + _proj(hv, _f(w_hh, op, "w_hh"), b_hh, op, "w_hh"))
 
 
 def _sequence(op: str, xs: Any, mask: Any) -> tuple[Variable, Any]:
@@ -274,3 +340,39 @@ def n_step_gru(xs: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: A
     ys, (h,) = _run(op, xv, m, [_f(h0, op, "h0")], _f(w_ih, op, "w_ih"), b_ih, step)
     return ys, h
 
+
+def n_step_elman(xs: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None,
+                 *, nonlinearity: str = "tanh", mask: Any = None) -> tuple[Variable, Variable]:
+    """Run an Elman RNN (:func:`rnn_cell`) over a time-major sequence: returns
+    ``(ys, h_T)``.
+
+    Parameters
+    ----------
+    xs
+        ``(T, N, I)``.
+    h0
+        ``(N, H)`` initial state.
+    w_ih, w_hh, b_ih, b_hh, nonlinearity
+        As :func:`rnn_cell`.
+    mask
+        As :func:`n_step_lstm`'s.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> ys, h = pg.ops.n_step_elman(np.ones((3, 2, 1)), np.zeros((2, 2)), np.ones((2, 1)),
+    ...                             np.ones((2, 2)), nonlinearity="relu")
+    >>> ys.array[:, 0, 0], h.shape
+    (array([1., 3., 7.]), (2, 2))
+    """
+    op = "n_step_elman"
+    act = _activation(nonlinearity, op)
+    xv, m = _sequence(op, xs, mask)
+    whh = _f(w_hh, op, "w_hh")
+
+    def step(xg: Variable, states: list[Variable]) -> list[Variable]:
+        return [act(xg + _proj(states[0], whh, b_hh, op, "w_hh"))]
+
+    ys, (h,) = _run(op, xv, m, [_f(h0, op, "h0")], _f(w_ih, op, "w_ih"), b_ih, step)
+    return ys, h
