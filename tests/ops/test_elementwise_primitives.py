@@ -11,7 +11,7 @@ import pytest
 import portagrad as pg
 from portagrad import ops
 from portagrad.gradcheck import check_grads
-from portagrad.ops.std.elementwise import arithmetic, exponential
+from portagrad.ops.std.elementwise import arithmetic, exponential, trigonometric
 from portagrad.tape import PRIMITIVES
 
 
@@ -102,7 +102,7 @@ def test_integer_square_and_negative_keep_the_dtype():
 def test_kept_primitives_say_why():
     # A primitive a composite could replace keeps one only for a reason it states.
     for prim in (arithmetic._subtract, arithmetic._negative, arithmetic._reciprocal,
-                 exponential._logaddexp):
+                 exponential._logaddexp, trigonometric._sinh, trigonometric._cosh):
         assert prim.__doc__ and "primitive" in prim.__doc__.lower()
     assert math.isfinite(float(ops.sinh(np.array([710.0])).array[0]))
 
@@ -112,3 +112,15 @@ def test_dtype_table_names_every_standard_dtype():
 
     assert tuple(dtypes.BY_NAME) == dtypes._STANDARD
     assert all(dtypes.BY_NAME[n] is getattr(pg.ops, n) for n in dtypes._STANDARD)
+
+
+def test_operators_on_parameters_take_the_short_path_only_when_it_applies():
+    a = pg.nn.Parameter(np.array([1.0, 2.0], dtype=np.float32))
+    b = pg.nn.Parameter(np.array([3.0, 4.0], dtype=np.float32))
+    assert _creator(a * b) == "multiply" and (a - b).dtype == np.float32
+    # other dtypes and shapes still promote and broadcast through the checked path
+    c = pg.nn.Parameter(np.array([[1.0], [2.0]]))
+    y = a / c
+    assert y.dtype == np.float64 and y.shape == (2, 2)
+    with pytest.raises(pg.ShapeError):
+        a + pg.nn.Parameter(np.ones(3, dtype=np.float32))

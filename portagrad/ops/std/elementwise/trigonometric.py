@@ -127,6 +127,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
 # -- hyperbolic ---------------------------------------------------------------------------
 @primitive(elementwise=True)
 def _sinh(xp: Any, x: Any) -> Any:
+    """``sinh(x)``: a primitive, not a composite of exponentials (see the module's note)."""
     return xp.sinh(x)
 
 
@@ -138,6 +139,7 @@ def _(ctx: Any, gy: Variable) -> tuple:
 
 @primitive(elementwise=True)
 def _cosh(xp: Any, x: Any) -> Any:
+    """``cosh(x)``: a primitive, not a composite of exponentials (see the module's note)."""
     return xp.cosh(x)
 
 
