@@ -148,26 +148,41 @@ register(OpRecord("prelu", ops.prelu, _np_prelu, _prelu_sample,
 
 
 # -- losses -----------------------------------------------------------------------------------
-def _np_class_nll(logp, t, ignore=-1, w=None, eps=0.0, reduction="mean"):
-    """Reference: loops over samples, labels on axis 1."""
+def _np_class_nll(logp, t, ignore=-1, w=None, eps=0.0, reduction="mean", mean_by="count"):
+    """Reference: loops over samples, labels on axis 1. ``mean_by``: "count" (Chainer's
+    normalize=True), "batch" (normalize=False) or "weights" (PyTorch's)."""
     lp = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
     tt = t.reshape(-1)
     c = logp.shape[1]
     w = np.ones(c) if w is None else np.asarray(w)
     losses = np.zeros(len(tt))
-    denom = 0.0
+    weights = count = 0.0
     for i, label in enumerate(tt):
         if label == ignore:
             continue
         nll = -lp[i, label] * w[label]
         smooth = -(lp[i] * w).sum()
         losses[i] = (1 - eps) * nll + eps / c * smooth
-        denom += w[label]
+        weights += w[label]
+        count += 1
     if reduction == "none":
         return losses.reshape(t.shape)
     if reduction == "sum":
         return losses.sum()
-    return losses.sum() / (denom if denom else 1.0)
+    if mean_by == "weights":
+        return losses.sum() / weights
+    return losses.sum() / max(count if mean_by == "count" else t.shape[0], 1)
+
+
+def _np_soft_xent(x, p, w=None, eps=0.0, kl=False):
+    """Reference of soft targets: the mean over positions of -sum_c w_c p_c log q_c."""
+    c = x.shape[1]
+    logq = _np_log_softmax(x, 1)
+    p = p * (1 - eps) + eps / c if eps else p
+    terms = p * logq - (p * np.log(p + 1e-7) if kl else 0.0)
+    if w is not None:
+        terms = terms * np.reshape(w, (1, c) + (1,) * (x.ndim - 2))
+    return -terms.sum(1).mean()
 
 
 def _labels(rng, shape, c, ignore=True):
@@ -177,27 +192,48 @@ def _labels(rng, shape, c, ignore=True):
     return t
 
 
+# Variants of the class-label losses: (reduction, class weights, label smoothing, mean_by).
+_SCE = [("mean", False, 0.0, "count"), ("sum", True, 0.0, "count"),
+        ("none", False, 0.2, "count"), ("mean", True, 0.2, "count"),
+        ("mean", True, 0.0, "weights"), ("mean", True, 0.2, "weights"),
+        ("mean", True, 0.0, "batch")]
+_SOFT = [(False, 0.0, False), (True, 0.3, True)]  # soft targets: (weights, smoothing, kl)
+
+
 def _sce_sample(rng):
     n, c = int(rng.integers(1, 4)), int(rng.integers(2, 5))
     extra = (int(rng.integers(1, 3)),) if rng.random() < 0.3 else ()
     x = _u(rng, -3, 3, (n, c) + extra)
     cw = tuple(float(v) for v in rng.uniform(0.5, 2.0, c))
-    variant = int(rng.integers(0, 4))
-    return x, _labels(rng, (n,) + extra, c), cw, variant
-
-
-_RED = ("mean", "sum", "none", "mean")
+    variant = int(rng.integers(0, len(_SCE) + len(_SOFT)))
+    if variant >= len(_SCE):
+        p = rng.dirichlet(np.ones(c), size=(n,) + extra)
+        return x, np.moveaxis(p, -1, 1) * 0.9 + 0.1 / c, cw, variant
+    t = _labels(rng, (n,) + extra, c)
+    if _SCE[variant][3] == "weights" and np.all(t == -1):
+        t.flat[0] = 0  # PyTorch's mean over no label is NaN
+    return x, t, cw, variant
 
 
 def _sce_fn(x, t, cw, variant):
+    if variant >= len(_SCE):
+        weighted, eps, kl = _SOFT[variant - len(_SCE)]
+        return ops.softmax_cross_entropy(
+            x, t, class_weight=cw if weighted else None, label_smoothing=eps,
+            soft_target_loss="kl-divergence" if kl else "cross-entropy")
+    red, weighted, eps, mean_by = _SCE[variant]
     return ops.softmax_cross_entropy(
-        x, t, class_weight=cw if variant in (1, 3) else None,
-        label_smoothing=0.2 if variant >= 2 else 0.0, reduction=_RED[variant])
+        x, t, class_weight=cw if weighted else None, label_smoothing=eps, reduction=red,
+        normalize=mean_by != "batch", weighted_mean=mean_by == "weights")
 
 
 def _sce_ref(x, t, cw, variant):
-    return _np_class_nll(_np_log_softmax(x, 1), t, -1, cw if variant in (1, 3) else None,
-                         0.2 if variant >= 2 else 0.0, _RED[variant])
+    if variant >= len(_SCE):
+        weighted, eps, kl = _SOFT[variant - len(_SCE)]
+        return _np_soft_xent(x, t, cw if weighted else None, eps, kl)
+    red, weighted, eps, mean_by = _SCE[variant]
+    return _np_class_nll(_np_log_softmax(x, 1), t, -1, cw if weighted else None, eps, red,
+                         mean_by)
 
 
 register(OpRecord("softmax_cross_entropy", _sce_fn, _sce_ref, _sce_sample, diff=(0,),
@@ -207,16 +243,27 @@ register(OpRecord("softmax_cross_entropy", _sce_fn, _sce_ref, _sce_sample, diff=
 
 
 def _nll_sample(rng):
-    x, t, cw, variant = _sce_sample(rng)
-    return _np_log_softmax(x, 1), t, cw, variant
+    while True:
+        x, t, cw, variant = _sce_sample(rng)
+        if variant < len(_SCE) and not _SCE[variant][2]:
+            return _np_log_softmax(x, 1), t, cw, variant
 
 
-register(OpRecord(
-    "nll_loss",
-    lambda lp, t, cw, v: ops.nll_loss(lp, t, class_weight=cw if v % 2 else None,
-                                      reduction=_RED[v]),
-    lambda lp, t, cw, v: _np_class_nll(lp, t, -1, cw if v % 2 else None, 0.0, _RED[v]),
-    _nll_sample, diff=(0,)))
+def _nll_fn(lp, t, cw, v):
+    red, weighted, _, mean_by = _SCE[v]
+    return ops.nll_loss(lp, t, class_weight=cw if weighted else None, reduction=red,
+                        normalize=mean_by != "batch", weighted_mean=mean_by == "weights")
+
+
+def _nll_ref(lp, t, cw, v):
+    red, weighted, _, mean_by = _SCE[v]
+    return _np_class_nll(lp, t, -1, cw if weighted else None, 0.0, red, mean_by)
+
+
+register(OpRecord("nll_loss", _nll_fn, _nll_ref, _nll_sample, diff=(0,)))
+
+
+_RED = ("mean", "sum", "none", "mean")
 
 
 def _np_reduce(loss, reduction):
@@ -226,23 +273,35 @@ def _np_reduce(loss, reduction):
 def _sig_ce_sample(rng):
     shape = _shape(rng, 1, 2)
     x = _u(rng, -3, 3, shape)
-    if rng.random() < 0.5:
-        return x, _labels(rng, shape, 2), int(rng.integers(0, 3))
-    return x, _u(rng, 0, 1, shape), int(rng.integers(0, 3))
+    r = int(rng.integers(0, 5))
+    if r == 4 or (r < 3 and rng.random() < 0.5):
+        return x, _labels(rng, shape, 2), r
+    return x, _u(rng, 0, 1, shape), r
+
+
+# r: the reduction of _RED; 3: probabilities with weight and pos_weight (PyTorch's);
+# 4: labels with normalize=False (the mean over the batch, Chainer's)
+def _sig_ce_fn(x, t, r):
+    if r == 3:
+        w = np.linspace(0.5, 1.5, x.shape[-1])
+        return ops.sigmoid_cross_entropy(x, t, weight=w, pos_weight=w[::-1].copy())
+    return ops.sigmoid_cross_entropy(x, t, reduction=_RED[r % 4], normalize=r != 4)
 
 
 def _sig_ce_ref(x, t, r):
+    if r == 3:
+        w = np.linspace(0.5, 1.5, x.shape[-1])
+        pw = w[::-1]
+        return (w * (pw * t * _np_softplus(-x) + (1 - t) * _np_softplus(x))).mean()
     loss = _np_softplus(x) - x * np.where(t < 0, 0, t)
     if t.dtype.kind == "i":
         loss = np.where(t < 0, 0.0, loss)
-        if _RED[r] == "mean":
-            return loss.sum() / max((t >= 0).sum(), 1)
-    return _np_reduce(loss, _RED[r])
+        if _RED[r % 4] == "mean":
+            return loss.sum() / max((t >= 0).sum() if r != 4 else x.shape[0], 1)
+    return _np_reduce(loss, _RED[r % 4])
 
 
-register(OpRecord("sigmoid_cross_entropy",
-                  lambda x, t, r: ops.sigmoid_cross_entropy(x, t, reduction=_RED[r]),
-                  _sig_ce_ref, _sig_ce_sample,
+register(OpRecord("sigmoid_cross_entropy", _sig_ce_fn, _sig_ce_ref, _sig_ce_sample,
                   errors=[(lambda rng: (np.ones(3), np.ones(2), 0), ShapeError)]))
 
 

@@ -1,8 +1,10 @@
-"""Classification and likelihood losses of ``torch.nn.functional``.
+"""Classification and likelihood losses of ``torch.nn.functional``: PyTorch's names,
+argument order and conventions over the losses of :mod:`portagrad.ops`.
 
 Every loss takes PyTorch's ``reduction`` (``"mean"``, ``"sum"``, ``"none"``) and, in the
 same positions, its deprecated ``size_average``/``reduce`` flags (read as PyTorch reads
-them). Class weights and targets may be Variables; gradients flow to every float input.
+them). Class weights are constants, as in PyTorch; gradients flow to every other float
+input.
 """
 
 from __future__ import annotations
@@ -11,14 +13,14 @@ import math
 from typing import Any
 
 from .. import ops
-from .._errors import DTypeError, ShapeError
-from ..ops._core import var, wrap
+from .._errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..ops._adapters import adapts
 from ..tape._variable import Variable
 from ._functional_common import _f
 
 __all__ = [
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "kl_div", "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
+    "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
 ]
 
 
@@ -42,104 +44,58 @@ def _reduce(loss: Variable, reduction: str) -> Variable:
     return loss
 
 
-def _classes(op: str, input: Any, target: Any) -> tuple[Variable, Variable, bool]:
-    """Input ``(N, C, *)`` (or ``(C,)`` with a 0-d target, given a batch axis)."""
+def _same_shape(op: str, x: Variable, t: Any, arg: str = "target") -> None:
+    if tuple(getattr(t, "shape", ())) != tuple(x.shape):
+        raise ShapeError(f"{op}({arg}): expected input's shape {tuple(x.shape)}, got "
+                         f"{tuple(getattr(t, 'shape', ()))}")
+
+
+def _class_input(op: str, input: Any, target: Any, weight: Any,
+                 ignore_index: int) -> tuple[Variable, int, Any, bool]:
+    """PyTorch's checks of ``(N, C, *)`` (or ``(C,)``) input: its class axis, the class
+    weights as a constant, and whether the targets are probabilities."""
     x = _f(input, op)
-    t = var(target, op, "target")
-    if x.ndim == 1:
-        x = ops.expand_dims(x, axis=0)
-        t = ops.expand_dims(t, axis=0) if t.ndim == 0 else t
-        return x, t, True
-    if x.ndim < 1:
+    if x.ndim == 0:
         raise ShapeError(f"{op}(input): expected (N, C, *) or (C,), got a 0-d array")
-    return x, t, False
-
-
-def _targets(op: str, x: Variable, t: Variable, ignore_index: int) -> tuple[Any, Any, bool]:
-    """PyTorch's target checks for ``(N, C, *)`` input: the targets with ignored ones set to
-    class 0, the mask of the others, and whether there is any."""
+    axis = 0 if x.ndim == 1 else 1
+    c = int(x.shape[axis])
     xp = x.xp
-    ta = t.array
-    if not xp.isdtype(ta.dtype, "integral"):
+    ta = getattr(target, "array", target)
+    w = getattr(weight, "array", weight)
+    if w is not None and tuple(w.shape) != (c,):
+        raise ShapeError(f"{op}(weight): expected shape ({c},), got {tuple(w.shape)}")
+    if hasattr(ta, "dtype") and xp.isdtype(ta.dtype, "real floating") and (
+            op == "cross_entropy"):
+        if tuple(ta.shape) != tuple(x.shape):
+            raise ShapeError(f"{op}(target): expected probabilities of shape "
+                             f"{tuple(x.shape)}, got {tuple(ta.shape)}")
+        return x, axis, w, True
+    if not hasattr(ta, "dtype") or not xp.isdtype(ta.dtype, "integral"):
         raise DTypeError(f"{op}(target): expected integer class indices (or, for "
-                         f"cross_entropy, probabilities of input's shape), got dtype "
-                         f"{ta.dtype}")
-    expect = (int(x.shape[0]),) + tuple(int(s) for s in x.shape[2:])
+                         f"cross_entropy, probabilities of input's shape), got "
+                         f"{getattr(ta, 'dtype', type(ta).__name__)}")
+    expect = tuple(int(s) for s in x.shape[:axis]) + tuple(int(s) for s in x.shape[2:])
     if tuple(int(s) for s in ta.shape) != expect:
         raise ShapeError(f"{op}(target): expected shape {expect} for input shape "
                          f"{tuple(x.shape)}, got {tuple(ta.shape)}")
-    c = int(x.shape[1])
-    valid = ta != int(ignore_index)
-    safe = xp.where(valid, ta, xp.zeros_like(ta))
-    if math.prod(ta.shape) and (int(xp.min(safe)) < 0 or int(xp.max(safe)) >= c):
-        raise IndexError(f"{op}(target): expected class indices in [0, {c}) or ignore_index "
-                         f"{ignore_index}, got values in [{int(xp.min(ta))}, "
-                         f"{int(xp.max(ta))}]")
-    return safe, valid, bool(xp.any(valid))
+    if math.prod(ta.shape):
+        safe = xp.where(ta != int(ignore_index), ta, xp.zeros_like(ta))
+        if int(xp.min(safe)) < 0 or int(xp.max(safe)) >= c:
+            raise IndexOutOfRangeError(f"{op}(target): expected class indices in [0, {c}) "
+                                       f"or ignore_index {ignore_index}, got values in "
+                                       f"[{int(xp.min(ta))}, {int(xp.max(ta))}]")
+    return x, axis, w, False
 
 
-def _nll(op: str, logp: Variable, t: Variable, weight: Any, ignore_index: int,
-         ) -> tuple[Variable, Variable]:
-    """Per-element ``-w[t] * logp[t]`` and ``w[t]`` (0 where ignored), shape ``(N, *)``."""
-    xp = logp.xp
-    safe, valid, _ = _targets(op, logp, t, ignore_index)
-    c = int(logp.shape[1])
-    picked = ops.squeeze(ops.take_along_axis(logp, xp.expand_dims(safe, axis=1), axis=1),
-                         axis=1)
-    mask = wrap(xp.astype(valid, logp.dtype), xp)
-    if weight is None:
-        w_t = mask
-    else:
-        w = _f(weight, op, "weight")
-        if tuple(w.shape) != (c,):
-            raise ShapeError(f"{op}(weight): expected shape ({c},), got {tuple(w.shape)}")
-        w_t = ops.reshape(ops.take(w, xp.reshape(safe, (-1,))), tuple(safe.shape)) * mask
-    return -picked * w_t, w_t
-
-
-def _total(w: Variable) -> Variable:
-    """Sum of the target weights; NaN (as 0 / 0 in PyTorch, without a division warning)
-    when every target is ignored."""
-    total = ops.sum(w)
-    return ops.where(total == 0, math.nan, total)
-
-
-def _weighted_mean(loss: Variable, w: Variable, reduction: str) -> Variable:
-    if reduction == "mean":
-        return ops.sum(loss) / _total(w)
-    return _reduce(loss, reduction)
-
-
-def nll_loss(input: Any, target: Any, weight: Any = None, size_average: bool | None = None,
-             ignore_index: int = -100, reduce: bool | None = None,
-             reduction: str = "mean") -> Variable:
-    """Negative log likelihood of log-probabilities ``input`` ``(N, C, *)`` at class
-    indices ``target`` ``(N, *)``; ``"mean"`` divides by the summed weights of the targets
-    that are not ``ignore_index``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> logp = np.log(np.array([[0.5, 0.5], [0.25, 0.75]]))
-    >>> round(float(F.nll_loss(logp, np.array([0, 1])).array), 6)
-    0.490415
-    """
-    op = "nll_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    x, t, single = _classes(op, input, target)
-    loss, w = _nll(op, x, t, weight, ignore_index)
-    if single and red == "none":
-        return ops.squeeze(loss, axis=0)
-    return _weighted_mean(loss, w, red)
-
-
+@adapts(ops.softmax_cross_entropy)
 def cross_entropy(input: Any, target: Any, weight: Any = None,
                   size_average: bool | None = None, ignore_index: int = -100,
                   reduce: bool | None = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Variable:
     """Softmax cross entropy of logits ``input`` ``(N, C, *)`` against class indices
     ``(N, *)`` or class probabilities of ``input``'s shape.
+
+    :func:`portagrad.ops.softmax_cross_entropy` with PyTorch's conventions.
 
     Parameters
     ----------
@@ -149,7 +105,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
         Class indices ``(N, *)`` (integers; ``ignore_index`` entries count for nothing),
         or class probabilities of ``input``'s shape (floats).
     weight
-        Optional ``(C,)`` class weights.
+        Optional ``(C,)`` class weights (a constant).
     size_average, reduce
         PyTorch's deprecated flags; when given they decide the reduction.
     ignore_index
@@ -170,56 +126,79 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
     0.693147
     >>> round(float(F.cross_entropy(x, np.array([[0.2, 0.8]])).array), 6)
     0.693147
+    >>> float(F.cross_entropy(x, np.array([-100])).array)
+    nan
     """
     op = "cross_entropy"
     red = _reduction(op, size_average, reduce, reduction)
     ls = float(label_smoothing)
     if not 0.0 <= ls <= 1.0:
-        raise ValueError(f"cross_entropy(label_smoothing): expected a value in [0, 1], got "
+        raise ValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
                          f"{label_smoothing}")
-    x, t, single = _classes(op, input, target)
-    c = int(x.shape[1])
-    if (weight is None and not ls and not single and red != "none"
-            and x.xp.isdtype(t.dtype, "integral")
-            and _targets(op, x, t, ignore_index)[2]):
-        # The fused primitive (one pass, cached row statistics) computes the same thing.
-        return ops.softmax_cross_entropy(x, t, ignore_label=int(ignore_index), reduction=red)
-    logp = ops.log_softmax(x, axis=1)
-    wshape = (1, c) + (1,) * (x.ndim - 2)
-    w = None if weight is None else ops.reshape(_f(weight, op, "weight"), wshape)
-    if w is not None and int(w.shape[1]) != c:
-        raise ShapeError(f"cross_entropy(weight): expected shape ({c},), got "
-                         f"{tuple(_f(weight, op, 'weight').shape)}")
-    if x.xp.isdtype(t.dtype, "real floating"):
-        if tuple(t.shape) != tuple(x.shape):
-            raise ShapeError(f"cross_entropy(target): expected probabilities of shape "
-                             f"{tuple(x.shape)}, got {tuple(t.shape)}")
-        p = t * (1.0 - ls) + ls / c if ls else t
-        terms = logp * p if w is None else logp * p * w
-        loss = -ops.sum(terms, axis=1)
-        out = _reduce(loss, red)
-        return ops.squeeze(out, axis=0) if single and red == "none" else out
-    loss, wt = _nll(op, logp, t, weight, ignore_index)
-    if ls:
-        smooth = -ops.sum(logp if w is None else logp * w, axis=1)
-        valid = wrap(x.xp.astype(t.array != int(ignore_index), x.dtype), x.xp)
-        smooth = smooth * valid
-        if red == "mean":
-            total = _total(wt)
-            nll_part = ops.sum(loss) / total
-            smooth_part = ops.sum(smooth) / total
-            return nll_part * (1.0 - ls) + smooth_part * (ls / c)
-        loss = loss * (1.0 - ls) + smooth * (ls / c)
-    if single and red == "none":
-        return ops.squeeze(loss, axis=0)
-    return _weighted_mean(loss, wt, red)
+    x, axis, w, _ = _class_input(op, input, target, weight, ignore_index)
+    return ops.softmax_cross_entropy(x, target, axis=axis, ignore_label=int(ignore_index),
+                                     class_weight=w, label_smoothing=ls, reduction=red,
+                                     weighted_mean=True)
 
 
+@adapts(ops.nll_loss)
+def nll_loss(input: Any, target: Any, weight: Any = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None,
+             reduction: str = "mean") -> Variable:
+    """Negative log likelihood of log-probabilities ``input`` ``(N, C, *)`` at class
+    indices ``target`` ``(N, *)``: :func:`portagrad.ops.nll_loss` with PyTorch's
+    conventions.
+
+    Parameters
+    ----------
+    input
+        Log-probabilities ``(N, C, *)``, or ``(C,)`` for one sample.
+    target
+        Class indices ``(N, *)``.
+    weight
+        Optional ``(C,)`` class weights (a constant).
+    size_average, reduce
+        PyTorch's deprecated flags.
+    ignore_index
+        Target value that is skipped.
+    reduction
+        ``"mean"`` (divided by the summed weights of the targets that are not
+        ``ignore_index``; NaN when there is none), ``"sum"`` or ``"none"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> logp = np.log(np.array([[0.5, 0.5], [0.25, 0.75]]))
+    >>> round(float(F.nll_loss(logp, np.array([0, 1])).array), 6)
+    0.490415
+    """
+    op = "nll_loss"
+    red = _reduction(op, size_average, reduce, reduction)
+    x, axis, w, _ = _class_input(op, input, target, weight, ignore_index)
+    return ops.nll_loss(x, target, axis=axis, ignore_label=int(ignore_index), class_weight=w,
+                        reduction=red, weighted_mean=True)
+
+
+@adapts(ops.binary_cross_entropy)
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Variable:
-    """``-weight * (t * log(p) + (1 - t) * log(1 - p))`` with each log clamped at -100
-    (PyTorch's), for probabilities ``input``.
+    """``-weight * (t * log(p) + (1 - t) * log(1 - p))`` with each log clamped at -100,
+    for probabilities ``input``: :func:`portagrad.ops.binary_cross_entropy`.
+
+    Parameters
+    ----------
+    input
+        Probabilities in ``[0, 1]``.
+    target
+        Targets of ``input``'s shape.
+    weight
+        Optional weights broadcast against the loss.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -232,41 +211,36 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
     red = _reduction(op, size_average, reduce, reduction)
     p = _f(input, op)
     t = _f(target, op, "target")
-    if tuple(t.shape) != tuple(p.shape):
-        raise ShapeError(f"{op}(target): expected input's shape {tuple(p.shape)}, got "
-                         f"{tuple(t.shape)}")
-    xp = p.xp
-    pa = p.array
+    _same_shape(op, p, t)
+    xp, pa = p.xp, p.array
     if math.prod(pa.shape) and (bool(xp.any(pa < 0)) or bool(xp.any(pa > 1))):
         raise ValueError(f"{op}(input): expected probabilities in [0, 1], got values in "
                          f"[{float(xp.min(pa))}, {float(xp.max(pa))}]")
-    # PyTorch's input gradient is (p - t) / max(p * (1 - p), 1e-12) for every p, with logs
-    # clamped at -100 in the value. Where p * (1 - p) >= 1e-12 no clamp is active and the
-    # plain formula has exactly that gradient; elsewhere (p within 1e-12 of 0 or 1) the loss
-    # is linear in t with constant logs plus a term of slope (p - t) / 1e-12 in p.
-    pq = pa * (1.0 - pa)
-    edge = wrap(pq < 1e-12, xp)
-    pi = ops.where(edge, 0.5, p)
-    inner = -(t * ops.log(pi) + (1.0 - t) * ops.log1p(-pi))
-    one = xp.ones_like(pa)
-    log_p = xp.clip(xp.log(xp.where(pa > 0, pa, one)), -100.0, None)
-    log_p = xp.where(pa > 0, log_p, -100.0 * one)
-    log_q = xp.clip(xp.log(xp.where(pa < 1, 1.0 - pa, one)), -100.0, None)
-    log_q = xp.where(pa < 1, log_q, -100.0 * one)
-    slope = (p.detach() - t.detach()) / 1e-12
-    outer = -(t * wrap(log_p, xp) + (1.0 - t) * wrap(log_q, xp)) + slope * (p - p.detach())
-    loss = ops.where(edge, outer, inner)
-    if weight is not None:
-        loss = loss * _f(weight, op, "weight")
-    return _reduce(loss, red)
+    return ops.binary_cross_entropy(p, t, weight=weight, reduction=red)
 
 
+@adapts(ops.sigmoid_cross_entropy)
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,
                                      size_average: bool | None = None,
                                      reduce: bool | None = None, reduction: str = "mean",
                                      pos_weight: Any = None) -> Variable:
-    """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits;
-    ``pos_weight`` (broadcast along the last axis) weights the positive term.
+    """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits:
+    :func:`portagrad.ops.sigmoid_cross_entropy` with probability targets.
+
+    Parameters
+    ----------
+    input
+        Logits.
+    target
+        Probabilities of ``input``'s shape (floats).
+    weight
+        Optional weights broadcast against the loss.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"`` (over every element), ``"sum"`` or ``"none"``.
+    pos_weight
+        Optional weight of the positive term, broadcast along the last axis.
 
     Examples
     --------
@@ -281,26 +255,31 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     red = _reduction(op, size_average, reduce, reduction)
     x = _f(input, op)
     t = _f(target, op, "target")
-    if tuple(t.shape) != tuple(x.shape):
-        raise ShapeError(f"{op}(target): expected input's shape {tuple(x.shape)}, got "
-                         f"{tuple(t.shape)}")
-    log_sig = ops.log_sigmoid(x)
-    if pos_weight is None:
-        loss = (1.0 - t) * x - log_sig
-    else:
-        pw = _f(pos_weight, op, "pos_weight")
-        loss = (1.0 - t) * x - ((pw - 1.0) * t + 1.0) * log_sig
-    if weight is not None:
-        loss = loss * _f(weight, op, "weight")
-    return _reduce(loss, red)
+    _same_shape(op, x, t)
+    return ops.sigmoid_cross_entropy(x, t, reduction=red, weight=weight,
+                                     pos_weight=pos_weight)
 
 
+@adapts(ops.kl_divergence)
 def kl_div(input: Any, target: Any, size_average: bool | None = None,
            reduce: bool | None = None, reduction: str = "mean",
            log_target: bool = False) -> Variable:
     """Pointwise ``target * (log(target) - input)`` for log-probabilities ``input``
-    (``0`` where ``target == 0``); ``log_target`` takes ``target`` as log-probabilities.
-    ``"batchmean"`` divides the sum by the batch size (the KL divergence per sample).
+    (broadcast): :func:`portagrad.ops.kl_divergence`.
+
+    Parameters
+    ----------
+    input
+        Log-probabilities.
+    target
+        Probabilities (log-probabilities with ``log_target``).
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"`` (over every element), ``"sum"``, ``"none"``, or ``"batchmean"``: the
+        sum divided by the batch size, the KL divergence per sample.
+    log_target
+        Whether ``target`` holds log-probabilities.
 
     Examples
     --------
@@ -312,26 +291,29 @@ def kl_div(input: Any, target: Any, size_average: bool | None = None,
     """
     op = "kl_div"
     red = _reduction(op, size_average, reduce, reduction, ("mean", "sum", "none", "batchmean"))
-    x = _f(input, op)
-    t = _f(target, op, "target")
-    if log_target:
-        loss = ops.exp(t) * (t - x)
-    else:
-        pos = t > 0
-        xlogx = ops.where(pos, t * ops.log(ops.where(pos, t, 1.0)), 0.0)
-        loss = xlogx - t * x
-    if red == "batchmean":
-        n = int(loss.shape[0]) if loss.ndim else 1
-        return ops.sum(loss) / float(n)
-    return _reduce(loss, red)
+    x, t = ops.broadcast_arrays(_f(input, op), _f(target, op, "target"))
+    return ops.kl_divergence(x, t, log_target=log_target, reduction=red)
 
 
+@adapts(ops.poisson_nll)
 def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool = False,
                      size_average: bool | None = None, eps: float = 1e-8,
                      reduce: bool | None = None, reduction: str = "mean") -> Variable:
-    """Poisson negative log likelihood: ``exp(input) - target * input`` (``log_input``)
-    or ``input - target * log(input + eps)``; ``full`` adds Stirling's term for targets
-    above 1.
+    """Poisson negative log likelihood: :func:`portagrad.ops.poisson_nll` in PyTorch's
+    argument order.
+
+    Parameters
+    ----------
+    input
+        The log-rate (``log_input``) or the rate.
+    target
+        Counts.
+    log_input, full, eps
+        As in :func:`portagrad.ops.poisson_nll`.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -340,30 +322,34 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool
     >>> float(F.poisson_nll_loss(np.array([0.0]), np.array([1.0])).array)
     1.0
     """
-    op = "poisson_nll_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    x = _f(input, op)
-    t = _f(target, op, "target")
-    if log_input:
-        loss = ops.exp(x) - t * x
-    else:
-        loss = x - t * ops.log(x + float(eps))
-    if full:
-        big = t > 1
-        ts = ops.where(big, t, 2.0)
-        stirling = ts * ops.log(ts) - ts + 0.5 * ops.log(ts * (2.0 * math.pi))
-        loss = loss + ops.where(big, stirling, 0.0)
-    return _reduce(loss, red)
+    red = _reduction("poisson_nll_loss", size_average, reduce, reduction)
+    return ops.poisson_nll(input, target, log_input=log_input, full=full, eps=eps,
+                           reduction=red)
 
 
+@adapts(ops.gaussian_nll)
 def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
                       eps: float = 1e-6, reduction: str = "mean") -> Variable:
     """Gaussian negative log likelihood ``0.5 * (log(var) + (input - target)**2 / var)``
-    (plus ``0.5 * log(2 pi)`` when ``full``).
+    (plus ``0.5 * log(2 pi)`` when ``full``): :func:`portagrad.ops.gaussian_nll` of the
+    log-variance.
 
-    ``var`` has input's shape, or it with the last axis 1 or dropped (one variance per
-    sample), or is a float. Values below ``eps`` are raised to ``eps`` without stopping the
-    gradient (PyTorch clamps outside the graph).
+    Parameters
+    ----------
+    input
+        The means.
+    target
+        The data, of ``input``'s shape.
+    var
+        Variances of input's shape, or it with the last axis 1 or dropped (one variance
+        per sample), or a float. Values below ``eps`` are raised to ``eps`` without
+        stopping the gradient (PyTorch clamps outside the graph).
+    full
+        Whether the constant term is included.
+    eps
+        The smallest variance.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -378,7 +364,7 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
     x = _f(input, op)
     t = _f(target, op, "target")
     if isinstance(var, (int, float)):
-        v = wrap(x.xp.full_like(x.array, float(var)), x.xp)
+        v = ops.full_like(x.detach(), float(var))
     else:
         v = _f(var, op, "var")
         xs, vs = tuple(x.shape), tuple(v.shape)
@@ -391,47 +377,4 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
     if bool(v.xp.any(v.array < 0)):
         raise ValueError(f"{op}(var): expected non-negative variances, got a negative one")
     v = v + (ops.clip(v, min=float(eps)) - v).detach()
-    loss = (ops.log(v) + (x - t) ** 2 / v) * 0.5
-    if full:
-        loss = loss + 0.5 * math.log(2.0 * math.pi)
-    return _reduce(loss, red)
-
-
-def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any,
-             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Variable:
-    """Connectionist temporal classification loss of ``(T, N, C)`` log-probabilities
-    against padded ``(N, S)`` targets; ``"mean"`` divides each loss by its target length,
-    then averages (PyTorch's).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> lp = np.log(np.full((1, 1, 2), 0.5))
-    >>> round(float(F.ctc_loss(lp, np.array([[1]]), np.array([1]), np.array([1])).array), 6)
-    0.693147
-    """
-    op = "ctc_loss"
-    red = _reduction(op, None, None, reduction)
-    lp = _f(log_probs, op, "log_probs")
-    if lp.ndim != 3:
-        raise ShapeError(f"{op}(log_probs): expected (T, N, C), got shape {tuple(lp.shape)}")
-    xp = lp.xp
-    tg = var(targets, op, "targets").array
-    il = var(input_lengths, op, "input_lengths").array
-    tl = var(target_lengths, op, "target_lengths").array
-    if tg.ndim != 2:
-        raise ShapeError(f"{op}(targets): expected padded (N, S) targets, got shape "
-                         f"{tuple(tg.shape)}")
-    steps = [lp[i] for i in range(int(lp.shape[0]))]
-    per = ops.connectionist_temporal_classification(
-        steps, tg, int(blank), input_length=il, label_length=tl, reduce="no")
-    # The recursion's "log zero" is finite (-1e30), so an impossible alignment shows as a
-    # loss near 1e30: report it as PyTorch does, inf (or 0 with zero_infinity).
-    bad = xp.logical_or(xp.logical_not(xp.isfinite(per.array)), per.array > 1e29)
-    if bool(xp.any(bad)):
-        per = ops.where(wrap(bad, xp), 0.0 if zero_infinity else math.inf, per)
-    if red == "mean":
-        lens = xp.astype(xp.clip(tl, 1, None), lp.dtype)
-        return ops.mean(per / wrap(lens, xp))
-    return _reduce(per, red)
+    return ops.gaussian_nll(t, x, ops.log(v), reduction=red, full=full)

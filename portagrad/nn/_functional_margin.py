@@ -1,21 +1,18 @@
-"""Margin (hinge) losses of ``torch.nn.functional``.
-
-PyTorch writes most hinges as ``clamp_min(z, 0)``, whose gradient passes at ``z == 0``
-(``_hinge``); ``multi_margin_loss`` and ``multilabel_margin_loss`` count only ``z > 0``.
-"""
+"""Margin and embedding losses of ``torch.nn.functional`` over those of
+:mod:`portagrad.ops`, with PyTorch's argument order and legacy ``size_average``/``reduce``
+flags."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
-from ..ops._core import var, wrap
+from ..ops._adapters import adapts
 from ..tape._variable import Variable
-from ._functional_distance import pairwise_distance
-from ._functional_loss import _classes, _f, _nll, _reduce, _reduction
+from ._functional_common import _f
+from ._functional_loss import _reduce, _reduction, _same_shape
 
 __all__ = ["soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
            "multilabel_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
@@ -23,13 +20,20 @@ __all__ = ["soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss
            "triplet_margin_with_distance_loss"]
 
 
-def _hinge(z: Variable) -> Variable:
-    return ops.where(z >= 0, z, 0.0)
-
-
+@adapts(ops.soft_margin_loss)
 def soft_margin_loss(input: Any, target: Any, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Variable:
-    """``log(1 + exp(-target * input))`` for targets in ``{-1, 1}``.
+    """``log(1 + exp(-target * input))`` for targets in ``{-1, 1}``:
+    :func:`portagrad.ops.soft_margin_loss`.
+
+    Parameters
+    ----------
+    input, target
+        Scores and targets (1 or -1).
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -38,18 +42,30 @@ def soft_margin_loss(input: Any, target: Any, size_average: bool | None = None,
     >>> round(float(F.soft_margin_loss(np.array([0.0]), np.array([1.0])).array), 6)
     0.693147
     """
-    op = "soft_margin_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    x = _f(input, op)
-    t = _f(target, op, "target")
-    return _reduce(-ops.log_sigmoid(t * x), red)
+    red = _reduction("soft_margin_loss", size_average, reduce, reduction)
+    return ops.soft_margin_loss(input, target, reduction=red)
 
 
+@adapts(ops.sigmoid_cross_entropy)
 def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,
                                 size_average: bool | None = None, reduce: bool | None = None,
                                 reduction: str = "mean") -> Variable:
     """Mean over the ``C`` classes of the binary logistic losses of ``(N, C)`` logits
-    against 0/1 targets (``weight`` per class).
+    against 0/1 targets (``weight`` per class): the mean of
+    :func:`portagrad.ops.sigmoid_cross_entropy` over the last axis.
+
+    Parameters
+    ----------
+    input
+        Logits ``(N, C)`` or ``(C,)``.
+    target
+        Targets in ``[0, 1]`` of ``input``'s shape.
+    weight
+        Optional class weights, broadcast against ``input``.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"`` (one loss per sample).
 
     Examples
     --------
@@ -65,18 +81,31 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,
     t = _f(target, op, "target")
     if x.ndim == 0:
         raise ShapeError(f"{op}(input): expected (N, C) or (C,), got a 0-d array")
-    loss = -(t * ops.log_sigmoid(x) + (1.0 - t) * ops.log_sigmoid(-x))
-    if weight is not None:
-        loss = loss * _f(weight, op, "weight")
-    loss = ops.mean(loss, axis=-1)
-    return _reduce(loss, red)
+    _same_shape(op, x, t)
+    loss = ops.sigmoid_cross_entropy(x, t, reduction="none", weight=weight)
+    return _reduce(ops.mean(loss, axis=-1), red)
 
 
+@adapts(ops.multi_margin_loss)
 def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
                       weight: Any = None, size_average: bool | None = None,
                       reduce: bool | None = None, reduction: str = "mean") -> Variable:
-    """Multi-class hinge: ``sum over i != y of max(0, margin - x[y] + x[i])**p / C`` per
-    sample of ``(N, C)`` scores (``p`` is 1 or 2; ``weight[y]`` scales each sample).
+    """Multi-class hinge of ``(N, C)`` scores: :func:`portagrad.ops.multi_margin_loss`.
+
+    Parameters
+    ----------
+    input, target
+        Scores ``(N, C)`` (or ``(C,)``) and class indices ``(N,)`` (or 0-d).
+    p
+        1 or 2.
+    margin
+        The margin.
+    weight
+        Optional ``(C,)`` class weights.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -85,35 +114,24 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     >>> float(F.multi_margin_loss(np.array([[0.5, 1.0]]), np.array([1])).array)
     0.25
     """
-    op = "multi_margin_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    if p not in (1, 2):
-        raise ValueError(f"{op}(p): expected 1 or 2, got {p}")
-    x, t, single = _classes(op, input, target)
-    if x.ndim != 2:
-        raise ShapeError(f"{op}(input): expected (N, C) or (C,), got shape {tuple(x.shape)}")
-    xp = x.xp
-    c = int(x.shape[1])
-    neg_xy, _ = _nll(op, x, t, None, -(2 ** 62))
-    z = neg_xy[:, None] + x + float(margin)
-    other = wrap(xp.astype(xp.expand_dims(t.array, axis=1) != xp.arange(
-        c, dtype=t.dtype, device=t.array.device), x.dtype), xp)
-    h = ops.where(z > 0, z, 0.0) * other
-    h = h * h if p == 2 else h
-    loss = ops.sum(h, axis=1) / float(c)
-    if weight is not None:
-        w = _f(weight, op, "weight")
-        loss = loss * ops.take(w, t.array)
-    if single and red == "none":
-        return ops.squeeze(loss, axis=0)
-    return _reduce(loss, red)
+    red = _reduction("multi_margin_loss", size_average, reduce, reduction)
+    return ops.multi_margin_loss(input, target, p, margin, weight, reduction=red)
 
 
+@adapts(ops.multilabel_margin_loss)
 def multilabel_margin_loss(input: Any, target: Any, size_average: bool | None = None,
                            reduce: bool | None = None, reduction: str = "mean") -> Variable:
-    """Multi-label hinge of ``(N, C)`` scores: ``target`` rows list class indices up to the
-    first -1; each sample sums ``max(0, 1 - (x[y] - x[i]))`` over its targets ``y`` and its
-    non-targets ``i``, divided by ``C``.
+    """Multi-label hinge of ``(N, C)`` scores: :func:`portagrad.ops.multilabel_margin_loss`.
+
+    Parameters
+    ----------
+    input, target
+        Scores ``(N, C)`` (or ``(C,)``) and class indices of the same shape, each row
+        ended by -1.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -123,42 +141,27 @@ def multilabel_margin_loss(input: Any, target: Any, size_average: bool | None = 
     >>> round(float(F.multilabel_margin_loss(x, np.array([[3, 0, -1, 1]])).array), 6)
     0.85
     """
-    op = "multilabel_margin_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    x = _f(input, op)
-    t = var(target, op, "target")
-    single = x.ndim == 1
-    if single:
-        x, t = ops.expand_dims(x, axis=0), ops.expand_dims(t, axis=0)
-    xp = x.xp
-    if x.ndim != 2 or tuple(t.shape) != tuple(x.shape) or not xp.isdtype(t.dtype,
-                                                                         "integral"):
-        raise ShapeError(f"{op}(target): expected integer targets of input's shape "
-                         f"{tuple(x.shape)} (N, C), got {t.dtype} {tuple(t.shape)}")
-    c = int(x.shape[1])
-    ta = t.array
-    # targets count up to the first -1 of each row
-    valid = xp.cumulative_prod(xp.astype(ta >= 0, xp.int64), axis=1) > 0
-    if math.prod(ta.shape) and bool(xp.any(valid & (ta >= c))):
-        raise IndexError(f"{op}(target): expected class indices below {c}, got "
-                         f"{int(xp.max(ta))}")
-    safe = xp.where(valid, ta, xp.zeros_like(ta))
-    classes = xp.arange(c, dtype=ta.dtype, device=ta.device)
-    is_target = xp.any(valid[:, :, None] & (safe[:, :, None] == classes), axis=1)
-    x_y = ops.take_along_axis(x, safe, axis=1)
-    z = 1.0 - ops.expand_dims(x_y, axis=2) + ops.expand_dims(x, axis=1)
-    pairs = valid[:, :, None] & xp.logical_not(is_target)[:, None, :]
-    h = ops.where(z > 0, z, 0.0) * wrap(xp.astype(pairs, x.dtype), xp)
-    loss = ops.sum(h, axis=(1, 2)) / float(c)
-    if single and red == "none":
-        return ops.squeeze(loss, axis=0)
-    return _reduce(loss, red)
+    red = _reduction("multilabel_margin_loss", size_average, reduce, reduction)
+    return ops.multilabel_margin_loss(input, target, reduction=red)
 
 
+@adapts(ops.margin_ranking_loss)
 def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0,
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Variable:
-    """``max(0, -target * (input1 - input2) + margin)`` for targets in ``{-1, 1}``.
+    """``max(0, -target * (input1 - input2) + margin)``:
+    :func:`portagrad.ops.margin_ranking_loss`.
+
+    Parameters
+    ----------
+    input1, input2, target
+        Scores and targets (1 or -1), broadcast.
+    margin
+        The margin.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -168,17 +171,27 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     ...       .array)
     1.0
     """
-    op = "margin_ranking_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    a, b = _f(input1, op, "input1"), _f(input2, op, "input2")
-    t = _f(target, op, "target")
-    return _reduce(_hinge(-t * (a - b) + float(margin)), red)
+    red = _reduction("margin_ranking_loss", size_average, reduce, reduction)
+    return ops.margin_ranking_loss(input1, input2, target, float(margin), reduction=red)
 
 
+@adapts(ops.hinge_embedding_loss)
 def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Variable:
-    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``.
+    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``:
+    :func:`portagrad.ops.hinge_embedding_loss`.
+
+    Parameters
+    ----------
+    input, target
+        Distances and targets (1 or -1).
+    margin
+        The margin.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -188,20 +201,29 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0,
     ...                        reduction="none").array
     array([0.3, 0.7])
     """
-    op = "hinge_embedding_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    x = _f(input, op)
-    t = var(target, op, "target")
-    loss = ops.where(t != 1, _hinge(float(margin) - x), 0.0) + ops.where(t != -1, x, 0.0)
-    return _reduce(loss, red)
+    red = _reduction("hinge_embedding_loss", size_average, reduce, reduction)
+    return ops.hinge_embedding_loss(input, target, margin, reduction=red)
 
 
+@adapts(ops.cosine_embedding_loss)
 def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0,
                           size_average: bool | None = None, reduce: bool | None = None,
                           reduction: str = "mean") -> Variable:
     """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
-    ``target == -1``; the cosine over the last axis of ``(N, D)`` or ``(D,)`` inputs, with
-    ``1e-12`` added to each squared norm (PyTorch's).
+    ``target == -1``: :func:`portagrad.ops.cosine_embedding_loss`.
+
+    Parameters
+    ----------
+    input1, input2
+        Vectors ``(N, D)`` or ``(D,)`` of one shape.
+    target
+        1 or -1 per pair.
+    margin
+        The margin of the dissimilar pairs.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -211,27 +233,41 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     >>> float(F.cosine_embedding_loss(x1, x2, np.array([1])).array)
     1.0
     """
-    op = "cosine_embedding_loss"
-    red = _reduction(op, size_average, reduce, reduction)
-    a, b = _f(input1, op, "input1"), _f(input2, op, "input2")
-    t = var(target, op, "target")
-    if a.ndim not in (1, 2) or tuple(a.shape) != tuple(b.shape):
-        raise ShapeError(f"{op}(input1): expected (N, D) or (D,) inputs of one shape, got "
-                         f"{tuple(a.shape)} and {tuple(b.shape)}")
-    eps = 1e-12
-    prod = ops.sum(a * b, axis=-1)
-    cos = prod / ops.sqrt((ops.sum(a * a, axis=-1) + eps) * (ops.sum(b * b, axis=-1) + eps))
-    loss = (ops.where(t == 1, 1.0 - cos, 0.0)
-            + ops.where(t == -1, _hinge(cos - float(margin)), 0.0))
-    return _reduce(loss, red)
+    red = _reduction("cosine_embedding_loss", size_average, reduce, reduction)
+    return ops.cosine_embedding_loss(input1, input2, target, float(margin), reduction=red)
 
 
+def _triplet(op: str, anchor: Any, positive: Any, negative: Any, margin: float, swap: bool,
+             red: str, distance: Callable[[Any, Any], Any]) -> Variable:
+    a, pos, neg = (_f(v, op, n) for v, n in ((anchor, "anchor"), (positive, "positive"),
+                                             (negative, "negative")))
+    loss = ops.triplet(a, pos, neg, float(margin), "mean" if red == "mean" else "no",
+                       distance=distance, swap=swap)
+    return ops.sum(loss) if red == "sum" else loss
+
+
+@adapts(ops.triplet)
 def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False,
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Variable:
-    """``max(0, margin + d(a, p) - d(a, n))`` with :func:`pairwise_distance` ``d``;
-    ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
+    """``max(0, margin + d(a, p) - d(a, n))`` with :func:`portagrad.ops.pairwise_distance`
+    ``d``: :func:`portagrad.ops.triplet` with that distance.
+
+    Parameters
+    ----------
+    anchor, positive, negative
+        Vectors ``(N, D)`` or ``(D,)``.
+    margin
+        The margin.
+    p, eps
+        The norm and the ``eps`` of :func:`portagrad.ops.pairwise_distance`.
+    swap
+        Whether ``min(d(a, n), d(p, n))`` is the negative distance.
+    size_average, reduce
+        PyTorch's deprecated flags.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -243,21 +279,33 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     """
     op = "triplet_margin_loss"
     red = _reduction(op, size_average, reduce, reduction)
-    a, pos, neg = (_f(v, op, n) for v, n in ((anchor, "anchor"), (positive, "positive"),
-                                             (negative, "negative")))
-    d_pos = pairwise_distance(a, pos, p, eps)
-    d_neg = pairwise_distance(a, neg, p, eps)
-    if swap:
-        d_neg = ops.minimum(d_neg, pairwise_distance(pos, neg, p, eps))
-    return _reduce(_hinge(float(margin) + d_pos - d_neg), red)
+
+    def distance(x: Any, y: Any) -> Variable:
+        return ops.pairwise_distance(x, y, p, eps)
+
+    return _triplet(op, anchor, positive, negative, margin, swap, red, distance)
 
 
+@adapts(ops.triplet)
 def triplet_margin_with_distance_loss(
         anchor: Any, positive: Any, negative: Any, *,
         distance_function: Callable[[Any, Any], Any] | None = None, margin: float = 1.0,
         swap: bool = False, reduction: str = "mean") -> Variable:
     """:func:`triplet_margin_loss` with any ``distance_function`` (default
-    :func:`pairwise_distance`).
+    :func:`portagrad.ops.pairwise_distance`): :func:`portagrad.ops.triplet`.
+
+    Parameters
+    ----------
+    anchor, positive, negative
+        Inputs of the distance.
+    distance_function
+        ``(x, y) -> distances``, one per sample.
+    margin
+        The margin.
+    swap
+        Whether ``min(d(a, n), d(p, n))`` is the negative distance.
+    reduction
+        ``"mean"``, ``"sum"`` or ``"none"``.
 
     Examples
     --------
@@ -270,11 +318,5 @@ def triplet_margin_with_distance_loss(
     """
     op = "triplet_margin_with_distance_loss"
     red = _reduction(op, None, None, reduction)
-    dist = pairwise_distance if distance_function is None else distance_function
-    a, pos, neg = (_f(v, op, n) for v, n in ((anchor, "anchor"), (positive, "positive"),
-                                             (negative, "negative")))
-    d_pos = var(dist(a, pos), op, "distance_function")
-    d_neg = var(dist(a, neg), op, "distance_function")
-    if swap:
-        d_neg = ops.minimum(d_neg, var(dist(pos, neg), op, "distance_function"))
-    return _reduce(_hinge(float(margin) + d_pos - d_neg), red)
+    dist = ops.pairwise_distance if distance_function is None else distance_function
+    return _triplet(op, anchor, positive, negative, margin, swap, red, dist)

@@ -1,6 +1,7 @@
 """Loss functions as modules, with PyTorch's names and arguments.
 
-Each module holds its options and calls a function of :mod:`portagrad.ops` in ``forward``;
+Each module holds its options and calls its function of :mod:`portagrad.nn.functional` in
+``forward`` (so the module and the function agree in every case);
 ``loss = criterion(input, target)``. ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``.
 """
 
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ops
 from .._errors import DTypeError
+from ..ops._adapters import adapts
 from ..ops._core import var
+from . import _functional_loss as FL
+from . import _functional_regression as FR
 from ._module import Module
 
 __all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss", "BCELoss",
@@ -81,38 +84,12 @@ class CrossEntropyLoss(_Loss):
         self.ignore_index = ignore_index
         self.label_smoothing = float(label_smoothing)
 
+    @adapts(FL.cross_entropy)
     def forward(self, input: Any, target: Any) -> Any:
         x = var(input, "CrossEntropyLoss", "input")
-        t = getattr(target, "array", target)
-        axis = 0 if x.ndim == 1 else 1
-        if hasattr(t, "dtype") and x.xp.isdtype(t.dtype, "real floating"):
-            return self._soft(x, var(target, "CrossEntropyLoss", "target"), axis)
         weight = None if self.weight is None else _weight_array(self.weight, x)
-        return ops.softmax_cross_entropy(x, target, axis=axis, ignore_label=self.ignore_index,
-                                         class_weight=weight,
-                                         label_smoothing=self.label_smoothing,
-                                         reduction=self.reduction)
-
-    def _soft(self, x: Any, t: Any, axis: int) -> Any:
-        # Probability targets: -sum_c w_c p_c log softmax(x)_c per sample; the mean is
-        # over samples whatever the weights (PyTorch's convention).
-        if tuple(t.shape) != tuple(x.shape):
-            from .._errors import ShapeError
-
-            raise ShapeError(f"CrossEntropyLoss(target): expected class probabilities of the "
-                             f"input's shape {tuple(x.shape)}, got {tuple(t.shape)}")
-        c = x.shape[axis]
-        if self.label_smoothing:
-            t = t * (1.0 - self.label_smoothing) + self.label_smoothing / c
-        terms = t * ops.log_softmax(x, axis=axis)
-        if self.weight is not None:
-            w = _weight_array(self.weight, x)
-            shape = tuple(c if i == axis else 1 for i in range(x.ndim))
-            terms = terms * x.xp.reshape(w, shape)
-        loss = -ops.sum(terms, axis=axis)
-        if self.reduction == "none":
-            return loss
-        return ops.sum(loss) if self.reduction == "sum" else ops.mean(loss)
+        return FL.cross_entropy(x, target, weight, ignore_index=self.ignore_index,
+                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
     def extra_repr(self) -> str:
         return (f"ignore_index={self.ignore_index}, reduction={self.reduction!r}, "
@@ -137,12 +114,12 @@ class NLLLoss(_Loss):
         self.weight = weight
         self.ignore_index = ignore_index
 
+    @adapts(FL.nll_loss)
     def forward(self, input: Any, target: Any) -> Any:
         x = var(input, "NLLLoss", "input")
         weight = None if self.weight is None else _weight_array(self.weight, x)
-        return ops.nll_loss(x, target, axis=0 if x.ndim == 1 else 1,
-                            ignore_label=self.ignore_index, class_weight=weight,
-                            reduction=self.reduction)
+        return FL.nll_loss(x, target, weight, ignore_index=self.ignore_index,
+                           reduction=self.reduction)
 
 
 class MSELoss(_Loss):
@@ -156,8 +133,9 @@ class MSELoss(_Loss):
     2.5
     """
 
+    @adapts(FR.mse_loss)
     def forward(self, input: Any, target: Any) -> Any:
-        return ops.mean_squared_error(input, target, reduction=self.reduction)
+        return FR.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
@@ -171,8 +149,9 @@ class L1Loss(_Loss):
     3.0
     """
 
+    @adapts(FR.l1_loss)
     def forward(self, input: Any, target: Any) -> Any:
-        return ops.mean_absolute_error(input, target, reduction=self.reduction)
+        return FR.l1_loss(input, target, reduction=self.reduction)
 
 
 def _float_target(op: str, x: Any, target: Any) -> Any:
@@ -205,23 +184,15 @@ class BCEWithLogitsLoss(_Loss):
         self.weight = weight
         self.pos_weight = pos_weight
 
+    @adapts(FL.binary_cross_entropy_with_logits)
     def forward(self, input: Any, target: Any) -> Any:
         op = "BCEWithLogitsLoss"
         x = var(input, op, "input")
         t = _float_target(op, x, target)
-        if self.weight is None and self.pos_weight is None:
-            return ops.sigmoid_cross_entropy(x, t, reduction=self.reduction)
-        # softplus(-x) is -log(sigmoid(x)), exact for large |x|.
-        if self.pos_weight is not None:
-            pw = _weight_array(self.pos_weight, x)
-            loss = (1.0 - t) * x + (t * (pw - 1.0) + 1.0) * ops.softplus(-x)
-        else:
-            loss = (1.0 - t) * x + ops.softplus(-x)
-        if self.weight is not None:
-            loss = loss * _weight_array(self.weight, x)
-        if self.reduction == "none":
-            return loss
-        return ops.sum(loss) if self.reduction == "sum" else ops.mean(loss)
+        w = None if self.weight is None else _weight_array(self.weight, x)
+        pw = None if self.pos_weight is None else _weight_array(self.pos_weight, x)
+        return FL.binary_cross_entropy_with_logits(x, t, w, reduction=self.reduction,
+                                                   pos_weight=pw)
 
 
 class BCELoss(_Loss):
@@ -240,11 +211,12 @@ class BCELoss(_Loss):
         super().__init__(reduction)
         self.weight = weight
 
+    @adapts(FL.binary_cross_entropy)
     def forward(self, input: Any, target: Any) -> Any:
         x = var(input, "BCELoss", "input")
         t = _float_target("BCELoss", x, target)
         w = None if self.weight is None else _weight_array(self.weight, x)
-        return ops.binary_cross_entropy(x, t, weight=w, reduction=self.reduction)
+        return FL.binary_cross_entropy(x, t, w, reduction=self.reduction)
 
 
 class HuberLoss(_Loss):
@@ -264,8 +236,9 @@ class HuberLoss(_Loss):
             raise ValueError(f"HuberLoss(delta): expected a positive value, got {delta}")
         self.delta = float(delta)
 
+    @adapts(FR.huber_loss)
     def forward(self, input: Any, target: Any) -> Any:
-        return ops.huber_loss(input, target, delta=self.delta, reduction=self.reduction)
+        return FR.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}, delta={self.delta}"
@@ -290,11 +263,9 @@ class SmoothL1Loss(_Loss):
             raise ValueError(f"SmoothL1Loss(beta): expected a value >= 0, got {beta}")
         self.beta = float(beta)
 
+    @adapts(FR.smooth_l1_loss)
     def forward(self, input: Any, target: Any) -> Any:
-        if self.beta == 0.0:
-            return ops.mean_absolute_error(input, target, reduction=self.reduction)
-        loss = ops.huber_loss(input, target, delta=self.beta, reduction=self.reduction)
-        return loss / self.beta if self.beta != 1.0 else loss
+        return FR.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}, beta={self.beta}"
@@ -323,9 +294,9 @@ class KLDivLoss(_Loss):
         super().__init__(reduction)
         self.log_target = bool(log_target)
 
+    @adapts(FL.kl_div)
     def forward(self, input: Any, target: Any) -> Any:
-        return ops.kl_divergence(input, target, log_target=self.log_target,
-                                 reduction=self.reduction)
+        return FL.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}, log_target={self.log_target}"

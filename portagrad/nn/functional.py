@@ -114,7 +114,7 @@ from ._functional_loss import binary_cross_entropy_with_logits as binary_cross_e
 from ._functional_loss import kl_div as kl_div
 from ._functional_loss import poisson_nll_loss as poisson_nll_loss
 from ._functional_loss import gaussian_nll_loss as gaussian_nll_loss
-from ._functional_loss import ctc_loss as ctc_loss
+from ..ops.nn.loss_ctc import ctc_loss as ctc_loss
 # margin losses
 from ._functional_margin import soft_margin_loss as soft_margin_loss
 from ._functional_margin import multilabel_soft_margin_loss as multilabel_soft_margin_loss
@@ -128,13 +128,13 @@ from ._functional_margin import (
     triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
 )
 # distances and regression losses
-from ._functional_distance import cosine_similarity as cosine_similarity
-from ._functional_distance import pairwise_distance as pairwise_distance
-from ._functional_distance import pdist as pdist
-from ._functional_distance import mse_loss as mse_loss
-from ._functional_distance import l1_loss as l1_loss
-from ._functional_distance import smooth_l1_loss as smooth_l1_loss
-from ._functional_distance import huber_loss as huber_loss
+from ..ops.nn.distance import cosine_similarity as cosine_similarity
+from ..ops.nn.distance import pairwise_distance as pairwise_distance
+from ..ops.nn.distance import pdist as pdist
+from ._functional_regression import mse_loss as mse_loss
+from ._functional_regression import l1_loss as l1_loss
+from ._functional_regression import smooth_l1_loss as smooth_l1_loss
+from ._functional_regression import huber_loss as huber_loss
 
 __all__: list[str] = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus",

@@ -438,31 +438,57 @@ from .nn.unpooling import (
     unpooling_nd as unpooling_nd,
     upsampling_2d as upsampling_2d,
 )
-from .nn.loss import (
-    accuracy as accuracy,
-    binary_cross_entropy as binary_cross_entropy,
-    gaussian_nll as gaussian_nll,
-    huber_loss as huber_loss,
-    kl_divergence as kl_divergence,
-    mean_absolute_error as mean_absolute_error,
-    mean_squared_error as mean_squared_error,
-    nll_loss as nll_loss,
-    sigmoid_cross_entropy as sigmoid_cross_entropy,
-    softmax_cross_entropy as softmax_cross_entropy,
+from .nn.distance import (
+    cosine_similarity as cosine_similarity,
+    pairwise_distance as pairwise_distance,
+    pdist as pdist,
 )
-from .nn.loss_more import (
-    absolute_error as absolute_error,
+from .nn.loss_binary import (
     bernoulli_nll as bernoulli_nll,
-    contrastive as contrastive,
+    binary_cross_entropy as binary_cross_entropy,
+    sigmoid_cross_entropy as sigmoid_cross_entropy,
+)
+from .nn.loss_covariance import (
     cross_covariance as cross_covariance,
     decov as decov,
+)
+from .nn.loss_ctc import (
+    connectionist_temporal_classification as connectionist_temporal_classification,
+    ctc_loss as ctc_loss,
+)
+from .nn.loss_embedding import (
+    contrastive as contrastive,
+    cosine_embedding_loss as cosine_embedding_loss,
     discriminative_margin_based_clustering_loss as discriminative_margin_based_clustering_loss,
-    gaussian_kl_divergence as gaussian_kl_divergence,
-    hinge as hinge,
-    squared_error as squared_error,
     triplet as triplet,
 )
+from .nn.loss_likelihood import (
+    gaussian_kl_divergence as gaussian_kl_divergence,
+    gaussian_nll as gaussian_nll,
+    kl_divergence as kl_divergence,
+    poisson_nll as poisson_nll,
+)
+from .nn.loss_margin import (
+    hinge as hinge,
+    hinge_embedding_loss as hinge_embedding_loss,
+    margin_ranking_loss as margin_ranking_loss,
+    multi_margin_loss as multi_margin_loss,
+    multilabel_margin_loss as multilabel_margin_loss,
+    soft_margin_loss as soft_margin_loss,
+)
+from .nn.loss_regression import (
+    absolute_error as absolute_error,
+    huber_loss as huber_loss,
+    mean_absolute_error as mean_absolute_error,
+    mean_squared_error as mean_squared_error,
+    squared_error as squared_error,
+)
+from .nn.loss_softmax import (
+    nll_loss as nll_loss,
+    softmax_cross_entropy as softmax_cross_entropy,
+)
 from .nn.metrics import (
+    accuracy as accuracy,
     binary_accuracy as binary_accuracy,
     classification_summary as classification_summary,
     f1_score as f1_score,
@@ -500,9 +526,6 @@ from .nn.roi import (
     roi_max_align_2d as roi_max_align_2d,
     roi_max_pooling_2d as roi_max_pooling_2d,
     roi_pooling_2d as roi_pooling_2d,
-)
-from .nn.sequence import (
-    connectionist_temporal_classification as connectionist_temporal_classification,
 )
 from .std.complex import _install_convention
 
@@ -633,16 +656,30 @@ __all__ = [
     # nn.unpooling
     "max_unpool", "unpool", "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd",
     "upsampling_2d",
-    # nn.loss
-    "accuracy", "binary_cross_entropy", "gaussian_nll", "huber_loss", "kl_divergence",
-    "mean_absolute_error", "mean_squared_error", "nll_loss", "sigmoid_cross_entropy",
-    "softmax_cross_entropy",
-    # nn.loss_more
-    "absolute_error", "bernoulli_nll", "contrastive", "cross_covariance", "decov",
-    "discriminative_margin_based_clustering_loss", "gaussian_kl_divergence", "hinge",
-    "squared_error", "triplet",
+    # nn.distance
+    "cosine_similarity", "pairwise_distance", "pdist",
+    # nn.loss_binary
+    "bernoulli_nll", "binary_cross_entropy", "sigmoid_cross_entropy",
+    # nn.loss_covariance
+    "cross_covariance", "decov",
+    # nn.loss_ctc
+    "connectionist_temporal_classification", "ctc_loss",
+    # nn.loss_embedding
+    "contrastive", "cosine_embedding_loss", "discriminative_margin_based_clustering_loss",
+    "triplet",
+    # nn.loss_likelihood
+    "gaussian_kl_divergence", "gaussian_nll", "kl_divergence", "poisson_nll",
+    # nn.loss_margin
+    "hinge", "hinge_embedding_loss", "margin_ranking_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "soft_margin_loss",
+    # nn.loss_regression
+    "absolute_error", "huber_loss", "mean_absolute_error", "mean_squared_error",
+    "squared_error",
+    # nn.loss_softmax
+    "nll_loss", "softmax_cross_entropy",
     # nn.metrics
-    "binary_accuracy", "classification_summary", "f1_score", "precision", "r2_score", "recall",
+    "accuracy", "binary_accuracy", "classification_summary", "f1_score", "precision",
+    "r2_score", "recall",
     # nn.noise
     "dropout",
     # nn.normalization
@@ -656,6 +693,4 @@ __all__ = [
     # nn.roi
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
     "roi_pooling_2d",
-    # nn.sequence
-    "connectionist_temporal_classification",
 ]

@@ -49,9 +49,10 @@ def test_softmax_cross_entropy_matches_torch(reduction, weighted, smoothing, bac
     t[0, 0] = t[3, 2] = -1
     w = rng.uniform(0.5, 2.0, 4) if weighted else None
     x = pg.Variable(backend.asarray(host))
+    # weighted_mean: PyTorch's "mean" (divided by the summed weights of the kept labels).
     y = ops.softmax_cross_entropy(x, backend.asarray(t), reduction=reduction,
                                   class_weight=None if w is None else backend.asarray(w),
-                                  label_smoothing=smoothing)
+                                  label_smoothing=smoothing, weighted_mean=True)
     gy = rng.standard_normal(t.shape) if reduction == "none" else np.array(1.0)
     (g,) = pg.grad(y, x, backend.asarray(gy))
     tx = torch.tensor(host, requires_grad=True)
@@ -83,7 +84,7 @@ def test_nll_and_binary_losses_match_torch():
     t[2] = -1
     w = rng.uniform(0.5, 2, 4)
     np.testing.assert_allclose(
-        _np(ops.nll_loss(lp, t, class_weight=w)),
+        _np(ops.nll_loss(lp, t, class_weight=w, weighted_mean=True)),
         F.nll_loss(torch.tensor(lp), torch.tensor(t), weight=torch.tensor(w),
                    ignore_index=-1).numpy(), rtol=1e-12)
     logits = rng.uniform(-5, 5, (3, 4))

@@ -1,6 +1,6 @@
-"""Chainer's evaluation functions (``chainer.functions.evaluation``) under Chainer's
-names: binary accuracy, per-class precision, recall and F-score, R^2. They have no gradient
-and return Variables without a graph.
+"""Evaluation functions: accuracy, binary accuracy, per-class precision, recall and
+F-score, R^2 (Chainer's ``chainer.functions.evaluation``). They have no gradient and return
+Variables without a graph.
 """
 
 from __future__ import annotations
@@ -9,18 +9,73 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
-from .._core import var, wrap
+from .._core import size_of, var, wrap
+from ..std.shape import _norm_axis
+from ._loss_common import int_labels
 
-__all__ = ["binary_accuracy", "classification_summary", "precision", "recall", "f1_score",
-           "r2_score"]
+__all__ = ["accuracy", "binary_accuracy", "classification_summary", "precision", "recall",
+           "f1_score", "r2_score"]
 
 
 def _raw(a: Any) -> Any:
     return a.array if isinstance(a, Variable) else a
 
 
+def accuracy(y: Any, t: Any, *, axis: int = 1, ignore_label: int | None = None) -> Variable:
+    """Fraction of samples whose highest score along ``axis`` is the label (no gradient).
+
+    Parameters
+    ----------
+    y
+        Scores ``(N, C, ...)`` (classes on ``axis``).
+    t
+        Integer labels of ``y``'s shape without the class axis.
+    axis
+        The class axis.
+    ignore_label
+        Entries with ``t == ignore_label`` are not counted; with none counted it is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> y = np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]])
+    >>> float(pg.ops.accuracy(y, np.array([1, 1, 1])).array.round(4))
+    0.6667
+    """
+    yv = var(y, "accuracy", "y")
+    xp = yv.xp
+    a = yv.array
+    if a.ndim < 1:
+        raise ShapeError("accuracy(y): expected at least 1 dimension, got a 0-d array")
+    ax = _norm_axis(axis, a.ndim, "accuracy")
+    traw = int_labels("accuracy", xp, t)
+    want = tuple(a.shape[:ax]) + tuple(a.shape[ax + 1:])
+    if tuple(traw.shape) != want:
+        raise ShapeError(f"accuracy(t): expected shape {want} (y's shape without the class "
+                         f"axis {ax}), got {tuple(traw.shape)}")
+    pred = xp.argmax(a, axis=ax)
+    hit = pred == xp.astype(traw, pred.dtype)
+    dtype = a.dtype if xp.isdtype(a.dtype, "real floating") else xp.float64
+    if ignore_label is not None:
+        valid = traw != ignore_label
+        hit = hit & valid
+        n = xp.sum(xp.astype(valid, dtype))
+    else:
+        n = xp.asarray(float(size_of(traw)), dtype=dtype, device=a.device)
+    n = xp.where(n == 0, xp.ones_like(n), n)
+    return wrap(xp.sum(xp.astype(hit, dtype)) / n, xp)
+
+
 def binary_accuracy(y: Any, t: Any) -> Variable:
     """Share of ``y >= 0`` agreeing with labels ``t`` in {0, 1}; ``t == -1`` is ignored.
+
+    Parameters
+    ----------
+    y
+        Scores (the prediction is ``y >= 0``).
+    t
+        Labels of ``y``'s size: 0, 1, or -1 (ignored).
 
     Examples
     --------
@@ -83,6 +138,19 @@ def classification_summary(y: Any, t: Any, label_num: int | None = None, beta: f
     ``argmax(y, axis=1)`` against labels ``t`` (``nan`` where a class is never predicted
     or never present, as Chainer).
 
+    Parameters
+    ----------
+    y
+        Scores ``(N, K, ...)``.
+    t
+        Integer labels ``(N, ...)``.
+    label_num
+        The number of classes (default: the largest label plus one).
+    beta
+        The weight of recall in the F-score.
+    ignore_label
+        The label that is not counted.
+
     Examples
     --------
     >>> import numpy as np
@@ -98,6 +166,11 @@ def classification_summary(y: Any, t: Any, label_num: int | None = None, beta: f
 def precision(y: Any, t: Any, label_num: int | None = None, ignore_label: int = -1
               ) -> tuple[Variable, Variable]:
     """Per-class precision and support; see :func:`classification_summary`.
+
+    Parameters
+    ----------
+    y, t, label_num, ignore_label
+        As in :func:`classification_summary`.
 
     Examples
     --------
@@ -115,6 +188,11 @@ def recall(y: Any, t: Any, label_num: int | None = None, ignore_label: int = -1
            ) -> tuple[Variable, Variable]:
     """Per-class recall and support; see :func:`classification_summary`.
 
+    Parameters
+    ----------
+    y, t, label_num, ignore_label
+        As in :func:`classification_summary`.
+
     Examples
     --------
     >>> import numpy as np
@@ -129,6 +207,11 @@ def recall(y: Any, t: Any, label_num: int | None = None, ignore_label: int = -1
 def f1_score(y: Any, t: Any, label_num: int | None = None, ignore_label: int = -1
              ) -> tuple[Variable, Variable]:
     """Per-class F1 score and support; see :func:`classification_summary`.
+
+    Parameters
+    ----------
+    y, t, label_num, ignore_label
+        As in :func:`classification_summary`.
 
     Examples
     --------
@@ -146,6 +229,15 @@ def r2_score(pred: Any, true: Any, sample_weight: Any = None,
              multioutput: str = "uniform_average") -> Variable:
     """Coefficient of determination ``1 - SS_res / SS_tot`` per output (0 where ``true``
     is constant), averaged (``'uniform_average'``) or per output (``'raw_values'``).
+
+    Parameters
+    ----------
+    pred, true
+        Predictions and true values of one shape ``(N, ...)``.
+    sample_weight
+        Not supported (as in Chainer): None.
+    multioutput
+        ``"uniform_average"`` or ``"raw_values"``.
 
     Examples
     --------
