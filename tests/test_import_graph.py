@@ -308,6 +308,25 @@ def test_no_circle_in_training():
                          "they share goes in a module below both")
 
 
+def test_tape_does_not_import_ops():
+    assert_no_imports(GRAPH, "portagrad.tape", "portagrad.ops",
+                      why="the tape stands below ops: what the engine and forward mode need "
+                          "lives in tape (or xp); ops installs Variable's operators itself")
+
+
+def test_no_circle_between_tape_and_ops():
+    tangled = [c for c in tangles_within(GRAPH, "portagrad")
+               if any(_under(m, "portagrad.tape") for m in c)
+               and any(_under(m, "portagrad.ops") for m in c)]
+    assert not tangled, f"tape and ops import each other through {tangled}"
+
+
+def test_no_circle_in_xp():
+    assert_no_cycles(GRAPH, "portagrad.xp",
+                     why="fast paths are attached from one table; no kernel module imports "
+                         "back the module that imports it")
+
+
 def test_graph_reads_every_kind_of_import(tmp_path):
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)

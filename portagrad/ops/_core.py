@@ -7,6 +7,7 @@ from typing import Any
 from .._errors import DTypeError, describe
 from ..tape._variable import Variable, _leaf
 from ..xp import binary_result_dtype, check_same_device, check_same_namespace
+from ..xp._dtypes import is_inexact as is_floating_dtype
 from ..xp._namespace import (
     _MULTI_DEVICE,
     LIBRARY_SCALAR_TYPES,
@@ -20,7 +21,6 @@ __all__ = ["var", "binary", "float_only", "scalar_like", "wrap", "unwrap", "SCAL
 
 SCALARS = (bool, int, float, complex)
 _MULTI: dict[Any, bool] = {}
-_FLOATING: dict[Any, bool] = {}
 
 
 def var(x: Any, op: str, arg: str = "x") -> Variable:
@@ -53,21 +53,6 @@ def size_of(a: Any) -> int:
 def unwrap(x: Any) -> Any:
     """Raw array of a Variable, anything else unchanged."""
     return x.array if isinstance(x, Variable) else x
-
-
-def is_floating_dtype(xp: Any, dtype: Any) -> bool:
-    # Keyed with the dtype's class first: dtypes of two libraries may hash alike, and
-    # array-api-strict warns when its dtypes are compared with NumPy's.
-    key = (dtype.__class__, dtype)
-    try:
-        return _FLOATING[key]
-    except (KeyError, TypeError):
-        r = xp.isdtype(dtype, ("real floating", "complex floating"))
-        try:
-            _FLOATING[key] = r
-        except TypeError:
-            pass
-        return r
 
 
 def float_only(x: Variable, op: str, arg: str = "x") -> None:

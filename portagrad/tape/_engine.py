@@ -22,6 +22,7 @@ from ..xp._accumulate import accumulate
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._mode import set_debug, set_grad_enabled, state
 from ._node import Node, check_finite
+from ._shapes import sum_to
 from ._variable import _HOOKED, Variable, _Fresh, _leaf
 
 __all__ = ["backward", "grad"]
@@ -170,7 +171,7 @@ class _Run:
                     continue
                 if gx is not None:
                     if shapes is not None and gx.array.shape != shapes[i]:
-                        gx = _sum_to()(gx, tuple(shapes[i]))
+                        gx = sum_to(gx, shape=tuple(shapes[i]))
                     if debug:
                         _check_gradient(node, gx, i)
                     if into is not None and gx is into[i]:
@@ -392,12 +393,6 @@ def _arrive(pending: dict[int, list], leaf: Variable, owned: set[int]) -> None:
 def _fire(leaf: Variable) -> None:
     for hook in list(leaf._hooks or ()):
         hook(leaf)
-
-
-def _sum_to() -> Any:
-    from ..ops.std.shape import sum_to
-
-    return sum_to
 
 
 def _prune(outputs: list[Variable], targets: dict[int, Variable]) -> tuple[set[int], set[int]]:

@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from .._errors import DTypeError, GradientError, ShapeError, describe
+from ..xp._dtypes import is_inexact
 from ..xp._namespace import is_array, namespace_of
 from ._mode import set_levels, state
 from ._variable import Variable, _Fresh, _leaf, _new, _snapshot
@@ -139,9 +140,9 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Variabl
     """
     lv = _current_level(level, "make_dual")
     if isinstance(tensor, Variable):
-        from ..ops.std.creation import _alias
+        from ._shapes import alias
 
-        primal = _alias(tensor) if tensor.requires_grad else _leaf(tensor.array, tensor.xp)
+        primal = alias(tensor) if tensor.requires_grad else _leaf(tensor.array, tensor.xp)
         if tangents_of(tensor):
             primal._tangents = dict(tensor._tangents)
     elif is_array(tensor):
@@ -212,10 +213,10 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
 
 
 def _view(v: Variable) -> Variable:
-    from ..ops.std.creation import _alias
+    from ._shapes import alias
 
     with _without_levels():
-        return _alias(v)
+        return alias(v)
 
 
 @contextmanager
@@ -261,9 +262,9 @@ def propagate(prim: Any, args: tuple, params: dict, out: Any, node: Any) -> None
             if not isinstance(t, Variable):
                 t = _leaf(t, o.xp)
             if tuple(t.shape) != tuple(o.shape):
-                from ..ops.std.shape import broadcast_to
+                from ._shapes import broadcast_to
 
-                t = broadcast_to(t, tuple(o.shape))
+                t = broadcast_to(t, shape=tuple(o.shape))
             if new[j] is None:
                 base = getattr(o, "_tangents", None)
                 new[j] = dict(base) if base else {}
@@ -276,9 +277,7 @@ def propagate(prim: Any, args: tuple, params: dict, out: Any, node: Any) -> None
 
 
 def _is_float(o: Variable) -> bool:
-    from ..ops._core import is_floating_dtype
-
-    return is_floating_dtype(o.xp, o.array.dtype)
+    return is_inexact(o.xp, o.array.dtype)
 
 
 def _ctx(prim: Any, args: tuple, params: dict, outs: tuple, needs: tuple) -> Any:
@@ -341,7 +340,7 @@ def _linear_rule(prim: Any, args: tuple, params: dict, tans: tuple) -> Any:
 def _diagonal_rule(prim: Any, args: tuple, params: dict, outs: tuple, tans: tuple) -> Any:
     """A real elementwise Jacobian is diagonal, hence its own transpose: the vjp of the
     tangent (broadcast to the output), one input at a time, is the tangent."""
-    from ..ops.std.shape import broadcast_to
+    from ._shapes import broadcast_to
 
     (out,) = outs
     shape = tuple(out.shape)
@@ -351,7 +350,7 @@ def _diagonal_rule(prim: Any, args: tuple, params: dict, outs: tuple, tans: tupl
             continue
         needs = tuple(j == i for j in range(len(args)))
         if tuple(t.shape) != shape:
-            t = broadcast_to(t, shape)
+            t = broadcast_to(t, shape=shape)
         gs = prim.vjp(_ctx(prim, args, params, outs, needs), t)
         if type(gs) is not tuple and type(gs) is not list:
             gs = (gs,)
@@ -369,10 +368,9 @@ def _diagonal_rule(prim: Any, args: tuple, params: dict, outs: tuple, tans: tupl
 def _double_vjp(prim: Any, args: tuple, params: dict, outs: tuple, tans: tuple) -> Any:
     """``J t = d/du <J^T u, t>``: the primitive's vjp at a zero cotangent ``u``, recorded,
     then differentiated in ``u`` (exact, since ``J^T u`` is linear in ``u``)."""
-    from ..ops.std.complex import conj, real
-    from ..ops.std.reduction import sum as _sum
     from ._engine import grad
     from ._mode import set_grad_enabled
+    from ._shapes import inner
 
     record = state.grad_enabled
     floats = [o for o in outs if _is_float(o)]
@@ -393,10 +391,7 @@ def _double_vjp(prim: Any, args: tuple, params: dict, outs: tuple, tans: tuple) 
         for g, t in zip(gs, tans):
             if g is None or t is None:
                 continue
-            if g.xp.isdtype(g.array.dtype, "complex floating"):
-                term = _sum(real(conj(g) * t))
-            else:
-                term = _sum(g * t)
+            term = inner(g, t)
             total = term if total is None else total + term
         live = [u for u in us if u is not None]
         if total is None or not total.requires_grad:

@@ -20,6 +20,16 @@ __all__ = ["Variable", "as_variable"]
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 
+# The namespace of Variables' functions: portagrad.ops, which sits above the tape and
+# hands itself over when it is imported (set_array_namespace).
+_NAMESPACE: list[Any] = [None]
+
+
+def set_array_namespace(module: Any) -> None:
+    """Make ``module`` what ``Variable.__array_namespace__()`` returns."""
+    _NAMESPACE[0] = module
+
+
 class Variable:
     """An array that records the operations applied to it, for differentiation.
 
@@ -305,12 +315,10 @@ class Variable:
 
     # -- conversion ---------------------------------------------------------------------
     def __array_namespace__(self, api_version: str | None = None) -> Any:
-        from .. import ops
-
         if api_version is not None and api_version not in _API_VERSIONS:
             raise ValueError(f"Variable.__array_namespace__(api_version): expected one of "
                              f"{', '.join(_API_VERSIONS)} or None, got {api_version!r}")
-        return ops
+        return _NAMESPACE[0]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         # A NumPy function applied to a Variable would drop it from the graph and give a

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["is_floating", "is_complex", "is_integral", "binary_result_dtype", "default_float",
+__all__ = ["is_floating", "is_complex", "is_inexact", "is_integral", "binary_result_dtype",
+           "default_float",
            "host_dtype_hash"]
 
 
@@ -22,6 +23,25 @@ def is_floating(xp: Any, dtype: Any) -> bool:
 def is_complex(xp: Any, dtype: Any) -> bool:
     """Return whether ``dtype`` is complex floating."""
     return xp.isdtype(dtype, "complex floating")
+
+
+_INEXACT: dict[Any, bool] = {}
+
+
+def is_inexact(xp: Any, dtype: Any) -> bool:
+    """Return whether ``dtype`` is real or complex floating (cached: ops ask per call)."""
+    # Keyed with the dtype's class first: dtypes of two libraries may hash alike, and
+    # array-api-strict warns when its dtypes are compared with NumPy's.
+    key = (dtype.__class__, dtype)
+    try:
+        return _INEXACT[key]
+    except (KeyError, TypeError):
+        r = xp.isdtype(dtype, ("real floating", "complex floating"))
+        try:
+            _INEXACT[key] = r
+        except TypeError:
+            pass
+        return r
 
 
 def is_integral(xp: Any, dtype: Any) -> bool:
