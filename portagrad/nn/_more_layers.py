@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from .. import ops
-from .._errors import DTypeError, ShapeError, describe
+from .._errors import ShapeError
 from ..ops._core import var
 from . import init as _init
 from ._layers import _default_dtype, as_initializer, make_param
@@ -138,30 +138,11 @@ class _AdaptivePool(Module):
         if self.reduce == "mean":
             y = ops.adaptive_avg_pool(xv, self.output_size)
         else:
-            y = _adaptive_max(xv, self.output_size)
+            y = ops.adaptive_max_pool(xv, self.output_size)
         return ops.squeeze(y, axis=0) if unbatched else y
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
-
-
-def _adaptive_max(x: Any, sizes: tuple[int | None, ...]) -> Any:
-    # The maximum over a box is the maximum over each of its axes in turn, so each axis is
-    # reduced on its own: one slice per output position and axis, PyTorch's windows
-    # floor(o * L / out) .. ceil((o + 1) * L / out).
-    for i, o in enumerate(sizes):
-        ax = 2 + i
-        length = int(x.shape[ax])
-        if o is None or o == length:
-            continue
-        parts = []
-        for q in range(o):
-            start, end = (q * length) // o, -((-(q + 1) * length) // o)
-            index = tuple(slice(start, end) if j == ax else slice(None)
-                          for j in range(x.ndim))
-            parts.append(ops.max(x[index], axis=ax))
-        x = ops.stack(parts, axis=ax)
-    return x
 
 
 class AdaptiveAvgPool1d(_AdaptivePool):
@@ -237,10 +218,6 @@ class _Elman(_Recurrent):
         self.nonlinearity = nonlinearity
         super().__init__(input_size, hidden_size, bias, xp=xp, device=device, dtype=dtype)
 
-    def _step(self, xg: Any, h: Any) -> Any:
-        act = ops.tanh if self.nonlinearity == "tanh" else ops.relu
-        return act(xg + ops.linear(h, self.w_hh, self.b_hh))
-
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r}"
 
@@ -262,7 +239,8 @@ class RNNCell(_Elman):
         if x.ndim != 2:
             raise ShapeError(f"RNNCell(x): expected (N, features), got shape {x.shape}")
         h = h if h is not None else self._zeros(x)
-        return self._step(ops.linear(x, self.w_ih, self.b_ih), h)
+        return ops.rnn_cell(x, h, self.w_ih, self.w_hh, self.b_ih, self.b_hh,
+                            nonlinearity=self.nonlinearity)
 
 
 class RNN(_Elman):
@@ -286,26 +264,6 @@ class RNN(_Elman):
         xs = self._setup(xs)
         if xs.ndim != 3:
             raise ShapeError(f"RNN(xs): expected (T, N, features), got shape {xs.shape}")
-        xp = xs.xp
-        m = None
-        if mask is not None:
-            m = getattr(mask, "array", mask)
-            if not hasattr(m, "shape") or tuple(m.shape) != tuple(xs.shape[:2]):
-                raise ShapeError(f"RNN(mask): expected shape {tuple(xs.shape[:2])} (T, N), "
-                                 f"got {describe(m)}")
-            if not xp.isdtype(m.dtype, "bool"):
-                raise DTypeError(f"RNN(mask): expected a boolean array, got dtype {m.dtype}")
-            m = xp.expand_dims(m, axis=-1)
         h = var(h0, "RNN", "h0") if h0 is not None else var(self._zeros(xs), "RNN")
-        # One product for the input projection of every step.
-        xg = ops.linear(xs, self.w_ih, self.b_ih)
-        ys = []
-        for k in range(int(xs.shape[0])):
-            new = self._step(xg[k, ...], h)
-            if m is not None:
-                new = ops.where(m[k, ...], new, h)
-                ys.append(ops.where(m[k, ...], new, 0.0))
-            else:
-                ys.append(new)
-            h = new
-        return ops.stack(ys, axis=0), h
+        return ops.n_step_elman(xs, h, self.w_ih, self.w_hh, self.b_ih, self.b_hh,
+                                nonlinearity=self.nonlinearity, mask=mask)

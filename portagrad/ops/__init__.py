@@ -399,9 +399,11 @@ from .nn.recurrent import (
     gru_cell as gru_cell,
     lstm as lstm,
     lstm_cell as lstm_cell,
-    n_step_elman as n_step_elman,
     n_step_gru as n_step_gru,
     n_step_lstm as n_step_lstm,
+)
+from .nn.recurrent_elman import (
+    n_step_elman as n_step_elman,
     rnn_cell as rnn_cell,
 )
 from .nn.recurrent_stacked import (
@@ -642,7 +644,9 @@ __all__ = [
     "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "max_pooling_1d", "max_pooling_2d",
     "max_pooling_3d", "max_pooling_nd",
     # nn.recurrent
-    "gru_cell", "lstm", "lstm_cell", "n_step_elman", "n_step_gru", "n_step_lstm", "rnn_cell",
+    "gru_cell", "lstm", "lstm_cell", "n_step_gru", "n_step_lstm",
+    # nn.recurrent_elman
+    "n_step_elman", "rnn_cell",
     # nn.recurrent_stacked
     "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",
     # nn.recurrent_tree

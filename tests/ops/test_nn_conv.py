@@ -223,3 +223,59 @@ def test_embedding_gradient_matches_torch():
     (tg,) = torch.autograd.grad(F.embedding(torch.tensor(ids), tw, padding_idx=2), tw,
                                 torch.tensor(gy))
     np.testing.assert_allclose(g.array, tg.numpy(), rtol=1e-12)
+
+
+@needs_torch
+def test_embedding_ignore_index_and_scale_grad_by_freq():
+    rng = np.random.default_rng(2)
+    wh = rng.standard_normal((5, 2))
+    ids = np.array([[1, 4, 1], [-1, 1, 3]])
+    w = pg.Variable(wh)
+    y = ops.embedding(ids, w, ignore_index=-1)
+    np.testing.assert_array_equal(_np(y)[1, 0], [0.0, 0.0])
+    np.testing.assert_array_equal(_np(ops.embed_id(ids, wh, ignore_label=-1)), _np(y))
+    y.sum().backward()
+    np.testing.assert_array_equal(to_numpy(w.grad), [[0, 0], [3, 3], [0, 0], [1, 1], [1, 1]])
+    ids = np.abs(ids)
+    gy = rng.standard_normal((2, 3, 2))
+    (g,) = pg.grad(ops.embedding(ids, w, scale_grad_by_freq=True), w, gy)
+    tw = torch.tensor(wh, requires_grad=True)
+    (tg,) = torch.autograd.grad(F.embedding(torch.tensor(ids), tw, scale_grad_by_freq=True),
+                                tw, torch.tensor(gy))
+    np.testing.assert_allclose(g.array, tg.numpy(), rtol=1e-12)
+
+
+@needs_torch
+def test_conv_transpose_output_padding_below_the_dilation_matches_torch():
+    rng = np.random.default_rng(3)
+    xh, wh = rng.standard_normal((1, 2, 4, 3)), rng.standard_normal((2, 3, 3, 2))
+    kw = {"stride": (1, 2), "padding": (2, 1), "output_padding": (2, 1), "dilation": (3, 2)}
+    x, w = pg.Variable(xh), pg.Variable(wh)
+    y = ops.conv_transpose2d(x, w, **kw)
+    tx, tw = (torch.tensor(a, requires_grad=True) for a in (xh, wh))
+    ty = F.conv_transpose2d(tx, tw, **kw)
+    np.testing.assert_allclose(_np(y), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    gy = rng.standard_normal(tuple(ty.shape))
+    for mine, ref in zip(pg.grad(y, [x, w], gy), torch.autograd.grad(ty, [tx, tw],
+                                                                       torch.tensor(gy))):
+        np.testing.assert_allclose(_np(mine), ref.numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(pg.ShapeError, match="conv_transpose2d\\(output_size\\)"):
+        ops.conv_transpose2d(x, w, stride=2, output_padding=2)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_unfold_and_fold_are_adjoint(nd):
+    rng = np.random.default_rng(nd)
+    x = rng.standard_normal((2, 3) + (5,) * nd)
+    kw = {"stride": 2, "padding": 1, "dilation": 1 if nd == 3 else 2}
+    cols = ops.unfold(x, 2, **kw)
+    c = rng.standard_normal(tuple(cols.shape))
+    back = ops.fold(c, (5,) * nd, 2, **kw)
+    assert tuple(back.shape) == x.shape
+    np.testing.assert_allclose(float((_np(cols) * c).sum()), float((x * _np(back)).sum()),
+                               rtol=1e-12)
+    # im2col is unfold with Chainer's arguments
+    if nd == 2:
+        np.testing.assert_array_equal(_np(ops.im2col(x, 2, 2, 1, dilate=2)), _np(
+            ops.unfold(x, 2, stride=2, padding=1, dilation=2)))
+    check_grads(lambda v: ops.unfold(v, 2, **kw), (x[:1, :2],), order=2)

@@ -135,3 +135,62 @@ def test_pool_errors():
         ops.avg_pool(np.ones((1, 1, 2)), 3)
     with pytest.raises(pg.ShapeError, match=r"max_pool2d\(x\): expected \(N, C, \*spatial\)"):
         ops.max_pool2d(np.ones((1, 4, 4)), 2)
+
+
+@needs_torch
+@pytest.mark.parametrize("nd, k, s, p, d, ceil", [
+    (1, 3, 2, 1, 1, True), (2, (3, 2), (2, 1), (1, 0), (1, 2), False), (3, 2, 1, 1, 1, True)])
+def test_max_pool_indices_match_torch(nd, k, s, p, d, ceil):
+    rng = np.random.default_rng(nd)
+    xh = _distinct(rng, (2, 3) + (6,) * nd)
+    y, idx = ops.max_pool(xh, k, s, p, d, ceil, return_indices=True)
+    ty, ti = getattr(F, f"max_pool{nd}d")(torch.tensor(xh), k, s, p, d, ceil_mode=ceil,
+                                          return_indices=True)
+    np.testing.assert_array_equal(_np(y), ty.numpy())
+    np.testing.assert_array_equal(np.asarray(idx), ti.numpy())
+    # max_unpool puts the maxima back where they came from.
+    back = _np(ops.max_unpool(y, idx, (6,) * nd)).reshape(6, -1)
+    want = np.zeros((6, 6 ** nd))
+    for row, (i, v) in enumerate(zip(np.asarray(idx).reshape(6, -1), _np(y).reshape(6, -1))):
+        want[row, i] = v
+    np.testing.assert_allclose(back, want, rtol=1e-14)
+
+
+def test_chainer_indices_place_values_back_with_upsampling():
+    rng = np.random.default_rng(1)
+    x = _distinct(rng, (2, 2, 5, 6))
+    for k, s, p, cover in ((2, 2, 0, True), (3, 2, 1, True), (3, 1, 1, False)):
+        y, idx = ops.max_pooling_2d(x, k, s, p, cover_all=cover, return_indices=True)
+        assert int(idx.min()) >= 0 and int(idx.max()) < k * k
+        up = _np(ops.upsampling_2d(y, idx, k, s, p, outsize=(5, 6), cover_all=cover))
+        # Each maximum lands on its own position, once per window it won (overlaps add).
+        times = up / x
+        np.testing.assert_allclose(times, np.rint(times), atol=1e-12)
+        np.testing.assert_allclose(up.sum(), _np(y).sum())
+
+
+def test_max_unpool_accumulates_or_keeps_the_last():
+    x = np.array([[[1.0, 2.0, 3.0]]])
+    idx = np.array([[[0, 0, 2]]])
+    np.testing.assert_array_equal(_np(ops.max_unpool(x, idx, (3,))), [[[2.0, 0.0, 3.0]]])
+    np.testing.assert_array_equal(_np(ops.max_unpool(x, idx, (3,), accumulate=True)),
+                                  [[[3.0, 0.0, 3.0]]])
+    v = pg.Variable(x)
+    (g,) = pg.grad(ops.max_unpool(v, idx, (3,)), v, np.array([[[5.0, 6.0, 7.0]]]))
+    np.testing.assert_array_equal(_np(g), [[[5.0, 5.0, 7.0]]])  # the gather, as PyTorch
+
+
+def test_divisor_override_lp_and_adaptive_max_pool():
+    x = np.arange(16.0).reshape(1, 1, 4, 4)
+    np.testing.assert_array_equal(_np(ops.avg_pool(x, 2, divisor_override=2)),
+                                  [[[[5.0, 9.0], [21.0, 25.0]]]])
+    np.testing.assert_allclose(_np(ops.lp_pool(x + 1.0, 2, 2)),
+                               np.sqrt(((x + 1.0).reshape(1, 1, 2, 2, 2, 2) ** 2)
+                                       .sum(axis=(3, 5))))
+    y, i = ops.adaptive_max_pool(x, (1, 3), return_indices=True)
+    np.testing.assert_array_equal(_np(y), [[[[13.0, 14.0, 15.0]]]])
+    np.testing.assert_array_equal(np.asarray(i), [[[[13, 14, 15]]]])
+    check_grads(lambda v: ops.adaptive_max_pool(v, 2), (_distinct(np.random.default_rng(0),
+                                                                   (1, 2, 3, 5)),), order=3)
+    with pytest.raises(ValueError, match="avg_pool\\(divisor_override\\)"):
+        ops.avg_pool(x, 2, divisor_override=0)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import portagrad as pg
+from portagrad.gradcheck import check_grads
 from portagrad.xp import to_numpy
 
 try:
@@ -121,3 +122,40 @@ def test_rnn_errors():
     with pytest.raises(pg.DTypeError, match=r"n_step_lstm\(mask\)"):
         ops.n_step_lstm(np.ones((2, 1, 1)), np.ones((1, 1)), np.ones((1, 1)), np.ones((4, 1)),
                         np.ones((4, 1)), mask=np.ones((2, 1)))
+
+
+def test_gru_cell_with_the_reset_before_the_product():
+    rng = np.random.default_rng(4)
+    x, h = rng.standard_normal((2, 3)), rng.standard_normal((2, 4))
+    w_ih, w_hh, b_ih, b_hh = _weights(rng, 3, 3, 4)
+
+    def sig(a):
+        return 1 / (1 + np.exp(-a))
+
+    gx = x @ w_ih.T + b_ih
+    r = sig(gx[:, :4] + h @ w_hh[:4].T + b_hh[:4])
+    z = sig(gx[:, 4:8] + h @ w_hh[4:8].T + b_hh[4:8])
+    n = np.tanh(gx[:, 8:] + (r * h) @ w_hh[8:].T + b_hh[8:])
+    got = ops.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh, reset_after=False)
+    np.testing.assert_allclose(_np(got), (1 - z) * n + z * h, rtol=1e-12)
+    check_grads(lambda *a: ops.gru_cell(*a, reset_after=False), (x, h, w_ih, w_hh, b_ih, b_hh),
+                order=2)
+
+
+@needs_torch
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_elman_cell_and_sequence_match_torch(nonlinearity):
+    rng = np.random.default_rng(5)
+    xs, h0 = rng.standard_normal((4, 2, 3)), rng.standard_normal((2, 5))
+    w_ih, w_hh, b_ih, b_hh = _weights(rng, 1, 3, 5)
+    rnn = torch.nn.RNN(3, 5, nonlinearity=nonlinearity).double()
+    with torch.no_grad():
+        for name, a in zip(("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"),
+                           (w_ih, w_hh, b_ih, b_hh)):
+            getattr(rnn, name).copy_(torch.tensor(a))
+    ty, th = rnn(torch.tensor(xs), torch.tensor(h0[None]))
+    ys, h = ops.n_step_elman(xs, h0, w_ih, w_hh, b_ih, b_hh, nonlinearity=nonlinearity)
+    np.testing.assert_allclose(_np(ys), ty.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(_np(h), th.detach().numpy()[0], rtol=1e-12)
+    one = ops.rnn_cell(xs[0], h0, w_ih, w_hh, b_ih, b_hh, nonlinearity=nonlinearity)
+    np.testing.assert_allclose(_np(one), ty.detach().numpy()[0], rtol=1e-12)

@@ -1,5 +1,5 @@
-"""Recurrent cells (LSTM, GRU, Elman) and their runs over a time-major sequence, with
-backward through time (the loop records an ordinary graph, so every order of derivative
+"""Recurrent cells (LSTM, GRU) and their runs over a time-major sequence, with backward
+through time (the loop records an ordinary graph, so every order of derivative
 is exact).
 
 Gate layouts follow PyTorch: LSTM weights stack the input, forget, cell and output gates
@@ -16,12 +16,11 @@ from .._core import float_var as _f
 from ..std.elementwise import tanh, where
 from ..std.linalg.products import matmul
 from ..std.shape import matrix_transpose, reshape, stack, unstack
-from .activation import _sigmoid, relu
+from .activation import _sigmoid
 from .connection import _linear
 from .recurrent_fused import lstm_sequence, lstm_update
 
-__all__ = ["lstm", "lstm_cell", "gru_cell", "rnn_cell", "n_step_lstm", "n_step_gru",
-           "n_step_elman"]
+__all__ = ["lstm", "lstm_cell", "gru_cell", "n_step_lstm", "n_step_gru"]
 
 
 def _split(a: Variable, k: int, op: str) -> list[Variable]:
@@ -38,6 +37,13 @@ def lstm(c_prev: Any, gates: Any) -> tuple[Variable, Variable]:
 
     ``gates`` is ``(N, 4H)``: input, forget, cell and output pre-activations, in that
     order. ``c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g)``, ``h = sigmoid(o) * tanh(c)``.
+
+    Parameters
+    ----------
+    c_prev
+        Previous cell state ``(N, H)``.
+    gates
+        Pre-activations ``(N, 4H)``: input, forget, cell and output gates in blocks.
 
     Examples
     --------
@@ -101,6 +107,17 @@ def lstm_cell(x: Any, h: Any, c: Any, w_ih: Any, w_hh: Any, b_ih: Any = None,
 
     Shapes: ``x`` ``(N, I)``, ``h`` and ``c`` ``(N, H)``, ``w_ih`` ``(4H, I)``, ``w_hh``
     ``(4H, H)``, biases ``(4H,)``.
+
+    Parameters
+    ----------
+    x
+        Input ``(N, I)``.
+    h, c
+        State and cell ``(N, H)``.
+    w_ih, w_hh
+        ``(4H, I)`` and ``(4H, H)``: the input, forget, cell and output gates stacked.
+    b_ih, b_hh
+        Optional ``(4H,)`` biases.
 
     Examples
     --------
@@ -176,43 +193,6 @@ def gru_cell(x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any = None,
     xv, hv = _f(x, op, "x"), _f(h, op, "h")
     xg = _proj(xv, _f(w_ih, op, "w_ih"), b_ih, op, "w_ih")
     return _gru_update(xg, hv, _f(w_hh, op, "w_hh"), b_hh, op, reset_after)
-
-
-def _activation(nonlinearity: str, op: str) -> Any:
-    if nonlinearity not in ("tanh", "relu"):
-        raise ValueError(f"{op}(nonlinearity): expected 'tanh' or 'relu', got "
-                         f"{nonlinearity!r}")
-    return tanh if nonlinearity == "tanh" else relu
-
-
-def rnn_cell(x: Any, h: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None, *,
-             nonlinearity: str = "tanh") -> Variable:
-    """One Elman step (PyTorch's ``RNNCell``): ``act(W_ih x + b_ih + W_hh h + b_hh)``.
-
-    Parameters
-    ----------
-    x
-        Input ``(N, I)``.
-    h
-        State ``(N, H)``.
-    w_ih, w_hh, b_ih, b_hh
-        ``(H, I)``, ``(H, H)`` and optional ``(H,)`` biases.
-    nonlinearity
-        ``"tanh"`` or ``"relu"``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.rnn_cell(np.ones((1, 2)), np.zeros((1, 2)), np.eye(2), np.eye(2),
-    ...                 nonlinearity="relu").array
-    array([[1., 1.]])
-    """
-    op = "rnn_cell"
-    act = _activation(nonlinearity, op)
-    xv, hv = _f(x, op, "x"), _f(h, op, "h")
-    return act(_proj(xv, _f(w_ih, op, "w_ih"), b_ih, op, "w_ih")
-               + _proj(hv, _f(w_hh, op, "w_hh"), b_hh, op, "w_hh"))
 
 
 def _sequence(op: str, xs: Any, mask: Any) -> tuple[Variable, Any]:
@@ -321,6 +301,17 @@ def n_step_gru(xs: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: A
     """Run a GRU over a time-major sequence: returns ``(ys, h_T)``; ``mask`` as in
     :func:`n_step_lstm`.
 
+    Parameters
+    ----------
+    xs
+        ``(T, N, I)``.
+    h0
+        ``(N, H)`` initial state.
+    w_ih, w_hh, b_ih, b_hh
+        As :func:`gru_cell`.
+    mask
+        As :func:`n_step_lstm`'s.
+
     Examples
     --------
     >>> import numpy as np
@@ -336,43 +327,6 @@ def n_step_gru(xs: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: A
 
     def step(xg: Variable, states: list[Variable]) -> list[Variable]:
         return [_gru_update(xg, states[0], whh, b_hh, op)]
-
-    ys, (h,) = _run(op, xv, m, [_f(h0, op, "h0")], _f(w_ih, op, "w_ih"), b_ih, step)
-    return ys, h
-
-
-def n_step_elman(xs: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None,
-                 *, nonlinearity: str = "tanh", mask: Any = None) -> tuple[Variable, Variable]:
-    """Run an Elman RNN (:func:`rnn_cell`) over a time-major sequence: returns
-    ``(ys, h_T)``.
-
-    Parameters
-    ----------
-    xs
-        ``(T, N, I)``.
-    h0
-        ``(N, H)`` initial state.
-    w_ih, w_hh, b_ih, b_hh, nonlinearity
-        As :func:`rnn_cell`.
-    mask
-        As :func:`n_step_lstm`'s.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> ys, h = pg.ops.n_step_elman(np.ones((3, 2, 1)), np.zeros((2, 2)), np.ones((2, 1)),
-    ...                             np.ones((2, 2)), nonlinearity="relu")
-    >>> ys.array[:, 0, 0], h.shape
-    (array([1., 3., 7.]), (2, 2))
-    """
-    op = "n_step_elman"
-    act = _activation(nonlinearity, op)
-    xv, m = _sequence(op, xs, mask)
-    whh = _f(w_hh, op, "w_hh")
-
-    def step(xg: Variable, states: list[Variable]) -> list[Variable]:
-        return [act(xg + _proj(states[0], whh, b_hh, op, "w_hh"))]
 
     ys, (h,) = _run(op, xv, m, [_f(h0, op, "h0")], _f(w_ih, op, "w_ih"), b_ih, step)
     return ys, h

@@ -22,7 +22,8 @@ from .._core import var
 from ..std.indexing import getitem, take_along_axis
 from ..std.shape import concat, stack
 from .noise import dropout
-from .recurrent import n_step_elman, n_step_gru, n_step_lstm
+from .recurrent import n_step_gru, n_step_lstm
+from .recurrent_elman import n_step_elman
 
 __all__ = ["n_step_rnn", "n_step_birnn", "n_step_bigru", "n_step_bilstm"]
 

@@ -94,6 +94,17 @@ def roi_pooling_2d(x: Any, rois: Any, outh: int, outw: int, spatial_scale: float
     in input coordinates (times ``spatial_scale`` on the feature map), each region split
     into ``outh x outw`` bins; empty bins give 0.
 
+    Parameters
+    ----------
+    x
+        Feature maps ``(N, C, H, W)``.
+    rois
+        ``(R, 5)`` rows ``(batch index, x1, y1, x2, y2)``.
+    outh, outw
+        Bins per region.
+    spatial_scale
+        Factor from input coordinates to the feature map's.
+
     Examples
     --------
     >>> import numpy as np
@@ -124,6 +135,19 @@ def roi_max_pooling_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Seque
     """RoI max pooling with ``rois`` ``(R, 4)`` rows ``(y1, x1, y2, x2)`` and the batch
     index of each in ``roi_indices``; empty bins give ``-inf``, as Chainer.
 
+    Parameters
+    ----------
+    x
+        Feature maps ``(N, C, H, W)``.
+    rois
+        ``(R, 4)`` rows ``(y1, x1, y2, x2)``.
+    roi_indices
+        ``(R,)`` batch index of each region.
+    outsize
+        Bins per region, an int or ``(outh, outw)``.
+    spatial_scale
+        Factor from input coordinates to the feature map's.
+
     Examples
     --------
     >>> import numpy as np
@@ -144,6 +168,11 @@ def roi_average_pooling_2d(x: Any, rois: Any, roi_indices: Any,
                            outsize: int | Sequence[int], spatial_scale: float) -> Variable:
     """RoI average pooling with ``rois`` ``(R, 4)`` rows ``(y1, x1, y2, x2)`` and their
     batch indices; empty bins give 0.
+
+    Parameters
+    ----------
+    x, rois, roi_indices, outsize, spatial_scale
+        As :func:`roi_max_pooling_2d`.
 
     Examples
     --------
@@ -238,6 +267,13 @@ def roi_max_align_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Sequenc
     (``sampling_ratio`` per side, by default ``ceil`` of the bin size); ``rois`` rows are
     ``(y1, x1, y2, x2)``. A bin with no point inside the map gives ``-inf``.
 
+    Parameters
+    ----------
+    x, rois, roi_indices, outsize, spatial_scale
+        As :func:`roi_max_pooling_2d`.
+    sampling_ratio
+        Points per bin side, an int or a pair; by default ``ceil`` of the bin size.
+
     Examples
     --------
     >>> import numpy as np
@@ -256,6 +292,11 @@ def roi_average_align_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Seq
                          spatial_scale: float, sampling_ratio: Any = None) -> Variable:
     """RoI align, average: each bin's mean over a grid of bilinearly interpolated points
     (points outside the map count as zero); ``rois`` rows are ``(y1, x1, y2, x2)``.
+
+    Parameters
+    ----------
+    x, rois, roi_indices, outsize, spatial_scale, sampling_ratio
+        As :func:`roi_max_align_2d`.
 
     Examples
     --------
