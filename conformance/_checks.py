@@ -40,12 +40,13 @@ from ._gradients import (
     raw,
     reference_args,
 )
+from ._rules import check_unrecorded
 
 __all__ = ["CHECKS", "CheckFailure", "PASS", "NA", "CHECK_FUNCTIONS", "applies",
            "check_errors"]
 
 CHECKS = ("forward", "order1", "order2", "order3", "jvp", "device", "dtype", "errors",
-          "fastpath", "mutation")
+          "fastpath", "mutation", "unrecorded")
 # Builtin errors an op may raise instead of a portagrad error: Python's sequence protocol
 # (iteration over ``__getitem__``) stops on IndexError.
 _PROTOCOL_ERRORS = (IndexError,)
@@ -342,6 +343,7 @@ CHECK_FUNCTIONS: dict[str, Callable[[OpRecord, Backend, tuple], str]] = {
     "dtype": check_dtype,
     "fastpath": check_fastpath,
     "mutation": check_mutation,
+    "unrecorded": check_unrecorded,
 }
 
 

@@ -38,14 +38,19 @@ class Primitive:
     the broadcast shape and the framework sums them back to each input's shape.
     """
 
-    __slots__ = ("name", "forward", "vjp", "jvp", "linear", "nondiff", "save_in",
-                 "save_out", "elementwise", "nout", "binop", "sums_into", "__dict__")
+    __slots__ = ("name", "forward", "vjp", "vjp_recorded", "vjp_unrecorded", "jvp", "linear",
+                 "nondiff", "save_in", "save_out", "elementwise", "nout", "binop", "sums_into",
+                 "__dict__")
 
     def __init__(self, name: str, forward: Callable[..., Any], saves: str = "inputs",
                  elementwise: bool = False, nout: int = 1) -> None:
         self.name = name
         self.forward = forward
+        # What backward calls: the vjp, or, with a rule for unrecorded backward declared,
+        # a dispatch between the two (see defvjp_unrecorded).
         self.vjp: Callable[..., Any] | None = None
+        self.vjp_recorded: Callable[..., Any] | None = None
+        self.vjp_unrecorded: Callable[..., Any] | None = None
         # Forward mode (see ._forward): an explicit tangent rule, or the positions of the
         # arguments in which the primitive is jointly linear (its derivative in the
         # others being zero), so that the tangent is the primitive of the tangents.
@@ -69,8 +74,36 @@ class Primitive:
 
     def defvjp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``fn(ctx, gy)``, returning one gradient (or ``None``) per input."""
-        self.vjp = fn
+        self.vjp_recorded = fn
+        self._choose_vjp()
         return fn
+
+    def defvjp_unrecorded(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register a second vjp rule, used when backward records nothing.
+
+        ``fn(ctx, gy)`` returns what the vjp returns, but may compute on raw arrays
+        (wrapping each result with ``_fresh``), skipping the per-op bookkeeping of the
+        primitives a recorded vjp goes through. It runs only when neither
+        ``create_graph`` nor a forward-mode level is on; otherwise the vjp runs, so
+        higher derivatives always differentiate the vjp. The conformance suite checks
+        the two rules against each other on every op that reaches the primitive.
+        """
+        self.vjp_unrecorded = fn
+        self._choose_vjp()
+        return fn
+
+    def _choose_vjp(self) -> None:
+        recorded, unrecorded = self.vjp_recorded, self.vjp_unrecorded
+        if recorded is None or unrecorded is None:
+            self.vjp = recorded
+            return
+
+        def vjp(ctx: Any, gy: Any) -> Any:
+            if state.mode & (RECORD | FORWARD):
+                return recorded(ctx, gy)
+            return unrecorded(ctx, gy)
+
+        self.vjp = vjp
 
     def defjvp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``fn(ctx, *tangents)``, returning the output tangent(s) ``J t``.

@@ -278,3 +278,37 @@ def test_sample_only_records_run_under_hypothesis():
     out = run_check(rec, "numpy", "order1", max_examples=8, seed=0)
     assert out.status == "pass" and out.examples == 8
     assert len(set(seen)) > 1  # different seeds, different arguments
+
+
+# -- a rule for unrecorded backward that disagrees with the vjp ---------------------------
+@primitive(elementwise=True)
+def meta_sin_two_rules(xp, x):
+    return xp.sin(x)
+
+
+@meta_sin_two_rules.defvjp
+def _(ctx, gy):
+    (x,) = ctx.inputs
+    return (gy * pg.ops.cos(x),)
+
+
+@meta_sin_two_rules.defvjp_unrecorded
+def _(ctx, gy):
+    (x,) = ctx.inputs
+    xp = ctx.xp
+    return (pg.Variable(gy.array * xp.cos(x.array) * 1.001),)
+
+
+def test_unrecorded_rule_is_checked_against_the_vjp():
+    rec = _record("meta_sin_two_rules", meta_sin_two_rules)
+    out = run_check(rec, "numpy", "unrecorded", max_examples=3, seed=0)
+    assert out.failed and "unrecorded rules of ['meta_sin_two_rules']" in out.message
+    # Orders 2 and 3 differentiate the vjp, so only the first order sees the wrong rule.
+    assert run_check(rec, "numpy", "order1", max_examples=3, seed=0).failed
+    assert run_check(rec, "numpy", "order2", max_examples=3, seed=0).status == "pass"
+    plain = _record("meta_sin", pg.ops.sin)
+    assert run_check(plain, "numpy", "unrecorded", max_examples=3, seed=0).status == "n/a"
+    prod = OpRecord("meta_product", lambda a, b: pg.as_variable(a) * b,
+                    lambda a, b: a * b, sample=lambda rng: (rng.standard_normal(3),
+                                                            rng.standard_normal(3)))
+    assert run_check(prod, "numpy", "unrecorded", max_examples=3, seed=0).status == "pass"

@@ -15,7 +15,6 @@ from typing import Any
 
 from ...._errors import DTypeError
 from ....tape import primitive
-from ....tape._mode import state
 from ....tape._node import apply2
 from ....tape._variable import Variable, _fresh
 from ....xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
@@ -60,22 +59,27 @@ def _multiply(xp: Any, a: Any, b: Any) -> Any:
 def _(ctx: Any, gy: Variable) -> tuple:
     a, b = ctx.inputs
     e = ctx.edges
-    if not (state.grad_enabled or state.fwd):
-        # Nothing is recorded: the products on raw arrays, without more Variables and
-        # their operator dispatch (most of a small product's backward).
-        g = gy.array
-        if a is b and e[0] is not None and e[1] is not None:
-            # x * x: 2 x gy once, rather than x gy twice and then their sum (the same
-            # value: doubling is exact).
-            out = g * a.array * 2
-            if type(out) in LIBRARY_SCALAR_TYPES:
-                out = library_scalar_to_array(out)
-            return _fresh(out, ctx.xp), None
-        return (None if e[0] is None else _raw_product(g, b, ctx.xp),
-                None if e[1] is None else _raw_product(g, a, ctx.xp))
     if a is b and e[0] is not None and e[1] is not None:
+        # x * x: 2 x gy once, rather than x gy twice and then their sum (the same value:
+        # doubling is exact).
         return gy * (a * 2), None
     return (gy * b if e[0] is not None else None, gy * a if e[1] is not None else None)
+
+
+@_multiply.defvjp_unrecorded
+def _(ctx: Any, gy: Variable) -> tuple:
+    # The same products on raw arrays, without more Variables and their operator
+    # dispatch (most of a small product's backward).
+    a, b = ctx.inputs
+    e = ctx.edges
+    g = gy.array
+    if a is b and e[0] is not None and e[1] is not None:
+        out = g * a.array * 2
+        if type(out) in LIBRARY_SCALAR_TYPES:
+            out = library_scalar_to_array(out)
+        return _fresh(out, ctx.xp), None
+    return (None if e[0] is None else _raw_product(g, b, ctx.xp),
+            None if e[1] is None else _raw_product(g, a, ctx.xp))
 
 
 def _raw_product(g: Any, other: Any, xp: Any) -> Variable:
