@@ -24,6 +24,29 @@ def test_expand_dims_axis_out_of_range_is_an_index_error(backend, axis):
         o.expand_dims(x, axis=axis)
 
 
+@pytest.mark.parametrize(("axis", "shape"), [(0, (1, 2, 3)), (1, (2, 1, 3)), (-1, (2, 3, 1)),
+                                           (-3, (1, 2, 3))])
+def test_expand_dims_takes_axis_by_position_or_keyword_with_default_0(backend, axis, shape):
+    # The 2024.12 signature is expand_dims(x, /, axis); the release text had axis
+    # keyword-only with default 0, which code written against it still relies on.
+    x = pg.Variable(backend.asarray(np.arange(6.0).reshape(2, 3)), requires_grad=True)
+    by_position = o.expand_dims(x, axis)
+    assert by_position.shape == shape
+    assert o.expand_dims(x, axis=axis).shape == shape
+    assert o.expand_dims(x).shape == (1, 2, 3)
+    np.testing.assert_array_equal(to_numpy(by_position.array).reshape(2, 3),
+                                  np.arange(6.0).reshape(2, 3))
+    o.sum(by_position * by_position).backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), 2 * np.arange(6.0).reshape(2, 3))
+    assert xs.expand_dims(xs.zeros((2, 3)), axis).shape == shape  # the reference agrees
+
+
+def test_expand_dims_refuses_a_tuple_of_axes_before_2025_12(backend):
+    x = pg.Variable(backend.asarray(np.zeros((2, 3))))
+    with pytest.raises(TypeError, match=r"expand_dims\(axis\): expected an integer"):
+        o.expand_dims(x, (0, 1))
+
+
 def test_axis_error_is_still_a_shape_error():
     # Code that caught ShapeError/ValueError for a bad axis keeps working, as with NumPy's
     # AxisError (a ValueError and an IndexError).

@@ -1,8 +1,6 @@
 """Chainer's shape functions (``chainer.functions.array``) under Chainer's names and
-signatures: transposes, flips, stacking, splitting, casts and block rearrangements.
-
-All are composites of the shape and indexing ops, so their derivatives of every order come
-from those.
+signatures, each an adapter of the standard's function that computes it: transposes,
+flips, stacking, separating, broadcasting, casts, diagonals and copies.
 """
 
 from __future__ import annotations
@@ -12,29 +10,36 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
+from .._adapters import adapts
 from .._core import var
-from ..std.complex import astype
+from ..std._axes import _norm_axis
+from ..std.broadcasting import broadcast_arrays
+from ..std.casting import astype
 from ..std.creation import to_device
 from ..std.elementwise import positive
-from ..std.indexing import getitem
-from ..std.shape import (
-    _norm_axis,
-    broadcast_arrays,
-    concat,
-    flip,
-    moveaxis,
-    permute_dims,
-    reshape,
-    unstack,
-)
+from ..std.joining import concat, unstack
+from ..std.linalg.norms import diagonal as _linalg_diagonal
+from ..std.permutation import moveaxis, permute_dims
+from ..std.rearrange import flip
+from ..std.reshaping import reshape
+from .sequences import _vars
+from .splitting import split_axis as split_axis  # looked up here as well
 
 __all__ = ["transpose", "swapaxes", "rollaxis", "flatten", "fliplr", "flipud", "hstack",
-           "vstack", "dstack", "split_axis", "separate", "broadcast", "cast", "depth2space",
-           "space2depth", "diagonal", "identity", "copy"]
+           "vstack", "dstack", "separate", "broadcast", "cast", "diagonal", "identity",
+           "copy"]
 
 
+@adapts(permute_dims)
 def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
     """Permute the axes of ``x``; ``axes=None`` reverses them (``numpy.transpose``).
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
+    axes : sequence of int, optional
+        The permutation (as :func:`permute_dims`); None reverses the axes.
 
     Examples
     --------
@@ -49,8 +54,16 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
     return permute_dims(xv, tuple(axes))
 
 
+@adapts(permute_dims)
 def swapaxes(x: Any, axis1: int, axis2: int) -> Variable:
     """Exchange two axes of ``x``.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
+    axis1, axis2 : int
+        The two axes to exchange.
 
     Examples
     --------
@@ -68,8 +81,19 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Variable:
     return permute_dims(xv, tuple(order))
 
 
+@adapts(moveaxis)
 def rollaxis(x: Any, axis: int, start: int = 0) -> Variable:
     """Move ``axis`` to just before position ``start`` (``numpy.rollaxis``).
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array, of ``N`` dimensions.
+    axis : int
+        The axis to move.
+    start : int, optional
+        The axis is moved to just before the axis now at ``start`` (in ``[-N, N]``;
+        default 0).
 
     Examples
     --------
@@ -89,8 +113,14 @@ def rollaxis(x: Any, axis: int, start: int = 0) -> Variable:
     return moveaxis(xv, a, s)
 
 
+@adapts(reshape)
 def flatten(x: Any) -> Variable:
     """``x`` as a 1-d array.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
 
     Examples
     --------
@@ -108,8 +138,14 @@ def _at_least(x: Variable, nd: int, op: str) -> None:
                          f"{tuple(x.array.shape)}")
 
 
+@adapts(flip)
 def fliplr(a: Any) -> Variable:
     """Reverse axis 1 (left/right).
+
+    Parameters
+    ----------
+    a : Variable or array
+        An array of at least 2 dimensions.
 
     Examples
     --------
@@ -123,8 +159,14 @@ def fliplr(a: Any) -> Variable:
     return flip(av, axis=1)
 
 
+@adapts(flip)
 def flipud(a: Any) -> Variable:
     """Reverse axis 0 (up/down).
+
+    Parameters
+    ----------
+    a : Variable or array
+        An array of at least 1 dimension.
 
     Examples
     --------
@@ -138,15 +180,14 @@ def flipud(a: Any) -> Variable:
     return flip(av, axis=0)
 
 
-def _vars(xs: Sequence[Any], op: str) -> list[Variable]:
-    if isinstance(xs, Variable) or not isinstance(xs, (list, tuple)) or not xs:
-        raise TypeError(f"{op}(xs): expected a non-empty list or tuple of arrays, got "
-                        f"{type(xs).__name__}")
-    return [var(x, op, f"xs[{i}]") for i, x in enumerate(xs)]
-
-
+@adapts(concat)
 def hstack(xs: Sequence[Any]) -> Variable:
     """Concatenate along axis 1 (axis 0 for 1-d and 0-d arrays), as ``numpy.hstack``.
+
+    Parameters
+    ----------
+    xs : list or tuple of Variable or array
+        The arrays to join.
 
     Examples
     --------
@@ -159,8 +200,14 @@ def hstack(xs: Sequence[Any]) -> Variable:
     return concat(vs, axis=0 if vs[0].array.ndim == 1 else 1)
 
 
+@adapts(concat)
 def vstack(xs: Sequence[Any]) -> Variable:
     """Concatenate along axis 0 after making every array at least 2-d (``numpy.vstack``).
+
+    Parameters
+    ----------
+    xs : list or tuple of Variable or array
+        The arrays to join.
 
     Examples
     --------
@@ -173,8 +220,14 @@ def vstack(xs: Sequence[Any]) -> Variable:
     return concat(vs, axis=0)
 
 
+@adapts(concat)
 def dstack(xs: Sequence[Any]) -> Variable:
     """Concatenate along axis 2 after making every array at least 3-d (``numpy.dstack``).
+
+    Parameters
+    ----------
+    xs : list or tuple of Variable or array
+        The arrays to join.
 
     Examples
     --------
@@ -194,41 +247,16 @@ def dstack(xs: Sequence[Any]) -> Variable:
     return concat(vs, axis=2)
 
 
-def split_axis(x: Any, indices_or_sections: int | Sequence[int], axis: int,
-               force_tuple: bool = True) -> tuple[Variable, ...] | Variable:
-    """Split ``x`` along ``axis`` into equal sections or at the given indices
-    (``numpy.split``); a single piece comes back bare when ``force_tuple`` is False.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> [p.shape for p in pg.ops.split_axis(np.zeros((2, 5)), [1, 3], 1)]
-    [(2, 1), (2, 2), (2, 2)]
-    """
-    xv = var(x, "split_axis")
-    nd = xv.array.ndim
-    ax = _norm_axis(axis, nd, "split_axis")
-    n = xv.array.shape[ax]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
-        if k < 1 or n % k:
-            raise ShapeError(f"split_axis(indices_or_sections): expected a positive divisor "
-                             f"of the axis length {n}, got {k}")
-        bounds = [i * (n // k) for i in range(k + 1)]
-    else:
-        bounds = [0] + [min(max(int(i) + (n if int(i) < 0 else 0), 0), n)
-                        for i in indices_or_sections] + [n]
-    pre = (slice(None),) * ax
-    parts = tuple(getitem(xv, pre + (slice(lo, max(lo, hi)),))
-                  for lo, hi in zip(bounds[:-1], bounds[1:]))
-    if len(parts) == 1 and not force_tuple:
-        return parts[0]
-    return parts
-
-
+@adapts(unstack)
 def separate(x: Any, axis: int = 0) -> tuple[Variable, ...] | Variable:
     """Split ``x`` into its slices along ``axis``, that axis removed.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The array to split.
+    axis : int, optional
+        The axis to split along (default 0).
 
     Examples
     --------
@@ -241,8 +269,14 @@ def separate(x: Any, axis: int = 0) -> tuple[Variable, ...] | Variable:
     return parts[0] if len(parts) == 1 else parts
 
 
+@adapts(broadcast_arrays)
 def broadcast(*args: Any) -> tuple[Variable, ...] | Variable:
     """Broadcast the arguments against each other; one argument comes back bare.
+
+    Parameters
+    ----------
+    *args : Variable or array
+        Arrays whose shapes broadcast together.
 
     Examples
     --------
@@ -258,8 +292,16 @@ def broadcast(*args: Any) -> tuple[Variable, ...] | Variable:
     return out[0] if len(out) == 1 else out
 
 
+@adapts(astype)
 def cast(x: Any, typ: Any) -> Variable:
     """``x`` converted to dtype ``typ``; the gradient is cast back.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The array to cast.
+    typ : dtype
+        The target dtype (a library's or portagrad's).
 
     Examples
     --------
@@ -271,60 +313,19 @@ def cast(x: Any, typ: Any) -> Variable:
     return astype(var(x, "cast"), typ)
 
 
-def _rearrange_input(X: Any, r: int, op: str) -> Variable:
-    xv = var(X, op, "X")
-    if xv.array.ndim != 4:
-        raise ShapeError(f"{op}(X): expected (N, C, H, W), got shape {tuple(xv.array.shape)}")
-    if not isinstance(r, int) or r < 1:
-        raise ValueError(f"{op}(r): expected a positive int, got {r!r}")
-    return xv
-
-
-def depth2space(X: Any, r: int) -> Variable:
-    """Move channel blocks into ``r x r`` spatial blocks: ``(N, C r^2, H, W)`` to
-    ``(N, C, H r, W r)``; channel ``(i r + j) C + c`` lands at offset ``(i, j)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.depth2space(np.arange(4.0).reshape(1, 4, 1, 1), 2).array
-    array([[[[0., 1.],
-             [2., 3.]]]])
-    """
-    xv = _rearrange_input(X, r, "depth2space")
-    n, c, h, w = xv.array.shape
-    if c % (r * r):
-        raise ShapeError(f"depth2space(X): expected channels divisible by r*r = {r * r}, "
-                         f"got {c}")
-    y = reshape(xv, (n, r, r, c // (r * r), h, w))
-    y = permute_dims(y, (0, 3, 4, 1, 5, 2))
-    return reshape(y, (n, c // (r * r), h * r, w * r))
-
-
-def space2depth(X: Any, r: int) -> Variable:
-    """The inverse of :func:`depth2space`: ``(N, C, H r, W r)`` to ``(N, C r^2, H, W)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.space2depth(np.arange(4.0).reshape(1, 1, 2, 2), 2).array.ravel()
-    array([0., 1., 2., 3.])
-    """
-    xv = _rearrange_input(X, r, "space2depth")
-    n, c, h, w = xv.array.shape
-    if h % r or w % r:
-        raise ShapeError(f"space2depth(X): expected height and width divisible by {r}, got "
-                         f"{h} x {w}")
-    y = reshape(xv, (n, c, h // r, r, w // r, r))
-    y = permute_dims(y, (0, 3, 5, 1, 2, 4))
-    return reshape(y, (n, r * r * c, h // r, w // r))
-
-
+@adapts(_linalg_diagonal)
 def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
     """The diagonal of ``x`` over ``axis1`` and ``axis2``, appended as the last axis
     (``numpy.diagonal``).
+
+    Parameters
+    ----------
+    x : Variable or array
+        An array of at least 2 dimensions.
+    offset : int, optional
+        Which diagonal: above the main one for ``offset > 0``, below for ``offset < 0``.
+    axis1, axis2 : int, optional
+        The two axes the diagonal runs over (default 0 and 1).
 
     Examples
     --------
@@ -333,19 +334,23 @@ def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variabl
     >>> pg.ops.diagonal(np.arange(9.0).reshape(3, 3), 1).array
     array([1., 5.])
     """
-    from .. import linalg
-
     xv = var(x, "diagonal")
     nd = xv.array.ndim
     a = _norm_axis(axis1, nd, "diagonal", "axis1")
     b = _norm_axis(axis2, nd, "diagonal", "axis2")
     if a == b:
         raise ValueError(f"diagonal(axis2): expected an axis other than axis1, got {axis2}")
-    return linalg.diagonal(moveaxis(xv, (a, b), (-2, -1)), offset=offset)
+    return _linalg_diagonal(moveaxis(xv, (a, b), (-2, -1)), offset=offset)
 
 
+@adapts(positive)
 def identity(*inputs: Any) -> tuple[Variable, ...] | Variable:
     """The inputs unchanged, each through a new node; one input comes back bare.
+
+    Parameters
+    ----------
+    *inputs : Variable or array
+        The arrays to pass through.
 
     Examples
     --------
@@ -358,8 +363,16 @@ def identity(*inputs: Any) -> tuple[Variable, ...] | Variable:
     return out[0] if len(out) == 1 else out
 
 
+@adapts(to_device)
 def copy(x: Any, dst: Any) -> Variable:
     """``x`` copied to device ``dst`` of its namespace; the gradient is copied back.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The array to copy.
+    dst : device
+        A device of ``x``'s library.
 
     Examples
     --------

@@ -1,5 +1,5 @@
-"""Complex numbers: real, imag, conj, casts between real and complex, and the gradient
-convention.
+"""Complex numbers: real, imag, conj, and the gradient convention (which casts between real
+and complex follow too, see :func:`~portagrad.ops.astype`).
 
 Convention (PyTorch's): the gradient of a real loss ``L`` with respect to a complex
 input ``z = x + iy`` is ``dL/dx + i dL/dy`` (twice the conjugate Wirtinger derivative
@@ -30,28 +30,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._errors import DTypeError
 from ...tape import PRIMITIVES, primitive
 from ...tape._variable import Variable
 from .._core import var, wrap
-from .dtypes import dtype_name, resolve_dtype
+from .casting import astype as astype  # casts to and from complex are looked up here too
+from .casting import is_complex_dtype as is_complex_dtype
+from .dtypes import dtype_name
 
-__all__ = ["real", "imag", "conj", "astype", "holomorphic", "is_complex_dtype"]
+__all__ = ["real", "imag", "conj", "holomorphic"]
 
-_COMPLEX: dict[Any, dict[Any, bool]] = {}
 _COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
 _REAL_OF = {"complex64": "float32", "complex128": "float64"}
-
-
-def is_complex_dtype(xp: Any, dtype: Any) -> bool:
-    """Whether ``dtype`` is complex floating (cached per namespace, so that dtypes of two
-    libraries never meet in one comparison; every backward rule asks)."""
-    try:
-        return _COMPLEX[xp][dtype]
-    except KeyError:
-        r = bool(xp.isdtype(dtype, "complex floating"))
-        _COMPLEX.setdefault(xp, {})[dtype] = r
-        return r
 
 
 def _complex_dtype(xp: Any, real_dtype: Any) -> Any:
@@ -113,6 +102,11 @@ def real(x: Any, /) -> Variable:
 
     The gradient follows the module's convention: ``gy`` goes to the real part.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
+
     Examples
     --------
     >>> import numpy as np
@@ -126,6 +120,11 @@ def real(x: Any, /) -> Variable:
 
 def imag(x: Any, /) -> Variable:
     """Imaginary part of each element; zeros (and no gradient) for a real array.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
 
     Examples
     --------
@@ -143,6 +142,11 @@ def imag(x: Any, /) -> Variable:
 def conj(x: Any, /) -> Variable:
     """Complex conjugate of each element; a real array is returned as it is.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
+
     Examples
     --------
     >>> import numpy as np
@@ -152,74 +156,6 @@ def conj(x: Any, /) -> Variable:
     """
     v = var(x, "conj")
     return _conj(v) if _is_complex(v) else v
-
-
-def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Variable:
-    """Cast ``x`` to ``dtype`` (a library's dtype or portagrad's).
-
-    Casts between floating dtypes are differentiable: the gradient is cast back, and a
-    real array cast to complex receives the real part of its gradient. Casting complex to
-    real is refused, as the standard does: take :func:`real`, :func:`imag` or ``abs``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.astype(np.ones(2), pg.ops.float32).dtype
-    dtype('float32')
-    >>> pg.ops.astype(np.ones(1), pg.ops.complex128).array
-    array([1.+0.j])
-    """
-    from .shape import astype as _astype_any
-
-    v = var(x, "astype")
-    xp = v.xp
-    dt = resolve_dtype(xp, dtype, "astype")
-    src = v.array.dtype
-    if src == dt:
-        return _astype_any(v, dt, copy=copy, device=device)
-    try:
-        dst_complex = bool(xp.isdtype(dt, "complex floating"))
-    except Exception:  # noqa: BLE001 - not a dtype of this library
-        return _astype_any(v, dt, copy=copy, device=device)  # raises its DTypeError
-    if _is_complex(v) and not dst_complex:
-        raise DTypeError(f"astype(dtype): expected a complex dtype for a complex array, got "
-                         f"{dt}. Take pg.ops.real(x), pg.ops.imag(x) or pg.ops.abs(x) first")
-    if dst_complex and xp.isdtype(src, "real floating"):
-        if device is not None and device != v.array.device:
-            from .creation import to_device
-
-            v = to_device(v, device)
-        out = _embed(v, imaginary=False)
-        return _astype_any(out, dt) if out.array.dtype != dt else out
-    return _astype_any(v, dt, copy=copy, device=device)
-
-
-def cast_for(x: Variable, dtype: Any, op: str) -> Variable:
-    """The cast a ``dtype=`` argument asks for (``asarray``, ``sum``, ``prod``, the
-    cumulative ones, ``linalg.trace``): as :func:`astype`, except that complex input to a
-    real dtype keeps the real part, as the standard's reference implementation and NumPy
-    do there, instead of being refused.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.sum(np.array([1 + 2j, 3 - 1j]), dtype=pg.ops.float64).array
-    array(4.)
-    """
-    xp = x.xp
-    dt = resolve_dtype(xp, dtype, op)
-    if dt == x.array.dtype:
-        return x
-    if _is_complex(x):
-        try:
-            to_real = not xp.isdtype(dt, "complex floating")
-        except Exception:  # noqa: BLE001 - not a dtype of this library: astype says so
-            to_real = False
-        if to_real:
-            x = real(x)
-    return astype(x, dt, copy=False)
 
 
 # -- the convention for other families' primitives ------------------------------------------
@@ -235,6 +171,20 @@ def holomorphic(rule: Callable[..., Any]) -> Callable[..., Any]:
     For a holomorphic ``f`` the convention needs ``gy * conj(f'(z))``; this is
     ``conj(rule(conj(gy)))``, so the rule itself stays as it is. Real cotangents take the
     rule unchanged, at the cost of one cached dtype test.
+
+    Parameters
+    ----------
+    rule : callable
+        A vjp ``rule(ctx, gy)`` written for real inputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> from portagrad.ops.std.complex import holomorphic
+    >>> times_3i = holomorphic(lambda ctx, gy: (gy * 3j,))   # the rule of f(z) = 3i z
+    >>> times_3i(None, pg.Variable(np.array([1.0 + 0j])))[0].array   # gy * conj(3i)
+    array([0.-3.j])
     """
     def vjp(ctx: Any, gy: Any) -> Any:
         first = gy[0] if type(gy) is tuple else gy
@@ -303,9 +253,7 @@ def _astype_rule(rule: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _astype_real(g: Variable, dtype: Any) -> Variable:
-    from .shape import astype as _astype_any
-
-    return g if g.array.dtype == dtype else _astype_any(g, dtype)
+    return g if g.array.dtype == dtype else astype(g, dtype)
 
 
 _install_convention()

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import infer_namespace, namespace_of
 from ...xp._namespace import is_array
 from .._core import var, wrap
+from .broadcasting import broadcast_to
+from .casting import astype, cast_for
+from .dtypes import resolve_dtype
+from .joining import stack
+from .reshaping import reshape
 
 __all__ = ["asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "to_device", "meshgrid",
@@ -22,8 +28,6 @@ def _ns(dtype: Any, device: Any) -> Any:
 
 def _dt(xp: Any, dtype: Any, op: str) -> Any:
     """portagrad dtype objects become the namespace's own."""
-    from .dtypes import resolve_dtype
-
     return resolve_dtype(xp, dtype, op)
 
 
@@ -33,6 +37,18 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
 
     A Variable or an array keeps its library; Python data goes to the library named by
     ``dtype``/``device`` or the default namespace (NumPy).
+
+    Parameters
+    ----------
+    obj : Variable, array, nested sequence or Python scalar
+        The data; nested sequences holding Variables are stacked, so gradients reach
+        every element.
+    dtype : dtype, optional
+        The dtype of the result (a library's or portagrad's); a Variable is cast.
+    device : device, optional
+        The device of the result; a Variable is moved (the gradient moves back).
+    copy : bool, optional
+        True: always copy; False: never (an error if a cast is needed); None: as needed.
 
     Examples
     --------
@@ -46,8 +62,6 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
                              f"{obj.dtype} to {dtype}, got copy=False")
         if (dtype is None or dtype == obj.dtype) and (device is None or device == obj.device):
             return _copy(obj) if copy else obj
-        from .complex import cast_for
-
         # As for an array of the library (and in array-api-strict): complex to a real
         # dtype keeps the real part.
         out = cast_for(obj, dtype, "asarray") if dtype is not None else obj
@@ -79,18 +93,6 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return (gy,)
 
 
-@primitive(saves="none")
-def _alias(xp: Any, x: Any) -> Any:
-    """The identity without a copy: a new Variable on the same array, in the graph of
-    ``x`` (``forward_ad.make_dual`` attaches a tangent to it, not to ``x``)."""
-    return x
-
-
-@_alias.defvjp
-def _(ctx: Any, gy: Variable) -> tuple:
-    return (gy,)
-
-
 def _holds_variables(obj: Any) -> bool:
     return any(isinstance(o, Variable) or (isinstance(o, (list, tuple)) and _holds_variables(o))
                for o in obj)
@@ -108,9 +110,6 @@ def _first_variable(obj: Any) -> Variable:
 def _stack_nested(obj: Any) -> Variable:
     """Nested sequences holding Variables become one Variable by stacking, so that the
     gradient reaches every element (``asarray([x, y])`` in array-API code)."""
-    from .complex import astype
-    from .shape import stack
-
     ref = _first_variable(obj)
     items = []
     for o in obj:
@@ -131,6 +130,18 @@ def _stack_nested(obj: Any) -> Variable:
     return stack([astype(it, dtype, copy=False) for it in items])
 
 
+_DTYPE_DEVICE = """    dtype : dtype, optional
+        The dtype (a library's or portagrad's); the library's default by default.
+    device : device, optional
+        Where the result is made; its library is the one the device belongs to.
+"""
+_DTYPE_DEVICE_LIKE = """    dtype : dtype, optional
+        The dtype of the result (default ``x``'s).
+    device : device, optional
+        The device of the result (default ``x``'s).
+"""
+
+
 def _factory(name: str) -> Any:
     def make(shape: Any, *, dtype: Any = None, device: Any = None) -> Variable:
         xp = _ns(dtype, device)
@@ -138,10 +149,20 @@ def _factory(name: str) -> Any:
         return wrap(getattr(xp, name)(shape, dtype=dtype, device=device), xp)
 
     make.__name__ = make.__qualname__ = name
-    make.__doc__ = (f"A new array of the given shape ({name}), in the library named by "
-                    f"``dtype``/``device`` or the default one.\n\n    Examples\n    --------\n"
-                    f"    >>> import portagrad as pg\n    >>> pg.ops.{name}((2,)).shape\n"
-                    f"    (2,)\n")
+    make.__doc__ = f"""A new array of the given shape ({name}), in the library named by
+    ``dtype``/``device`` or the default one.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The shape of the result.
+{_DTYPE_DEVICE}
+    Examples
+    --------
+    >>> import portagrad as pg
+    >>> pg.ops.{name}((2,)).shape
+    (2,)
+    """
     return make
 
 
@@ -152,6 +173,17 @@ empty = _factory("empty")
 
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Variable:
     """A new array filled with ``fill_value``.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The shape of the result.
+    fill_value : bool, int, float or complex
+        The value of every element.
+    dtype : dtype, optional
+        The dtype (a library's or portagrad's); the library's default by default.
+    device : device, optional
+        Where the result is made; its library is the one the device belongs to.
 
     Examples
     --------
@@ -171,10 +203,21 @@ def _like(name: str) -> Any:
         return wrap(getattr(v.xp, name)(v.array, dtype=dtype, device=device), v.xp)
 
     make.__name__ = make.__qualname__ = name
-    make.__doc__ = (f"A new array shaped like ``x``, in its library and on its device "
-                    f"({name}).\n\n    Examples\n    --------\n    >>> import numpy as np\n"
-                    f"    >>> import portagrad as pg\n    >>> pg.ops.{name}(np.zeros(3)).shape\n"
-                    f"    (3,)\n")
+    make.__doc__ = f"""A new array shaped like ``x``, in its library and on its device
+    ({name}).
+
+    Parameters
+    ----------
+    x : Variable or array
+        The array whose shape (and, by default, dtype and device) the result takes.
+{_DTYPE_DEVICE_LIKE}
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.{name}(np.zeros(3)).shape
+    (3,)
+    """
     return make
 
 
@@ -185,6 +228,17 @@ empty_like = _like("empty_like")
 
 def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Variable:
     """A new array shaped like ``x`` filled with ``fill_value``.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The array whose shape (and, by default, dtype and device) the result takes.
+    fill_value : bool, int, float or complex
+        The value of every element.
+    dtype : dtype, optional
+        The dtype of the result (default ``x``'s).
+    device : device, optional
+        The device of the result (default ``x``'s).
 
     Examples
     --------
@@ -202,6 +256,19 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None) -> Variable:
     """Evenly spaced values in ``[start, stop)``.
 
+    Parameters
+    ----------
+    start : int or float
+        The first value, or the end when ``stop`` is None (then starting at 0).
+    stop : int or float, optional
+        The end, not included.
+    step : int or float, optional
+        The spacing (default 1).
+    dtype : dtype, optional
+        The dtype (a library's or portagrad's); the library's default by default.
+    device : device, optional
+        Where the result is made; its library is the one the device belongs to.
+
     Examples
     --------
     >>> import portagrad as pg
@@ -216,6 +283,19 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
              endpoint: bool = True) -> Variable:
     """``num`` evenly spaced values from ``start`` to ``stop``.
+
+    Parameters
+    ----------
+    start, stop : int, float or complex
+        The first and the last value (``stop`` left out when ``endpoint=False``).
+    num : int
+        The number of values.
+    dtype : dtype, optional
+        The dtype (a library's or portagrad's); the library's default by default.
+    device : device, optional
+        Where the result is made; its library is the one the device belongs to.
+    endpoint : bool, optional
+        Include ``stop`` (the default).
 
     Examples
     --------
@@ -232,6 +312,19 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
         device: Any = None) -> Variable:
     """A 2-d array with ones on the ``k``-th diagonal.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the result.
+    n_cols : int, optional
+        Columns of the result (default ``n_rows``).
+    k : int, optional
+        The diagonal of ones: the main one (0), above (> 0) or below (< 0).
+    dtype : dtype, optional
+        The dtype (a library's or portagrad's); the library's default by default.
+    device : device, optional
+        Where the result is made; its library is the one the device belongs to.
 
     Examples
     --------
@@ -261,6 +354,13 @@ def _(ctx: Any, gy: Variable) -> tuple:
 def to_device(x: Any, device: Any, /) -> Variable:
     """Copy ``x`` to ``device`` explicitly; the gradient is copied back.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The array to move.
+    device : device
+        A device of ``x``'s library.
+
     Examples
     --------
     >>> import numpy as np
@@ -278,6 +378,14 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Variable]:
     """Coordinate grids from 1-d arrays, as a list (the 2024.12 standard's return type);
     differentiable (each grid is a broadcast).
 
+    Parameters
+    ----------
+    *arrays : Variable or array
+        1-d arrays of one library, one per axis of the grids.
+    indexing : {"xy", "ij"}, optional
+        ``"xy"`` (the default): the first two axes are swapped (Cartesian, as NumPy's
+        default); ``"ij"``: matrix indexing, grid axis ``i`` follows ``arrays[i]``.
+
     Examples
     --------
     >>> import numpy as np
@@ -286,9 +394,6 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Variable]:
     >>> gx.shape
     (2, 3)
     """
-    from ..._errors import ShapeError
-    from .shape import broadcast_to, reshape
-
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid(indexing): expected 'xy' or 'ij', got {indexing!r}")
     vs = [var(a, "meshgrid", f"arrays[{i}]") for i, a in enumerate(arrays)]
@@ -316,7 +421,6 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Variable]:
 
 
 def _triangle(name: str, x: Any, k: int, lower: bool) -> Variable:
-    from ..._errors import ShapeError
     from .elementwise import where
 
     v = var(x, name)
@@ -338,6 +442,13 @@ def tril(x: Any, /, *, k: int = 0) -> Variable:
     """The lower triangle of each matrix (elements above the ``k``-th diagonal zeroed);
     the gradient flows to the kept elements.
 
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix or a stack of them.
+    k : int, optional
+        The last diagonal kept: the main one (0, the default), above (> 0) or below.
+
     Examples
     --------
     >>> import numpy as np
@@ -352,6 +463,13 @@ def tril(x: Any, /, *, k: int = 0) -> Variable:
 def triu(x: Any, /, *, k: int = 0) -> Variable:
     """The upper triangle of each matrix (elements below the ``k``-th diagonal zeroed);
     the gradient flows to the kept elements.
+
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix or a stack of them.
+    k : int, optional
+        The first diagonal kept: the main one (0, the default), above (> 0) or below.
 
     Examples
     --------
@@ -369,6 +487,15 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> V
 
     An array of a known library stays in that library; any other DLPack producer is read
     by the default namespace.
+
+    Parameters
+    ----------
+    x : object
+        Anything with ``__dlpack__`` (an array of any library, a Variable).
+    device : device, optional
+        The device of the result.
+    copy : bool, optional
+        True: always copy; False: never; None: as the producer allows.
 
     Examples
     --------
@@ -389,5 +516,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> V
 
 # Forward mode: linear in the first argument, so the tangent is the op of the tangent.
 _copy.linear = (0,)
-_alias.linear = (0,)
 _to_device.linear = (0,)

@@ -108,6 +108,11 @@ class DType(*_strict_base()):  # type: ignore[misc]
 def dtype_name(obj: Any) -> str | None:
     """The standard's name of a dtype object of any library, or ``None``.
 
+    Parameters
+    ----------
+    obj : object
+        A dtype of any library, portagrad's, or anything else (giving ``None``).
+
     Examples
     --------
     >>> import numpy as np
@@ -151,7 +156,25 @@ _RESOLVED: dict[tuple[int, str], Any] = {}
 
 def resolve_dtype(xp: Any, dtype: Any, op: str = "dtype", arg: str = "dtype") -> Any:
     """The dtype of namespace ``xp`` for ``dtype`` (portagrad dtypes are translated;
-    library dtypes and ``None`` pass unchanged)."""
+    library dtypes and ``None`` pass unchanged).
+
+    Parameters
+    ----------
+    xp : namespace
+        The array library.
+    dtype : dtype or None
+        A dtype of ``xp``, portagrad's, or None.
+    op, arg : str, optional
+        The op and argument named in the error when ``xp`` lacks the dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> from portagrad.ops.std.dtypes import resolve_dtype
+    >>> resolve_dtype(np, pg.ops.float32)
+    <class 'numpy.float32'>
+    """
     if not isinstance(dtype, DType):
         return dtype
     key = (id(xp), dtype.name)
@@ -192,6 +215,13 @@ def isdtype(dtype: Any, kind: Any) -> builtins_bool:
     ``kind`` is a dtype, one of the standard's kind strings (``"bool"``, ``"signed
     integer"``, ``"unsigned integer"``, ``"integral"``, ``"real floating"``, ``"complex
     floating"``, ``"numeric"``) or a tuple of them.
+
+    Parameters
+    ----------
+    dtype : dtype
+        A dtype of any library, or portagrad's.
+    kind : dtype, str or tuple
+        A dtype, a kind string of the standard, or a tuple of them (any may match).
 
     Examples
     --------
@@ -254,6 +284,11 @@ def result_type(*arrays_and_dtypes: Any) -> Any:
     scalar lifts an integer result to the default floating dtype and a complex scalar
     makes a real result complex. Given only portagrad dtypes, the answer is one too.
 
+    Parameters
+    ----------
+    *arrays_and_dtypes : array, Variable, dtype or Python scalar
+        What is combined; at least one array or dtype.
+
     Examples
     --------
     >>> import numpy as np
@@ -294,6 +329,13 @@ def result_type(*arrays_and_dtypes: Any) -> Any:
 
 def can_cast(from_: Any, to: Any, /) -> builtins_bool:
     """Whether ``from_`` (a dtype or an array) casts to ``to`` under the standard's rules.
+
+    Parameters
+    ----------
+    from_ : dtype, array or Variable
+        The source dtype (or an array of it).
+    to : dtype
+        The target dtype.
 
     Examples
     --------
@@ -378,6 +420,11 @@ def finfo(type: Any, /) -> FInfo:
     """Machine limits of a floating dtype: ``bits``, ``eps``, ``max``, ``min``,
     ``smallest_normal`` (Python numbers) and ``dtype``.
 
+    Parameters
+    ----------
+    type : dtype, array or Variable
+        A floating dtype (or an array of one).
+
     Examples
     --------
     >>> import portagrad as pg
@@ -390,6 +437,11 @@ def finfo(type: Any, /) -> FInfo:
 def iinfo(type: Any, /) -> IInfo:
     """Machine limits of an integer dtype: ``bits``, ``max``, ``min`` (Python ints) and
     ``dtype``.
+
+    Parameters
+    ----------
+    type : dtype, array or Variable
+        An integer dtype (or an array of one).
 
     Examples
     --------

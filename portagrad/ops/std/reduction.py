@@ -1,4 +1,8 @@
-"""Reductions and scans: sum, mean, prod, max, min, var, std, logsumexp, cumulative_sum."""
+"""Reductions over axes: sum, mean, prod, max, min, var, std and logsumexp.
+
+The gradient of a reduction is the upstream gradient broadcast back over the reduced
+axes (:func:`_unreduce`), times the local factor of each element.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,17 @@ from ..._errors import ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import ensure_array
-from .._core import float_only, wrap
+from .._core import float_only, is_floating_dtype, wrap
 from .._core import var as _as_var
-from .shape import _axes_tuple, _broadcast_to, _flip, _norm_axis, _reshape
+from ._axes import _axes_tuple
+from .broadcasting import _broadcast_to
+from .casting import cast_for
+from .cumulative import _scan_prod
+from .dtypes import resolve_dtype
+from .permutation import _permute_dims
+from .reshaping import _reshape
 
-__all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp", "cumulative_sum"]
+__all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp"]
 
 
 def _kept_shape(shape: tuple, axes: tuple) -> tuple:
@@ -43,24 +53,37 @@ def sum(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = No
         keepdims: bool = False) -> Variable:
     """Sum of elements over the given axes (all by default).
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
+    axis : int or tuple of int, optional
+        The axes to sum over; None (the default) sums every element.
+    dtype : dtype, optional
+        The dtype to sum in and return (a library's or portagrad's); by default ``x``'s.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
+
     Examples
     --------
     >>> import numpy as np
     >>> import portagrad as pg
     >>> pg.ops.sum(np.ones((2, 3)), axis=1).array
     array([3., 3.])
+    >>> pg.ops.sum(np.ones((2, 3), dtype=np.float32), axis=1, dtype=pg.ops.float64).array
+    array([3., 3.])
     """
     x = _as_var(x, "sum")
+    xp = x.xp
     axes = _axes_tuple(axis, x.array.ndim, "sum")
-    if dtype is not None and dtype != x.array.dtype and x.xp.isdtype(
-            x.array.dtype, ("real floating", "complex floating")):
-        from .complex import cast_for
-
-        x = cast_for(x, dtype, "sum")
-    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+    if dtype is not None:
+        dtype = resolve_dtype(xp, dtype, "sum")
+        if dtype != x.array.dtype and is_floating_dtype(xp, x.array.dtype):
+            x = cast_for(x, dtype, "sum")
+    if not is_floating_dtype(xp, x.array.dtype):
         # An explicit dtype is kept: without one, libraries widen small integers.
-        return wrap(ensure_array(x.xp, x.xp.sum(x.array, axis=axes, keepdims=keepdims,
-                                                 dtype=dtype)), x.xp)
+        return wrap(ensure_array(xp, xp.sum(x.array, axis=axes, keepdims=keepdims,
+                                             dtype=dtype)), xp)
     return _sum(x, axis=axes, keepdims=keepdims)
 
 
@@ -74,6 +97,15 @@ def _count(shape: tuple, axes: tuple) -> int:
 def mean(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
          keepdims: bool = False) -> Variable:
     """Arithmetic mean over the given axes (all by default).
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array (floating).
+    axis : int or tuple of int, optional
+        The axes to reduce; None (the default) reduces over every axis.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
 
     Examples
     --------
@@ -113,8 +145,6 @@ def _(ctx: Any, gy: Variable) -> tuple:
 
 def _prod_of_others(x: Variable, axes: tuple) -> Variable:
     """``out[i] = prod of x[j] over the reduced axes, j != i`` (same shape as ``x``)."""
-    from .shape import _permute_dims
-
     shape = tuple(x.array.shape)
     nd = len(shape)
     kept = [i for i in range(nd) if i not in axes]
@@ -134,45 +164,6 @@ def _prod_of_others(x: Variable, axes: tuple) -> Variable:
     return _permute_dims(others, axes=tuple(inverse))
 
 
-def _shifted(a: Variable, k: int, n: int, reverse: bool, fill: float) -> Variable:
-    """``a`` moved ``k`` places along its last axis (of length ``n``) -- towards the end,
-    or towards the start with ``reverse`` -- with ``fill`` coming in."""
-    from .indexing import getitem
-    from .shape import concat
-
-    arr = a.array
-    k = k if k < n else n
-    pad = wrap(a.xp.full(tuple(arr.shape[:-1]) + (k,), fill, dtype=arr.dtype,
-                         device=arr.device), a.xp)
-    if k == n:
-        return pad
-    if reverse:
-        return concat([getitem(a, (Ellipsis, slice(k, None))), pad], axis=-1)
-    return concat([pad, getitem(a, (Ellipsis, slice(0, n - k)))], axis=-1)
-
-
-def _scan_prod(v: Variable, n: int, reverse: bool) -> Variable:
-    """Exclusive running product along the last axis (from the end with ``reverse``), by
-    doubling steps (Hillis-Steele): ``log2(n)`` multiplications of shifted copies."""
-    acc = _shifted(v, 1, n, reverse, 1.0)
-    k = 1
-    while k < n:
-        acc = acc * _shifted(acc, k, n, reverse, 1.0)
-        k *= 2
-    return acc
-
-
-def _scan_affine_from_end(b: Variable, a: Variable, n: int) -> Variable:
-    """``r`` with ``r[j] = b[j] + a[j] * r[j + 1]`` along the last axis (``r[n] = 0``), by
-    doubling steps of composed affine maps: multiplications and sums only."""
-    k = 1
-    while k < n:
-        b = b + a * _shifted(b, k, n, True, 0.0)
-        a = a * _shifted(a, k, n, True, 0.0)
-        k *= 2
-    return b
-
-
 def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
          keepdims: bool = False) -> Variable:
     """Product of elements over the given axes.
@@ -180,24 +171,37 @@ def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = N
     The gradient is the product of the other elements, exact also where inputs are zero;
     higher derivatives at zeros treat the zero entries as constants.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
+    axis : int or tuple of int, optional
+        The axes to multiply over; None (the default) multiplies every element.
+    dtype : dtype, optional
+        The dtype to multiply in and return (a library's or portagrad's).
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
+
     Examples
     --------
     >>> import numpy as np
     >>> import portagrad as pg
     >>> pg.ops.prod(np.array([2.0, 3.0])).array
     array(6.)
+    >>> pg.ops.prod(np.array([2.0, 3.0]), dtype=pg.ops.float32).array
+    array(6., dtype=float32)
     """
     x = _as_var(x, "prod")
+    xp = x.xp
     axes = _axes_tuple(axis, x.array.ndim, "prod")
-    if dtype is not None and dtype != x.array.dtype and x.xp.isdtype(
-            x.array.dtype, ("real floating", "complex floating")):
-        from .complex import cast_for
-
-        x = cast_for(x, dtype, "prod")
-    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+    if dtype is not None:
+        dtype = resolve_dtype(xp, dtype, "prod")
+        if dtype != x.array.dtype and is_floating_dtype(xp, x.array.dtype):
+            x = cast_for(x, dtype, "prod")
+    if not is_floating_dtype(xp, x.array.dtype):
         # An explicit dtype is kept: without one, libraries widen small integers.
-        return wrap(ensure_array(x.xp, x.xp.prod(x.array, axis=axes, keepdims=keepdims,
-                                                  dtype=dtype)), x.xp)
+        return wrap(ensure_array(xp, xp.prod(x.array, axis=axes, keepdims=keepdims,
+                                              dtype=dtype)), xp)
     return _prod(x, axis=axes, keepdims=keepdims)
 
 
@@ -236,7 +240,7 @@ def _extremum(name: str, prim: Any, x: Any, axis: Any, keepdims: bool) -> Variab
     if _count(tuple(x.array.shape), axes) == 0:
         raise ShapeError(f"{name}(x): expected a non-empty reduction, got shape {x.shape} "
                          f"over axes {axes}")
-    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
+    if not is_floating_dtype(x.xp, x.array.dtype):
         fn = x.xp.max if name == "max" else x.xp.min
         return wrap(ensure_array(x.xp, fn(x.array, axis=axes, keepdims=keepdims)), x.xp)
     return prim(x, axis=axes, keepdims=keepdims)
@@ -245,6 +249,15 @@ def _extremum(name: str, prim: Any, x: Any, axis: Any, keepdims: bool) -> Variab
 def max(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: bool = False) -> Variable:
     """Maximum over the given axes; tied maxima share the gradient evenly.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array (non-empty along ``axis``).
+    axis : int or tuple of int, optional
+        The axes to reduce; None (the default) reduces over every axis.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
 
     Examples
     --------
@@ -260,6 +273,15 @@ def min(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: bool = False) -> Variable:
     """Minimum over the given axes; tied minima share the gradient evenly.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array (non-empty along ``axis``).
+    axis : int or tuple of int, optional
+        The axes to reduce; None (the default) reduces over every axis.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
+
     Examples
     --------
     >>> import numpy as np
@@ -273,6 +295,18 @@ def min(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
 def var(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
         correction: float = 0.0, keepdims: bool = False) -> Variable:
     """Variance over the given axes, with ``correction`` degrees of freedom removed.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array (floating).
+    axis : int or tuple of int, optional
+        The axes to reduce; None (the default) reduces over every axis.
+    correction : float, optional
+        Degrees of freedom removed from the count of elements (0: the population
+        variance; 1: the unbiased sample variance).
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
 
     Examples
     --------
@@ -294,6 +328,18 @@ def var(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
 def std(x: Any, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0,
         keepdims: bool = False) -> Variable:
     """Standard deviation over the given axes.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array (floating).
+    axis : int or tuple of int, optional
+        The axes to reduce; None (the default) reduces over every axis.
+    correction : float, optional
+        Degrees of freedom removed from the count of elements (0: the population
+        variance; 1: the unbiased sample variance).
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
 
     Examples
     --------
@@ -330,6 +376,15 @@ def logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
 
     Its gradient is softmax(x); it is a composite, so every order is exact.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array (floating).
+    axis : int or tuple of int, optional
+        The axes to reduce; None (the default) reduces over every axis.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
+
     Examples
     --------
     >>> import numpy as np
@@ -357,58 +412,5 @@ def logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     return s
 
 
-@primitive(saves="none")
-def _cumsum(xp: Any, x: Any, axis: int, include_initial: bool) -> Any:
-    return xp.cumulative_sum(x, axis=axis, include_initial=include_initial)
-
-
-@_cumsum.defvjp
-def _(ctx: Any, gy: Variable) -> tuple:
-    from .indexing import getitem
-
-    p = ctx.params
-    axis = p["axis"]
-    rev = _flip(_cumsum(_flip(gy, axis=(axis,)), axis=axis, include_initial=False),
-                axis=(axis,))
-    if p["include_initial"]:
-        key = (slice(None),) * axis + (slice(1, None),)
-        rev = getitem(rev, key)
-    return (rev,)
-
-
-def scan_axis(axis: int | None, nd: int, op: str) -> int:
-    """The axis of a cumulative op: may be omitted only for 1-d input."""
-    if axis is None:
-        if nd != 1:
-            raise ShapeError(f"{op}(axis): expected an axis for a {nd}-d array, got None")
-        return 0
-    return _norm_axis(axis, nd, op)
-
-
-def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
-                   include_initial: bool = False) -> Variable:
-    """Cumulative sum along ``axis`` (may be omitted for 1-d input).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.cumulative_sum(np.array([1.0, 2.0, 3.0])).array
-    array([1., 3., 6.])
-    """
-    x = _as_var(x, "cumulative_sum")
-    axis = scan_axis(axis, x.array.ndim, "cumulative_sum")
-    if dtype is not None and dtype != x.array.dtype:
-        from .complex import cast_for
-
-        x = cast_for(x, dtype, "cumulative_sum")
-    if not x.xp.isdtype(x.array.dtype, ("real floating", "complex floating")):
-        # An explicit dtype is kept: without one, libraries widen small integers.
-        return wrap(x.xp.cumulative_sum(x.array, axis=axis, include_initial=include_initial,
-                                        dtype=None if dtype is None else x.array.dtype), x.xp)
-    return _cumsum(x, axis=axis, include_initial=include_initial)
-
-
 # Forward mode: linear in the first argument, so the tangent is the op of the tangent.
 _sum.linear = (0,)
-_cumsum.linear = (0,)

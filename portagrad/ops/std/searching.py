@@ -20,6 +20,11 @@ __all__ = ["nonzero", "count_nonzero", "searchsorted"]
 def nonzero(x: Any, /) -> tuple[Variable, ...]:
     """Indices of the nonzero elements, one index array per dimension.
 
+    Parameters
+    ----------
+    x : Variable or array
+        An array of at least 1 dimension.
+
     Examples
     --------
     >>> import numpy as np
@@ -37,6 +42,15 @@ def nonzero(x: Any, /) -> tuple[Variable, ...]:
 def count_nonzero(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: bool = False) -> Variable:
     """Number of nonzero elements along ``axis`` (all by default).
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array.
+    axis : int or tuple of int, optional
+        The axes to count along; None (the default) counts every element.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
 
     Examples
     --------
@@ -60,6 +74,18 @@ def count_nonzero(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
 
 def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Variable:
     """Indices where the elements of ``x2`` would be inserted into the sorted 1-d ``x1``.
+
+    Parameters
+    ----------
+    x1 : Variable or array
+        A 1-d array, sorted ascending (or put in order by ``sorter``).
+    x2 : Variable or array
+        The values to place.
+    side : {"left", "right"}, optional
+        For values equal to elements of ``x1``: the first suitable position (``"left"``,
+        the default) or the last.
+    sorter : integer array, optional
+        Indices that sort ``x1`` (as ``argsort(x1)``).
 
     Examples
     --------

@@ -37,6 +37,11 @@ def _call(name: str, x: Any) -> tuple[Variable, Any]:
 def unique_all(x: Any, /) -> UniqueAllResult:
     """Unique values, first-occurrence indices, inverse indices and counts.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array. (flattened).
+
     Examples
     --------
     >>> import numpy as np
@@ -64,6 +69,11 @@ def unique_all(x: Any, /) -> UniqueAllResult:
 def unique_counts(x: Any, /) -> UniqueCountsResult:
     """Unique values and how often each occurs.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array. (flattened).
+
     Examples
     --------
     >>> import numpy as np
@@ -77,6 +87,11 @@ def unique_counts(x: Any, /) -> UniqueCountsResult:
 
 def unique_inverse(x: Any, /) -> UniqueInverseResult:
     """Unique values and, for each element of ``x``, the index of its value among them.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The input array. (flattened).
 
     Examples
     --------
@@ -92,6 +107,11 @@ def unique_inverse(x: Any, /) -> UniqueInverseResult:
 def unique_values(x: Any, /) -> Variable:
     """The unique values of ``x``, sorted.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input array. (flattened).
+
     Examples
     --------
     >>> import numpy as np
@@ -105,6 +125,15 @@ def unique_values(x: Any, /) -> Variable:
 
 def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Variable:
     """Whether each element of ``x1`` occurs in ``x2`` (a 2025.12 addition).
+
+    Parameters
+    ----------
+    x1 : Variable, array or Python scalar
+        The elements to look up.
+    x2 : Variable, array or Python scalar
+        The elements to look for.
+    invert : bool, optional
+        Answer whether each element does not occur instead.
 
     Examples
     --------

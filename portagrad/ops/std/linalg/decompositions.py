@@ -20,7 +20,9 @@ from ....tape._variable import Variable
 from ..._core import wrap
 from ..creation import tril
 from ..indexing import getitem
-from ..shape import concat, matrix_transpose, reshape
+from ..joining import concat
+from ..permutation import matrix_transpose
+from ..reshaping import reshape
 from .products import matmul
 from .solve import _solve, eye_like, floating_matrix, linalg_call, real_gradients_only
 
@@ -80,6 +82,13 @@ def cholesky(x: Any, /, *, upper: bool = False) -> Variable:
     """Cholesky factor of each symmetric positive-definite matrix: lower ``L`` with
     ``L @ L.mT == x`` (or upper ``U = L.mT`` with ``upper=True``).
 
+    Parameters
+    ----------
+    x : Variable or array
+        A symmetric positive-definite matrix or a stack of them (floating).
+    upper : bool, optional
+        Return the upper factor ``U = L^H`` (``x = U^H U``) instead of ``L``.
+
     Examples
     --------
     >>> import numpy as np
@@ -130,6 +139,14 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
     Differentiable for full column rank; a wide matrix ``[X Y]`` is factored as
     ``Q, R1 = qr(X)`` and ``R2 = Q^T Y``, so its gradient is exact too. With
     ``mode='complete'`` and more rows than columns Q is not unique and has no gradient.
+
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix ``(..., M, N)`` or a stack of them (floating).
+    mode : {"reduced", "complete"}, optional
+        ``"reduced"`` (the default): ``Q`` is ``(M, K)`` and ``R`` is ``(K, N)`` with
+        ``K = min(M, N)``; ``"complete"``: ``Q`` is ``(M, M)`` and ``R`` is ``(M, N)``.
 
     Examples
     --------
@@ -182,6 +199,11 @@ def eigh(x: Any, /) -> EighResult:
     The gradient takes ``x`` as symmetric (it is symmetrized); eigenvectors' gradients
     need distinct eigenvalues.
 
+    Parameters
+    ----------
+    x : Variable or array
+        A symmetric (Hermitian) matrix or a stack of them (floating).
+
     Examples
     --------
     >>> import numpy as np
@@ -196,6 +218,11 @@ def eigh(x: Any, /) -> EighResult:
 def eigvalsh(x: Any, /) -> Variable:
     """Eigenvalues (ascending) of each symmetric matrix; the gradient is
     ``V diag(gw) V^T``.
+
+    Parameters
+    ----------
+    x : Variable or array
+        A symmetric (Hermitian) matrix or a stack of them (floating).
 
     Examples
     --------
@@ -259,6 +286,14 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
     ``full_matrices=True`` the columns beyond ``min(M, N)`` are an arbitrary basis and
     receive no gradient (as in PyTorch).
 
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix ``(..., M, N)`` or a stack of them (floating).
+    full_matrices : bool, optional
+        ``U`` of shape ``(M, M)`` and ``Vh`` of ``(N, N)`` (the default), or the reduced
+        ``(M, K)`` and ``(K, N)`` with ``K = min(M, N)``.
+
     Examples
     --------
     >>> import numpy as np
@@ -272,6 +307,11 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
 
 def svdvals(x: Any, /) -> Variable:
     """Singular values (descending); the gradient is ``U diag(gS) Vh``.
+
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix or a stack of them (floating).
 
     Examples
     --------

@@ -11,8 +11,17 @@ from ....tape import primitive
 from ....tape._variable import Variable
 from ....xp import ensure_array
 from ..._core import binary, float_only, var, wrap
-from ..indexing import getitem, take
-from ..shape import _axes_tuple, _norm_axis, broadcast_arrays, reshape, stack
+from .._axes import _axes_tuple, _norm_axis
+from ..broadcasting import broadcast_arrays
+from ..casting import cast_for
+from ..indexing import getitem
+from ..joining import stack
+from ..reduction import _unreduce
+from ..reduction import max as _max
+from ..reduction import min as _min
+from ..reduction import sum as _sum
+from ..reshaping import reshape
+from ..take import take
 
 __all__ = ["diagonal", "trace", "outer", "cross", "vector_norm", "matrix_norm"]
 
@@ -27,6 +36,13 @@ def _matrix(x: Any, op: str) -> Variable:
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Variable:
     """The ``offset``-th diagonal of each matrix (above the main one for ``offset > 0``).
+
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix or a stack of them.
+    offset : int, optional
+        Which diagonal: the main one (0, the default), above it (> 0) or below (< 0).
 
     Examples
     --------
@@ -52,6 +68,15 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Variable:
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Variable:
     """Sum of the ``offset``-th diagonal of each matrix.
 
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix or a stack of them.
+    offset : int, optional
+        Which diagonal to sum, as for :func:`diagonal`.
+    dtype : dtype, optional
+        The dtype to sum in and return (a library's or portagrad's).
+
     Examples
     --------
     >>> import numpy as np
@@ -59,9 +84,6 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Variable:
     >>> float(pg.ops.linalg.trace(np.eye(3)).array)
     3.0
     """
-    from ..complex import cast_for
-    from ..reduction import sum as _sum
-
     d = diagonal(x, offset=offset)
     if dtype is None:
         return _sum(d, axis=-1)
@@ -72,6 +94,11 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Variable:
 
 def outer(x1: Any, x2: Any, /) -> Variable:
     """Outer product of two 1-d arrays.
+
+    Parameters
+    ----------
+    x1, x2 : Variable or array
+        1-d arrays, of lengths ``M`` and ``N``: the result is ``(M, N)``.
 
     Examples
     --------
@@ -90,6 +117,13 @@ def outer(x1: Any, x2: Any, /) -> Variable:
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
     """Cross product of 3-element vectors along ``axis`` (other axes broadcast).
+
+    Parameters
+    ----------
+    x1, x2 : Variable or array
+        Arrays with 3 elements along ``axis``; the other axes broadcast.
+    axis : int, optional
+        The axis holding the vectors (default -1).
 
     Examples
     --------
@@ -133,8 +167,6 @@ def _l2norm(xp: Any, x: Any, axis: tuple, keepdims: bool) -> Any:
 @_l2norm.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
     from ..elementwise import where
-    from ..reduction import _unreduce
-
     (x,) = ctx.inputs
     (y,) = ctx.outputs
     p = ctx.params
@@ -151,7 +183,6 @@ def _(ctx: Any, gy: Variable) -> tuple:
 def _euclidean(v: Variable, axes: tuple, keepdims: bool) -> Variable:
     from ..elementwise import abs as _abs
     from ..elementwise import sqrt
-    from ..reduction import sum as _sum
 
     if v.xp.isdtype(v.array.dtype, "real floating"):
         return _l2norm(v, axis=axes, keepdims=keepdims)
@@ -168,6 +199,17 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     ``ord < 1`` and away from the zero vector; at the zero vector the 2-norm's gradient is
     0 (PyTorch's subgradient).
 
+    Parameters
+    ----------
+    x : Variable or array
+        The input (floating).
+    axis : int or tuple of int, optional
+        The axes the vectors run along; None (the default) takes every element.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1.
+    ord : float, optional
+        The order: any number, ``inf`` or ``-inf`` (default 2).
+
     Examples
     --------
     >>> import numpy as np
@@ -176,9 +218,6 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     5.0
     """
     from ..elementwise import abs as _abs
-    from ..reduction import max as _max
-    from ..reduction import min as _min
-    from ..reduction import sum as _sum
 
     v = var(x, "linalg.vector_norm")
     float_only(v, "linalg.vector_norm")
@@ -208,6 +247,15 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False,
     The spectral and nuclear norms go through singular values (their gradients need
     distinct singular values); the others are composites of sums, abs and max/min.
 
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix or a stack of them (floating).
+    keepdims : bool, optional
+        Keep the two matrix axes with length 1.
+    ord : {"fro", "nuc", 1, -1, 2, -2, inf, -inf}, optional
+        The norm (default ``"fro"``; None means ``"fro"`` too).
+
     Examples
     --------
     >>> import numpy as np
@@ -216,9 +264,6 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False,
     5.0
     """
     from ..elementwise import abs as _abs
-    from ..reduction import max as _max
-    from ..reduction import min as _min
-    from ..reduction import sum as _sum
     from .decompositions import svdvals
 
     v = _matrix(x, "linalg.matrix_norm")

@@ -14,7 +14,11 @@ from ....xp._matmul import matmul as _mm
 from ....xp._matmul import matmul_into as _mm_into
 from ....xp._matmul import matmul_like as _mm_like
 from ..._core import binary
-from ..shape import _norm_axis, _reshape, matrix_transpose, permute_dims, reshape, sum_to
+from .._axes import _norm_axis
+from ..broadcasting import sum_to
+from ..permutation import matrix_transpose, permute_dims
+from ..reduction import sum as _sum
+from ..reshaping import _reshape, reshape
 
 __all__ = ["matmul", "tensordot", "vecdot"]
 
@@ -106,6 +110,12 @@ def product_grad(xp: Any, x: Any, y: Any, like: Any, into: Variable | None) -> V
 def matmul(x1: Any, x2: Any, /) -> Variable:
     """Matrix product with the standard's rules for 1-d operands and batch broadcasting.
 
+    Parameters
+    ----------
+    x1, x2 : Variable or array
+        At least 1-d; a 1-d operand is a vector (its axis is removed from the result),
+        and the batch axes of stacks broadcast.
+
     Examples
     --------
     >>> import numpy as np
@@ -131,6 +141,14 @@ def matmul(x1: Any, x2: Any, /) -> Variable:
 def tensordot(x1: Any, x2: Any, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Variable:
     """Sum of products over the given axes (the last ``axes`` of x1, first of x2).
+
+    Parameters
+    ----------
+    x1, x2 : Variable or array
+        The operands.
+    axes : int or pair of sequences of int, optional
+        The last ``axes`` axes of ``x1`` against the first of ``x2`` (default 2), or the
+        axes of each to contract, pairwise.
 
     Examples
     --------
@@ -175,6 +193,13 @@ def tensordot(x1: Any, x2: Any, /, *,
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
     """Dot product along ``axis`` (conjugating ``x1``), broadcasting the other axes.
 
+    Parameters
+    ----------
+    x1, x2 : Variable or array
+        Numeric arrays of equal length along ``axis``; the other axes broadcast.
+    axis : int, optional
+        The axis to contract (default -1).
+
     Examples
     --------
     >>> import numpy as np
@@ -182,8 +207,6 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
     >>> pg.ops.vecdot(np.array([1.0, 2.0]), np.array([3.0, 4.0])).array
     array(11.)
     """
-    from ..reduction import sum as _sum
-
     a, b = binary("vecdot", x1, x2)
     if not a.xp.isdtype(a.array.dtype, "numeric"):
         raise DTypeError(f"vecdot(x1): expected a numeric array, got dtype {a.array.dtype}")

@@ -1,28 +1,30 @@
-"""Inverses and solves: inv, det, slogdet, solve, pinv, matrix_power, matrix_rank.
+"""Inverses and solves: inv, solve, pinv, matrix_power, matrix_rank, and the argument
+checks the linalg functions share.
 
 Each gradient is written with portagrad ops (matmul, solve, inv), so every order works.
 They hold where the matrix is invertible (or, for pinv, where its rank is constant).
-inv, det, slogdet, solve, matrix_power and matrix_rank take real or complex floating
-inputs (inv, det and solve are holomorphic: their rules follow the complex convention of
-``_complex``). pinv takes complex inputs too, with gradients for real inputs only.
+inv, solve, matrix_power and matrix_rank take real or complex floating inputs (inv and
+solve are holomorphic: their rules follow the complex convention of
+:mod:`portagrad.ops.std.complex`). pinv takes complex inputs too, with gradients for real
+inputs only.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from ...._errors import DTypeError, LinAlgError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable
 from ....xp import ensure_array
 from ..._core import var, wrap
-from ..complex import conj, holomorphic
-from ..shape import broadcast_shapes, broadcast_to, matrix_transpose, reshape
+from ..broadcasting import broadcast_shapes, broadcast_to
+from ..complex import holomorphic
+from ..permutation import matrix_transpose
+from ..reshaping import reshape
 from .products import matmul
 
-__all__ = ["inv", "det", "slogdet", "solve", "pinv", "matrix_power", "matrix_rank",
-           "SlogdetResult", "real_matrix", "floating_matrix", "eye_like", "real_gradients_only",
-           "linalg_call"]
+__all__ = ["inv", "solve", "pinv", "matrix_power", "matrix_rank"]
 
 mT = matrix_transpose
 
@@ -106,6 +108,11 @@ def _(ctx: Any, gy: Variable) -> tuple:
 def inv(x: Any, /) -> Variable:
     """Inverse of each square matrix; ``d inv(A) = -inv(A) dA inv(A)``.
 
+    Parameters
+    ----------
+    x : Variable or array
+        A square matrix or a stack of them (floating).
+
     Examples
     --------
     >>> import numpy as np
@@ -115,101 +122,6 @@ def inv(x: Any, /) -> Variable:
            [0.  , 0.25]])
     """
     return _inv(floating_matrix(x, "linalg.inv", square=True))
-
-
-@primitive(saves="both")
-def _det(xp: Any, a: Any) -> Any:
-    return ensure_array(xp, xp.linalg.det(a))
-
-
-@_det.defvjp
-@holomorphic
-def _(ctx: Any, gy: Variable) -> tuple:
-    (a,) = ctx.inputs
-    (d,) = ctx.outputs
-    g = reshape(gy, (*gy.shape, 1, 1))
-    if bool(d.xp.any(d.array == 0)):
-        # Singular: det(A) inv(A)^T is 0 * inf, but the gradient is still the cofactor
-        # matrix, a polynomial in A.
-        return (g * _cofactors(a),)
-    return (g * reshape(d, (*d.shape, 1, 1)) * mT(inv(a)),)
-
-
-def _cofactors(a: Variable) -> Variable:
-    """``C[..., i, j] = (-1)**(i + j) det(A without row i and column j)``: the gradient of
-    det at any matrix, singular ones included, to every order (the minors' own
-    determinants take this path again where they are singular)."""
-    from ..indexing import take
-    from ..shape import stack
-
-    n = a.shape[-1]
-    if n == 1:
-        return a * 0.0 + 1.0
-    xp = a.xp
-    rows = []
-    for i in range(n):
-        keep_i = wrap(xp.asarray([k for k in range(n) if k != i], device=a.array.device), xp)
-        without_row = take(a, keep_i, axis=-2)
-        row = []
-        for j in range(n):
-            keep_j = wrap(xp.asarray([k for k in range(n) if k != j], device=a.array.device),
-                          xp)
-            minor = det(take(without_row, keep_j, axis=-1))
-            row.append(minor if (i + j) % 2 == 0 else -minor)
-        rows.append(stack(row, axis=-1))
-    return stack(rows, axis=-2)
-
-
-def det(x: Any, /) -> Variable:
-    """Determinant of each square matrix; its gradient is the cofactor matrix
-    (``det(A) inv(A)^T`` where ``A`` is invertible), singular matrices included.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> round(float(pg.ops.linalg.det(np.array([[2.0, 1.0], [1.0, 3.0]])).array), 6)
-    5.0
-    """
-    return _det(floating_matrix(x, "linalg.det", square=True))
-
-
-class SlogdetResult(NamedTuple):
-    sign: Variable
-    logabsdet: Variable
-
-
-@primitive(saves="inputs", nout=2)
-def _slogdet(xp: Any, a: Any) -> Any:
-    sign, logabs = xp.linalg.slogdet(a)
-    return ensure_array(xp, sign), ensure_array(xp, logabs)
-
-
-@_slogdet.defvjp
-def _(ctx: Any, gys: tuple) -> tuple:
-    (a,) = ctx.inputs
-    glog = gys[1]
-    if glog.array.device != a.array.device:  # an unused output's zeros (default device)
-        glog = wrap(a.xp.zeros(tuple(glog.shape), dtype=a.array.dtype,
-                               device=a.array.device), a.xp)
-    # d log|det A| = Re tr(inv(A) dA): the gradient is inv(A)^H (inv(A)^T for real A).
-    return (reshape(glog, (*glog.shape, 1, 1)) * mT(conj(inv(a))),)
-
-
-def slogdet(x: Any, /) -> SlogdetResult:
-    """Sign and natural log of the absolute determinant; the log's gradient is
-    ``inv(A)^T`` and the sign has none.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> r = pg.ops.linalg.slogdet(np.array([[-2.0, 0.0], [0.0, 1.0]]))
-    >>> float(r.sign.array), round(float(r.logabsdet.array), 4)
-    (-1.0, 0.6931)
-    """
-    sign, logabs = _slogdet(floating_matrix(x, "linalg.slogdet", square=True))
-    return SlogdetResult(sign.detach() if sign.creator is not None else sign, logabs)
 
 
 @primitive(saves="both")
@@ -233,6 +145,13 @@ def solve(x1: Any, x2: Any, /) -> Variable:
     A 1-d ``x2`` is one right-hand side (shape ``(M,)``); otherwise ``x2`` has shape
     ``(..., M, K)`` and the batch dimensions broadcast. Gradients: ``gB = solve(A^T, gX)``
     and ``gA = -gB X^T``.
+
+    Parameters
+    ----------
+    x1 : Variable or array
+        A square matrix ``(..., M, M)`` or a stack of them (floating), invertible.
+    x2 : Variable or array
+        The right-hand sides: ``(M,)`` or ``(..., M, K)``.
 
     Examples
     --------
@@ -299,6 +218,13 @@ def pinv(x: Any, /, *, rtol: float | Any = None) -> Variable:
 
     The gradient is the Golub-Pereyra formula, valid where the rank does not change.
 
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix or a stack of them (floating).
+    rtol : float or array, optional
+        The relative cutoff for small singular values (default ``max(M, N) * eps``).
+
     Examples
     --------
     >>> import numpy as np
@@ -317,6 +243,13 @@ def pinv(x: Any, /, *, rtol: float | Any = None) -> Variable:
 def matrix_power(x: Any, n: int, /) -> Variable:
     """``x`` multiplied by itself ``n`` times (``n < 0`` uses the inverse; ``n == 0``
     gives the identity); differentiable as a product of matmuls.
+
+    Parameters
+    ----------
+    x : Variable or array
+        A square matrix or a stack of them (floating).
+    n : int
+        The power; negative powers invert ``x`` first.
 
     Examples
     --------
@@ -348,6 +281,13 @@ def matrix_power(x: Any, n: int, /) -> Variable:
 
 def matrix_rank(x: Any, /, *, rtol: float | Any = None) -> Variable:
     """Number of singular values above ``rtol`` times the largest; no gradient.
+
+    Parameters
+    ----------
+    x : Variable or array
+        A matrix or a stack of them (floating).
+    rtol : float or array, optional
+        The relative cutoff for small singular values (default ``max(M, N) * eps``).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""The fft extension, differentiable to any order.
+"""The fft extension's transforms, differentiable to any order.
 
 Three primitives carry everything: complex-to-complex (fftn and ifftn), real-to-complex
 (rfftn) and complex-to-real (irfftn). A transform with normalization ``norm`` has as
@@ -21,16 +21,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import DTypeError, ShapeError
-from ...tape import primitive
-from ...tape._variable import Variable
-from .._core import var, wrap
-from .complex import _real_dtype, astype, conj, is_complex_dtype
-from .indexing import getitem
-from .shape import _norm_axis, concat, roll
+from ...._errors import DTypeError, ShapeError
+from ....tape import primitive
+from ....tape._variable import Variable
+from ..._core import var, wrap
+from .._axes import _norm_axis
+from ..casting import astype, is_complex_dtype
+from ..complex import _real_dtype, conj
+from ..indexing import getitem
+from ..joining import concat
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
-           "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "ihfft"]
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -166,6 +168,18 @@ def fft(x: Any, /, *, n: int | None = None, axis: int = -1,
         norm: str = "backward") -> Variable:
     """One-dimensional discrete Fourier transform along ``axis``.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The signal (floating; real input is taken as complex).
+    n : int, optional
+        The length the input is cropped or zero-padded to along ``axis`` first.
+    axis : int, optional
+        The axis to transform (default -1).
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
+
     Examples
     --------
     >>> import numpy as np
@@ -179,6 +193,18 @@ def fft(x: Any, /, *, n: int | None = None, axis: int = -1,
 def ifft(x: Any, /, *, n: int | None = None, axis: int = -1,
          norm: str = "backward") -> Variable:
     """One-dimensional inverse discrete Fourier transform along ``axis``.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The spectrum (floating; real input is taken as complex).
+    n : int, optional
+        The length the input is cropped or zero-padded to along ``axis`` first.
+    axis : int, optional
+        The axis to transform (default -1).
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
 
     Examples
     --------
@@ -194,6 +220,18 @@ def fftn(x: Any, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | Non
          norm: str = "backward") -> Variable:
     """n-dimensional discrete Fourier transform over ``axes``.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The signal (floating; real input is taken as complex).
+    s : sequence of int, optional
+        The lengths the input is cropped or zero-padded to along ``axes`` first.
+    axes : sequence of int, optional
+        The axes to transform: every axis by default, or the last ``len(s)``.
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
+
     Examples
     --------
     >>> import numpy as np
@@ -208,6 +246,18 @@ def fftn(x: Any, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | Non
 def ifftn(x: Any, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str = "backward") -> Variable:
     """n-dimensional inverse discrete Fourier transform over ``axes``.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The spectrum (floating; real input is taken as complex).
+    s : sequence of int, optional
+        The lengths the input is cropped or zero-padded to along ``axes`` first.
+    axes : sequence of int, optional
+        The axes to transform: every axis by default, or the last ``len(s)``.
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
 
     Examples
     --------
@@ -250,6 +300,18 @@ def rfft(x: Any, /, *, n: int | None = None, axis: int = -1,
     """Discrete Fourier transform of real input: the ``n // 2 + 1`` non-negative
     frequencies.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The signal (real floating).
+    n : int, optional
+        The length the input is cropped or zero-padded to along ``axis`` first.
+    axis : int, optional
+        The axis to transform (default -1).
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
+
     Examples
     --------
     >>> import numpy as np
@@ -263,6 +325,18 @@ def rfft(x: Any, /, *, n: int | None = None, axis: int = -1,
 def irfft(x: Any, /, *, n: int | None = None, axis: int = -1,
           norm: str = "backward") -> Variable:
     """Inverse of :func:`rfft`: a real signal of length ``n`` (default ``2 * (m - 1)``).
+
+    Parameters
+    ----------
+    x : Variable or array
+        A half spectrum (floating; real input is taken as complex).
+    n : int, optional
+        The length of the real result (default ``2 * (m - 1)`` for ``m`` input bins).
+    axis : int, optional
+        The axis to transform (default -1).
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
 
     Examples
     --------
@@ -278,6 +352,18 @@ def rfftn(x: Any, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | No
           norm: str = "backward") -> Variable:
     """n-dimensional transform of real input (the last axis halved).
 
+    Parameters
+    ----------
+    x : Variable or array
+        The signal (real floating).
+    s : sequence of int, optional
+        The lengths the input is cropped or zero-padded to along ``axes`` first.
+    axes : sequence of int, optional
+        The axes to transform: every axis by default, or the last ``len(s)``.
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
+
     Examples
     --------
     >>> import numpy as np
@@ -291,6 +377,19 @@ def rfftn(x: Any, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | No
 def irfftn(x: Any, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: str = "backward") -> Variable:
     """Inverse of :func:`rfftn`.
+
+    Parameters
+    ----------
+    x : Variable or array
+        A half spectrum over the last of ``axes`` (floating).
+    s : sequence of int, optional
+        The lengths of the real result (default: the input's, and
+        ``2 * (m - 1)`` along the last axis).
+    axes : sequence of int, optional
+        The axes to transform: every axis by default, or the last ``len(s)``.
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
 
     Examples
     --------
@@ -308,6 +407,18 @@ def hfft(x: Any, /, *, n: int | None = None, axis: int = -1,
     """Transform of a signal with Hermitian symmetry (given by its first half): a real
     spectrum of length ``n``. It is ``irfft(conj(x), norm=dual)``.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The first half of a Hermitian-symmetric signal (floating).
+    n : int, optional
+        The length of the real result (default ``2 * (m - 1)``).
+    axis : int, optional
+        The axis to transform (default -1).
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
+
     Examples
     --------
     >>> import numpy as np
@@ -324,6 +435,18 @@ def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1,
           norm: str = "backward") -> Variable:
     """Inverse of :func:`hfft` for real input: ``conj(rfft(x, norm=dual))``.
 
+    Parameters
+    ----------
+    x : Variable or array
+        The real signal.
+    n : int, optional
+        The length the input is cropped or zero-padded to along ``axis`` first.
+    axis : int, optional
+        The axis to transform (default -1).
+    norm : {"backward", "ortho", "forward"}, optional
+        Where the ``1/n`` goes: on the inverse transform (``"backward"``, the default),
+        ``1/sqrt(n)`` on both (``"ortho"``), or on the forward one (``"forward"``).
+
     Examples
     --------
     >>> import numpy as np
@@ -333,86 +456,6 @@ def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1,
     """
     _check_norm("fft.ihfft", norm)
     return conj(_rfft_public("fft.ihfft", x, _one(n), (axis,), _DUAL[norm]))
-
-
-def _shift(op: str, x: Any, axes: Any, inverse: bool) -> Variable:
-    v = var(x, op)
-    nd = v.array.ndim
-    if axes is None:
-        axes = tuple(range(nd))
-    elif isinstance(axes, int):
-        axes = (axes,)
-    ax = tuple(_norm_axis(int(a), nd, op, "axes") for a in axes)
-    if not ax:
-        return v
-    shift = tuple(-(v.shape[a] // 2) if inverse else v.shape[a] // 2 for a in ax)
-    return roll(v, shift, axis=ax)
-
-
-def fftshift(x: Any, /, *, axes: int | Sequence[int] | None = None) -> Variable:
-    """Move the zero frequency to the centre (a roll; differentiable).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.fft.fftshift(np.array([0.0, 1.0, 2.0, -2.0, -1.0])).array
-    array([-2., -1.,  0.,  1.,  2.])
-    """
-    return _shift("fft.fftshift", x, axes, False)
-
-
-def ifftshift(x: Any, /, *, axes: int | Sequence[int] | None = None) -> Variable:
-    """Inverse of :func:`fftshift`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.fft.ifftshift(np.array([-2.0, -1.0, 0.0, 1.0, 2.0])).array
-    array([ 0.,  1.,  2., -2., -1.])
-    """
-    return _shift("fft.ifftshift", x, axes, True)
-
-
-def _freq(op: str, n: int, d: float, dtype: Any, device: Any, half: bool) -> Variable:
-    from ...xp import default_float, infer_namespace
-    from .dtypes import resolve_dtype
-
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{op}(n): expected a positive integer, got {n!r}")
-    xp = infer_namespace(dtype, device)
-    dtype = resolve_dtype(xp, dtype, op)
-    if dtype is None:
-        dtype = default_float(xp, device)
-    k = xp.arange(n // 2 + 1 if half else n, device=device)
-    if not half:
-        k = xp.where(k < (n + 1) // 2, k, k - n)
-    return wrap(xp.astype(k, dtype) / (d * n), xp)
-
-
-def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Variable:
-    """Sample frequencies of :func:`fft` for window length ``n`` and spacing ``d``.
-
-    Examples
-    --------
-    >>> import portagrad as pg
-    >>> pg.ops.fft.fftfreq(4).array
-    array([ 0.  ,  0.25, -0.5 , -0.25])
-    """
-    return _freq("fft.fftfreq", n, d, dtype, device, False)
-
-
-def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Variable:
-    """Sample frequencies of :func:`rfft` for window length ``n`` and spacing ``d``.
-
-    Examples
-    --------
-    >>> import portagrad as pg
-    >>> pg.ops.fft.rfftfreq(4).array
-    array([0.  , 0.25, 0.5 ])
-    """
-    return _freq("fft.rfftfreq", n, d, dtype, device, True)
 
 
 # Forward mode: linear in the first argument, so the tangent is the op of the tangent.

@@ -1,0 +1,59 @@
+"""Splitting an array along an axis into sections or at given positions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..._errors import ShapeError
+from ...tape._variable import Variable
+from .._core import var
+from ..std._axes import _norm_axis
+from ..std.indexing import getitem
+
+__all__ = ["split_axis"]
+
+
+def split_axis(x: Any, indices_or_sections: int | Sequence[int], axis: int,
+               force_tuple: bool = True) -> tuple[Variable, ...] | Variable:
+    """Split ``x`` along ``axis`` into equal sections or at the given indices
+    (``numpy.split``); a single piece comes back bare when ``force_tuple`` is False.
+
+    Parameters
+    ----------
+    x : Variable or array
+        The array to split.
+    indices_or_sections : int or sequence of int
+        A number of equal sections (dividing the axis length), or the positions along
+        ``axis`` where each new piece starts (negative ones count from the end).
+    axis : int
+        The axis to split along.
+    force_tuple : bool, optional
+        Return a tuple even when there is one piece (the default).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> [p.shape for p in pg.ops.split_axis(np.zeros((2, 5)), [1, 3], 1)]
+    [(2, 1), (2, 2), (2, 2)]
+    """
+    xv = var(x, "split_axis")
+    nd = xv.array.ndim
+    ax = _norm_axis(axis, nd, "split_axis")
+    n = xv.array.shape[ax]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k < 1 or n % k:
+            raise ShapeError(f"split_axis(indices_or_sections): expected a positive divisor "
+                             f"of the axis length {n}, got {k}")
+        bounds = [i * (n // k) for i in range(k + 1)]
+    else:
+        bounds = [0] + [min(max(int(i) + (n if int(i) < 0 else 0), 0), n)
+                        for i in indices_or_sections] + [n]
+    pre = (slice(None),) * ax
+    parts = tuple(getitem(xv, pre + (slice(lo, max(lo, hi)),))
+                  for lo, hi in zip(bounds[:-1], bounds[1:]))
+    if len(parts) == 1 and not force_tuple:
+        return parts[0]
+    return parts
