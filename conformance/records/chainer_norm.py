@@ -34,7 +34,22 @@ def _bn_ref(x, g, b, eps=2e-5):
     return _np_norm(x, axes, eps) * _b(g, x, axes) + _b(b, x, axes)
 
 
-_rec("batch_normalization", ops.batch_normalization, _bn_ref, _bn_sample,
+def _bn_any_sample(rng):
+    """Channels on axis 1, or (half the time) parameters over axes 1 and 2: Chainer's
+    ``axis`` rule keeps axes ``1 .. gamma.ndim``."""
+    if rng.random() < 0.5:
+        return _bn_sample(rng)
+    x = _spread(rng, (3, 2, 2) + tuple(int(v) for v in rng.integers(1, 3, size=int(
+        rng.integers(0, 2)))))
+    return x, _u(rng, 0.5, 1.5, (2, 2)), _u(rng, -1, 1, (2, 2))
+
+
+def _bn_any_ref(x, g, b, eps=2e-5):
+    axes = (0,) + tuple(range(g.ndim + 1, x.ndim))
+    return _np_norm(x, axes, eps) * _b(g, x, axes) + _b(b, x, axes)
+
+
+_rec("batch_normalization", ops.batch_normalization, _bn_any_ref, _bn_any_sample,
      errors=[(lambda rng: (np.ones((3, 2)), np.ones(3), np.ones(3)), ShapeError)])
 
 

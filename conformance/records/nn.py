@@ -100,6 +100,30 @@ _activation("mish", lambda x: x * np.tanh(_np_softplus(x)), -3, 3)
 _activation("hard_sigmoid", lambda x: np.clip(x / 6 + 0.5, 0, 1), -5, 5, kinks=(-3, 3))
 _activation("hard_tanh", lambda x: np.clip(x, -1, 1), -2, 2, kinks=(-1, 1))
 _activation("softsign", lambda x: x / (1 + np.abs(x)), kinks=(0,))
+_activation("hard_swish", lambda x: x * np.clip(x / 6 + 0.5, 0, 1), -5, 5, kinks=(-3, 3))
+_activation("softshrink", lambda x: np.sign(x) * np.maximum(np.abs(x) - 0.7, 0),
+            kinks=(-0.7, 0.7), fn=lambda x: ops.softshrink(x, 0.7))
+_activation("hardshrink", lambda x: np.where(np.abs(x) > 0.7, x, 0.0), kinks=(-0.7, 0.7),
+            fn=lambda x: ops.hardshrink(x, 0.7))
+_activation("tanhshrink", lambda x: x - np.tanh(x), -3, 3)
+_activation("threshold", lambda x: np.where(x > 0.5, x, -1.0), kinks=(0.5,),
+            fn=lambda x: ops.threshold(x, 0.5, -1.0))
+
+
+def _glu_sample(rng):
+    shape = _shape(rng, 1, 3)
+    axis = int(rng.integers(-len(shape), len(shape)))
+    shape = tuple(2 * s if i == axis % len(shape) else s for i, s in enumerate(shape))
+    return _u(rng, -3, 3, shape), axis
+
+
+def _np_glu(x, axis):
+    a, b = np.split(x, 2, axis=axis)
+    return a * _np_sigmoid(b)
+
+
+register(OpRecord("glu", lambda x, a: ops.glu(x, axis=a), _np_glu, _glu_sample, diff=(0,),
+                  errors=[(lambda rng: (np.ones((2, 3)), -1), ShapeError)]))
 
 
 def _np_log_softmax(x, axis):
@@ -607,11 +631,33 @@ def _dropout_ref(x):
     return np.where(keep, x / 0.6, 0.0)
 
 
+_MASK_SKIP = {"torch": "the mask comes from torch's generator, not the host stream the "
+                       "reference replays (tests/ops/test_nn_noise.py)",
+              "cupy": "the mask comes from CuPy's generator, not the host stream"}
 register(OpRecord("dropout", _dropout_fn, _dropout_ref,
                   lambda rng: (_u(rng, -2, 2, _shape(rng, 1, 3)),), errors=_INT_ERR,
-                  skip={"torch": "the mask comes from torch's generator, not the host "
-                                 "stream the reference replays (tests/ops/test_nn_noise.py)",
-                        "cupy": "the mask comes from CuPy's generator, not the host stream"}))
+                  skip=_MASK_SKIP))
+
+
+def _alpha_dropout_fn(x):
+    from portagrad.random import Generator
+
+    return ops.alpha_dropout(x, 0.3, train=True, generator=Generator(8),
+                             noise_shape=x.shape[:1] + (1,) * (x.ndim - 1))
+
+
+def _alpha_dropout_ref(x):
+    from portagrad.random import Generator
+
+    keep = Generator(8).bernoulli(x.shape[:1] + (1,) * (x.ndim - 1), 0.7)
+    alpha = -_SELU_A * _SELU_S
+    a = (0.7 * (1 + 0.3 * alpha * alpha)) ** -0.5
+    return np.where(keep, x, alpha) * a - a * alpha * 0.3
+
+
+register(OpRecord("alpha_dropout", _alpha_dropout_fn, _alpha_dropout_ref,
+                  lambda rng: (_u(rng, -2, 2, _shape(rng, 1, 3)),), errors=_INT_ERR,
+                  skip=_MASK_SKIP))
 
 
 
@@ -862,9 +908,22 @@ register(OpRecord(
     lambda x, n: np_lrn(x, n, 0.5, 0.75, 1.0),
     lambda rng: (_u(rng, -2, 2, (2, 4) + _shape(rng, 0, 2)), int(rng.integers(1, 5)))))
 register(OpRecord(
-    "normalize", lambda x: ops.normalize(x, axis=1),
-    lambda x: x / np.sqrt((x * x).sum(axis=1, keepdims=True)),
-    lambda rng: (_away(rng, 0.3, 2, (2, 3) + _shape(rng, 0, 1)),)))
+    "normalize", lambda x, p: ops.normalize(x, axis=1, ord=p),
+    lambda x, p: x / (np.abs(x) ** p).sum(axis=1, keepdims=True) ** (1 / p),
+    lambda rng: (_away(rng, 0.3, 2, (2, 3) + _shape(rng, 0, 1)), float(rng.choice([2, 3]))),
+    diff=(0,)))
+
+
+def _rms_sample(rng):
+    x, w, _ = _ln_sample(rng)
+    return x, w
+
+
+register(OpRecord(
+    "rms_norm", lambda x, w: ops.rms_norm(x, w.shape, w, eps=1e-3),
+    lambda x, w: x / np.sqrt((x * x).mean(axis=tuple(range(x.ndim - w.ndim, x.ndim)),
+                                          keepdims=True) + 1e-3) * w,
+    _rms_sample, errors=[(lambda rng: (np.ones((2, 3)), np.ones(4)), ShapeError)]))
 
 
 # -- recurrent --------------------------------------------------------------------------------

@@ -29,9 +29,10 @@ class BatchNormalization(Module):
 
     In training mode (``module.train()``) batches are normalized with their own statistics,
     folded into the buffers ``avg_mean``/``avg_var`` as
-    ``avg = decay * avg + (1 - decay) * batch`` (the variance unbiased), and ``N`` counts
-    the updates; ``finetune=True`` makes ``avg_*`` the cumulative average instead. In
-    evaluation mode the ``avg_*`` statistics are used.
+    ``avg = decay * avg + (1 - decay) * batch`` (the variance unbiased);
+    ``finetune=True`` makes ``avg_*`` the cumulative average of the fine-tuning batches
+    instead, which ``N`` counts (as Chainer). In evaluation mode the ``avg_*`` statistics
+    are used.
 
     Examples
     --------
@@ -40,7 +41,7 @@ class BatchNormalization(Module):
     >>> bn = pg.nn.BatchNormalization(2, decay=0.5)
     >>> y = bn(np.array([[1.0, 2.0], [3.0, 6.0]], np.float32))
     >>> bn.avg_mean, bn.avg_var, int(bn.N)
-    (array([1., 2.], dtype=float32), array([1.5, 4.5], dtype=float32), 1)
+    (array([1., 2.], dtype=float32), array([1.5, 4.5], dtype=float32), 0)
     """
 
     def __init__(self, size: int | tuple[int] | None = None, decay: float = 0.9,
@@ -108,13 +109,15 @@ class BatchNormalization(Module):
         if not self.training:
             return ops.fixed_batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var,
                                         eps=self.eps)
-        n = int(self.N)
+        # Chainer's N counts the fine-tuning steps only: the cumulative average they keep
+        # starts afresh over the statistics trained with decay.
         state = ops.BatchNormState(self.avg_mean, self.avg_var,
                                    momentum=None if finetune else 1.0 - self.decay,
-                                   num_batches=n)
+                                   num_batches=int(self.N))
         y = ops.batch_norm(x, self.gamma, self.beta, state=state, train=True, eps=self.eps)
         self.avg_mean, self.avg_var = state.mean, state.var
-        self.N = x.xp.asarray(state.num_batches, dtype=x.xp.int64, device=x.array.device)
+        if finetune:
+            self.N = x.xp.asarray(state.num_batches, dtype=x.xp.int64, device=x.array.device)
         return y
 
     def extra_repr(self) -> str:

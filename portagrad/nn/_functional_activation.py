@@ -1,10 +1,10 @@
-"""Activations of ``torch.nn.functional`` under PyTorch's names, signatures and subgradient
-conventions, built from :mod:`portagrad.ops`.
+"""Activations of ``torch.nn.functional`` under PyTorch's names and signatures: each one
+an adapter over the function of :mod:`portagrad.ops` that computes it (the clipping and
+shrinking ones are in :mod:`portagrad.nn._functional_piecewise`).
 
-Where PyTorch's derivative at a kink differs from the one of the matching ``pg.ops``
-function, the function here is a ``where`` composite whose branches give PyTorch's value
-(``relu6`` and ``hardtanh`` pass no gradient at their corners, ``hardswish`` takes the
-outer branches' slopes at -3 and 3).
+Subgradients at kinks are PyTorch's, and the canonical functions share them: the
+rectifiers take the negative side's slope at 0. ``inplace`` is accepted for
+compatibility; the result is always a new Variable.
 """
 
 from __future__ import annotations
@@ -12,20 +12,23 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
+from ..ops._adapters import adapts
 from ..tape._variable import Variable
 from ._functional_common import _f
 
-__all__ = [
-    "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus",
-    "softsign", "softshrink", "hardshrink", "tanhshrink", "hardtanh", "hardsigmoid",
-    "hardswish", "sigmoid", "tanh", "logsigmoid",
-]
+__all__ = ["relu", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus",
+           "softsign", "sigmoid", "tanh", "logsigmoid"]
 
-
+@adapts(ops.relu)
 def relu(input: Any, inplace: bool = False) -> Variable:
-    """``max(input, 0)``; the gradient at 0 is 0.
+    """``max(input, 0)``; the gradient at 0 is 0. :func:`portagrad.ops.relu`.
 
-    ``inplace`` is accepted for PyTorch compatibility; the result is always a new Variable.
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -37,22 +40,19 @@ def relu(input: Any, inplace: bool = False) -> Variable:
     return ops.relu(_f(input, "relu"))
 
 
-def relu6(input: Any, inplace: bool = False) -> Variable:
-    """``min(max(input, 0), 6)``; as in PyTorch the gradient is 0 at 0 and at 6.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.relu6(np.array([-1.0, 3.0, 7.0])).array
-    array([0., 3., 6.])
-    """
-    return hardtanh(_f(input, "relu6"), 0.0, 6.0)
-
-
+@adapts(ops.leaky_relu)
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Variable:
     """``input`` where positive, else ``negative_slope * input`` (slope at 0:
-    ``negative_slope``).
+    ``negative_slope``). :func:`portagrad.ops.leaky_relu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    negative_slope : float
+        Slope of the negative side.
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -64,8 +64,19 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
     return ops.leaky_relu(_f(input, "leaky_relu"), float(negative_slope))
 
 
+@adapts(ops.elu)
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     """``input`` where positive, else ``alpha * (exp(input) - 1)`` (slope at 0: ``alpha``).
+    :func:`portagrad.ops.elu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    alpha : float
+        Scale of the negative side.
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -74,15 +85,19 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     >>> F.elu(np.array([0.0, 2.0])).array
     array([0., 2.])
     """
-    x = _f(input, "elu")
-    pos = x > 0
-    # The inner where keeps exp finite on the unused branch and its slope 1 at 0.
-    neg = ops.expm1(ops.where(pos, 0.0, x)) * float(alpha)
-    return ops.where(pos, x, neg)
+    return ops.elu(_f(input, "elu"), float(alpha))
 
 
+@adapts(ops.selu)
 def selu(input: Any, inplace: bool = False) -> Variable:
-    """Scaled ELU with the constants of Klambauer et al. (2017).
+    """Scaled ELU with the constants of Klambauer et al. (2017). :func:`portagrad.ops.selu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -94,8 +109,18 @@ def selu(input: Any, inplace: bool = False) -> Variable:
     return ops.selu(_f(input, "selu"))
 
 
+@adapts(ops.celu)
 def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``. :func:`portagrad.ops.celu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    alpha : float
+        Scale of the negative side, not 0.
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -107,8 +132,16 @@ def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     return ops.celu(_f(input, "celu"), float(alpha))
 
 
+@adapts(ops.gelu)
 def gelu(input: Any, approximate: str = "none") -> Variable:
-    """Gaussian error linear unit; ``approximate="tanh"`` uses the tanh formula.
+    """Gaussian error linear unit. :func:`portagrad.ops.gelu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    approximate : {"none", "tanh"}
+        ``"tanh"`` uses the tanh formula.
 
     Examples
     --------
@@ -117,13 +150,19 @@ def gelu(input: Any, approximate: str = "none") -> Variable:
     >>> round(float(F.gelu(np.array([1.0])).array[0]), 6)
     0.841345
     """
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu(approximate): expected 'none' or 'tanh', got {approximate!r}")
     return ops.gelu(_f(input, "gelu"), approximate=approximate)
 
 
+@adapts(ops.silu)
 def silu(input: Any, inplace: bool = False) -> Variable:
-    """``input * sigmoid(input)``.
+    """``input * sigmoid(input)``. :func:`portagrad.ops.silu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -135,8 +174,16 @@ def silu(input: Any, inplace: bool = False) -> Variable:
     return ops.silu(_f(input, "silu"))
 
 
+@adapts(ops.mish)
 def mish(input: Any, inplace: bool = False) -> Variable:
-    """``input * tanh(softplus(input))``.
+    """``input * tanh(softplus(input))``. :func:`portagrad.ops.mish`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -148,9 +195,19 @@ def mish(input: Any, inplace: bool = False) -> Variable:
     return ops.mish(_f(input, "mish"))
 
 
+@adapts(ops.softplus)
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Variable:
     """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where
-    ``beta * input > threshold`` (PyTorch's linear tail, gradient 1 there).
+    ``beta * input > threshold``. :func:`portagrad.ops.softplus`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
+    beta : float
+        Positive sharpness.
+    threshold : float
+        Start of the linear tail (gradient 1 there).
 
     Examples
     --------
@@ -159,13 +216,17 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Variable
     >>> F.softplus(np.array([0.0, 30.0])).array
     array([ 0.69314718, 30.        ])
     """
-    x = _f(input, "softplus")
-    beta = float(beta)
-    return ops.where(x * beta > float(threshold), x, ops.softplus(x, beta))
+    return ops.softplus(_f(input, "softplus"), float(beta), threshold=float(threshold))
 
 
+@adapts(ops.softsign)
 def softsign(input: Any) -> Variable:
-    """``input / (1 + |input|)``.
+    """``input / (1 + |input|)``. :func:`portagrad.ops.softsign`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
 
     Examples
     --------
@@ -177,102 +238,14 @@ def softsign(input: Any) -> Variable:
     return ops.softsign(_f(input, "softsign"))
 
 
-def softshrink(input: Any, lambd: float = 0.5) -> Variable:
-    """``input - lambd`` above ``lambd``, ``input + lambd`` below ``-lambd``, else 0.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.softshrink(np.array([-1.0, 0.2, 2.0])).array
-    array([-0.5,  0. ,  1.5])
-    """
-    x = _f(input, "softshrink")
-    lam = float(lambd)
-    if lam < 0:
-        raise ValueError(f"softshrink(lambd): expected a value >= 0, got {lambd}")
-    return ops.where(x > lam, x - lam, ops.where(x < -lam, x + lam, 0.0))
-
-
-def hardshrink(input: Any, lambd: float = 0.5) -> Variable:
-    """``input`` where ``|input| > lambd``, else 0.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.hardshrink(np.array([-1.0, 0.5, 2.0])).array
-    array([-1.,  0.,  2.])
-    """
-    x = _f(input, "hardshrink")
-    lam = float(lambd)
-    return ops.where(ops.logical_or(x > lam, x < -lam), x, 0.0)
-
-
-def tanhshrink(input: Any) -> Variable:
-    """``input - tanh(input)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.tanhshrink(np.array([0.0])).array
-    array([0.])
-    """
-    x = _f(input, "tanhshrink")
-    return x - ops.tanh(x)
-
-
-def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
-             inplace: bool = False) -> Variable:
-    """``input`` clipped to ``[min_val, max_val]``; the gradient is 1 strictly inside and
-    0 at and beyond the bounds (PyTorch's).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.hardtanh(np.array([-3.0, 0.5, 3.0])).array
-    array([-1. ,  0.5,  1. ])
-    """
-    x = _f(input, "hardtanh")
-    lo, hi = float(min_val), float(max_val)
-    if lo > hi:
-        raise ValueError(f"hardtanh(min_val): expected min_val <= max_val, got {lo} > {hi}")
-    return ops.where(x <= lo, lo, ops.where(x >= hi, hi, x))
-
-
-def hardsigmoid(input: Any, inplace: bool = False) -> Variable:
-    """``relu6(input + 3) / 6``; gradient 1/6 strictly inside ``(-3, 3)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.hardsigmoid(np.array([-4.0, 0.0, 4.0])).array
-    array([0. , 0.5, 1. ])
-    """
-    x = _f(input, "hardsigmoid")
-    return ops.where(x <= -3.0, 0.0, ops.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
-
-
-def hardswish(input: Any, inplace: bool = False) -> Variable:
-    """``input * relu6(input + 3) / 6``; gradient ``x / 3 + 1/2`` on ``(-3, 3)``, 0 at -3
-    and 1 at 3 (PyTorch's).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.hardswish(np.array([-4.0, 1.0, 4.0])).array
-    array([0.        , 0.66666667, 4.        ])
-    """
-    x = _f(input, "hardswish")
-    return ops.where(x <= -3.0, 0.0, ops.where(x < 3.0, x * (x + 3.0) / 6.0, x))
-
-
+@adapts(ops.sigmoid)
 def sigmoid(input: Any) -> Variable:
-    """``1 / (1 + exp(-input))``.
+    """``1 / (1 + exp(-input))``. :func:`portagrad.ops.sigmoid`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
 
     Examples
     --------
@@ -284,8 +257,14 @@ def sigmoid(input: Any) -> Variable:
     return ops.sigmoid(_f(input, "sigmoid"))
 
 
+@adapts(ops.tanh)
 def tanh(input: Any) -> Variable:
-    """Hyperbolic tangent.
+    """Hyperbolic tangent. :func:`portagrad.ops.tanh`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
 
     Examples
     --------
@@ -297,8 +276,14 @@ def tanh(input: Any) -> Variable:
     return ops.tanh(_f(input, "tanh"))
 
 
+@adapts(ops.log_sigmoid)
 def logsigmoid(input: Any) -> Variable:
-    """``log(sigmoid(input))``, stable for large ``|input|``.
+    """``log(sigmoid(input))``, stable for large ``|input|``. :func:`portagrad.ops.log_sigmoid`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input of any shape.
 
     Examples
     --------

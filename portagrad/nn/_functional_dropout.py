@@ -1,5 +1,6 @@
 """Dropout family of ``torch.nn.functional`` (``training=`` arguments with PyTorch's
-defaults; masks drawn from :mod:`portagrad.random` in the input's library)."""
+defaults; masks drawn from :mod:`portagrad.random` in the input's library): adapters over
+:func:`portagrad.ops.dropout` and :func:`portagrad.ops.alpha_dropout`."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
-from ..ops._core import wrap
+from ..ops._adapters import adapts
 from ..tape._variable import Variable
-from ._functional_norm import _f
+from ._functional_common import _f
 
 __all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
            "dropout3d"]
@@ -22,10 +23,22 @@ def _p(p: float, op: str) -> float:
     return p
 
 
+@adapts(ops.dropout)
 def dropout(input: Any, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Variable:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when
     ``training`` (the default, as PyTorch's function).
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    p : float
+        Probability of dropping an element, in ``[0, 1]``.
+    training : bool
+        Drop (otherwise ``input`` is returned unchanged).
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -37,20 +50,7 @@ def dropout(input: Any, p: float = 0.5, training: bool = True,
     array([0., 0., 0.])
     """
     op = "dropout"
-    x = _f(input, op)
-    p = _p(p, op)
-    if not training or p == 0.0:
-        return x
-    if p == 1.0:
-        return x * 0.0
-    return ops.dropout(x, p, train=True)
-
-
-def _mask(x: Variable, shape: tuple[int, ...], keep: float) -> Any:
-    from .. import random as _random
-
-    gen = _random.default_generator()
-    return x.xp.astype(gen.bernoulli(shape, keep, like=x.array), x.dtype)
+    return ops.dropout(_f(input, op), _p(p, op), train=bool(training))
 
 
 def _channel_dropout(nd: int, input: Any, p: float, training: bool) -> Variable:
@@ -60,19 +60,27 @@ def _channel_dropout(nd: int, input: Any, p: float, training: bool) -> Variable:
     if x.ndim not in (nd + 1, nd + 2):
         raise ShapeError(f"{op}(input): expected (N, C, {nd} spatial axes) or (C, {nd} "
                          f"spatial axes), got shape {tuple(x.shape)}")
-    if not training or p == 0.0:
-        return x
-    if p == 1.0:
-        return x * 0.0
     lead = x.ndim - nd
     shape = tuple(int(s) for s in x.shape[:lead]) + (1,) * nd
-    return x * wrap(_mask(x, shape, 1.0 - p) * (1.0 / (1.0 - p)), x.xp)
+    return ops.dropout(x, p, train=bool(training), noise_shape=shape)
 
 
+@adapts(ops.dropout)
 def dropout1d(input: Any, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Variable:
-    """Zero whole channels of ``(N, C, L)`` with probability ``p`` (rest scaled by
-    ``1 / (1 - p)``).
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` with probability ``p`` (the rest
+    scaled by ``1 / (1 - p)``).
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    p : float
+        Probability of dropping a channel.
+    training : bool
+        Drop (otherwise ``input`` is returned unchanged).
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -84,9 +92,21 @@ def dropout1d(input: Any, p: float = 0.5, training: bool = True,
     return _channel_dropout(1, input, p, training)
 
 
+@adapts(ops.dropout)
 def dropout2d(input: Any, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Variable:
-    """Zero whole channels of ``(N, C, H, W)`` with probability ``p``.
+    """Zero whole channels of ``(N, C, H, W)`` or ``(C, H, W)`` with probability ``p``.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    p : float
+        Probability of dropping a channel.
+    training : bool
+        Drop (otherwise ``input`` is returned unchanged).
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -99,9 +119,22 @@ def dropout2d(input: Any, p: float = 0.5, training: bool = True,
     return _channel_dropout(2, input, p, training)
 
 
+@adapts(ops.dropout)
 def dropout3d(input: Any, p: float = 0.5, training: bool = True,
               inplace: bool = False) -> Variable:
-    """Zero whole channels of ``(N, C, D, H, W)`` with probability ``p``.
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` with probability
+    ``p``.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    p : float
+        Probability of dropping a channel.
+    training : bool
+        Drop (otherwise ``input`` is returned unchanged).
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -113,35 +146,22 @@ def dropout3d(input: Any, p: float = 0.5, training: bool = True,
     return _channel_dropout(3, input, p, training)
 
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-
-
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _alpha_dropout(op: str, input: Any, p: float, training: bool, feature: bool) -> Variable:
-    x = _f(input, op)
-    p = _p(p, op)
-    if not training or p == 0.0:
-        return x
-    if p == 1.0:
-        return x * 0.0
-    # Dropped units take SELU's negative saturation; a, b restore zero mean, unit variance.
-    alpha = -_SELU_ALPHA * _SELU_SCALE
-    a = ((1.0 - p) * (1.0 + p * alpha * alpha)) ** -0.5
-    b = -a * alpha * p
-    shape = tuple(int(s) for s in x.shape)
-    if feature:
-        if x.ndim < 2:
-            raise ShapeError(f"{op}(input): expected (N, C, *), got shape {shape}")
-        shape = shape[:2] + (1,) * (x.ndim - 2)
-    keep = wrap(_mask(x, shape, 1.0 - p), x.xp)
-    return (x * keep + (1.0 - keep) * alpha) * a + b
-
-
+@adapts(ops.alpha_dropout)
 def alpha_dropout(input: Any, p: float = 0.5, training: bool = False,
                   inplace: bool = False) -> Variable:
-    """Dropout for SELU networks: keeps mean and variance of its input (Klambauer et al.).
+    """Dropout for SELU networks: keeps the mean and variance of its input (Klambauer et
+    al., 2017). :func:`portagrad.ops.alpha_dropout`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    p : float
+        Probability of dropping an element.
+    training : bool
+        Drop (``False`` by default, as PyTorch's function).
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -150,12 +170,25 @@ def alpha_dropout(input: Any, p: float = 0.5, training: bool = False,
     >>> F.alpha_dropout(np.ones(2), 0.5).array
     array([1., 1.])
     """
-    return _alpha_dropout("alpha_dropout", input, p, training, False)
+    op = "alpha_dropout"
+    return ops.alpha_dropout(_f(input, op), _p(p, op), train=bool(training))
 
 
+@adapts(ops.alpha_dropout)
 def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False,
                           inplace: bool = False) -> Variable:
     """:func:`alpha_dropout` of whole channels of ``(N, C, *)``.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input ``(N, C, *)``.
+    p : float
+        Probability of dropping a channel.
+    training : bool
+        Drop (``False`` by default, as PyTorch's function).
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -164,4 +197,12 @@ def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False,
     >>> F.feature_alpha_dropout(np.ones((1, 2)), 0.5).array
     array([[1., 1.]])
     """
-    return _alpha_dropout("feature_alpha_dropout", input, p, training, True)
+    op = "feature_alpha_dropout"
+    x = _f(input, op)
+    p = _p(p, op)
+    if not training or p in (0.0, 1.0):
+        return ops.alpha_dropout(x, p, train=bool(training))
+    if x.ndim < 2:
+        raise ShapeError(f"{op}(input): expected (N, C, *), got shape {tuple(x.shape)}")
+    shape = tuple(int(s) for s in x.shape[:2]) + (1,) * (x.ndim - 2)
+    return ops.alpha_dropout(x, p, train=True, noise_shape=shape)

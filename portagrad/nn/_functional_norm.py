@@ -1,4 +1,5 @@
-"""Normalization, embedding and one-hot of ``torch.nn.functional``.
+"""Normalization, embedding and one-hot of ``torch.nn.functional``; the normalizations
+are adapters over :mod:`portagrad.ops`.
 
 Running statistics are raw arrays, as PyTorch's buffers are tensors: ``batch_norm`` and
 ``instance_norm`` in training write the updated values into ``running_mean`` and
@@ -14,7 +15,9 @@ from typing import Any
 
 from .. import ops
 from .._errors import DTypeError, ShapeError
+from ..ops._adapters import adapts
 from ..ops._core import unwrap, var, wrap
+from ..ops.nn.running_stats import write_into, write_running
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -24,40 +27,47 @@ __all__ = [
 ]
 
 
-def _write(op: str, arg: str, target: Any, value: Any) -> None:
-    """Store ``value`` into the raw array ``target`` in place, in ``target``'s dtype."""
-    a = unwrap(target)
-    xp = var(a, op, arg).xp
-    try:
-        a[...] = xp.astype(xp.reshape(value, tuple(a.shape)), a.dtype)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{op}({arg}): expected a mutable array to update in place, got "
-                        f"{type(a).__name__} ({err}). Use portagrad.ops.batch_norm with a "
-                        f"BatchNormState for immutable arrays") from err
+def _state(x: Variable, running_mean: Any, running_var: Any,
+            momentum: float | None) -> ops.BatchNormState | None:
+    """A state over the caller's running arrays (a missing one starts at 0 or 1)."""
+    if running_mean is None and running_var is None:
+        return None
+    xp, a = x.xp, x.array
+
+    def stat(r: Any, fill: float) -> Any:
+        if r is not None:
+            return unwrap(r)
+        return xp.full((int(a.shape[1]),), fill, dtype=a.dtype, device=a.device)
+
+    return ops.BatchNormState(stat(running_mean, 0.0), stat(running_var, 1.0),
+                              momentum=momentum)
 
 
+@adapts(ops.batch_norm)
 def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None,
                bias: Any = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Variable:
-    """Batch normalization over every axis of ``(N, C, *)`` but the channel axis 1.
+    """Batch normalization over every axis of ``(N, C, *)`` but the channel axis 1:
+    :func:`portagrad.ops.batch_norm` with PyTorch's arguments and in-place update.
 
     Parameters
     ----------
-    input
+    input : array or Variable
         ``(N, C, *)`` floating input.
-    running_mean, running_var
+    running_mean, running_var : array or None
         ``(C,)`` raw arrays (or Variables, whose arrays are used), or both ``None``. In
         training they are updated in place: ``running = (1 - momentum) * running +
         momentum * batch``, with the unbiased batch variance (PyTorch's rule); their dtype
         is kept.
-    weight, bias
-        Optional ``(C,)`` scale and shift, differentiable.
-    training
+    weight, bias : array or Variable, optional
+        ``(C,)`` scale and shift, differentiable.
+    training : bool
         Normalize with the batch's mean and biased variance (``True``) or with the running
-        statistics (``False``, the default, as in PyTorch's function).
-    momentum
+        statistics (``False``, the default, as in PyTorch's function). A training batch
+        needs more than one value per channel.
+    momentum : float
         Weight of the new batch in the running statistics.
-    eps
+    eps : float
         Added to the variance.
 
     Examples
@@ -80,29 +90,40 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         if running_mean is None:
             raise ValueError("batch_norm(running_mean): expected running statistics when not "
                              "training, got None. Pass training=True to use batch statistics")
-        return ops.fixed_batch_norm(x, weight, bias, unwrap(running_mean), unwrap(running_var),
-                                    eps=float(eps))
-    if running_mean is None:
-        if x.ndim >= 2 and math.prod(int(s) for i, s in enumerate(x.shape) if i != 1) < 2:
-            raise ShapeError(f"batch_norm(input): expected more than one value per channel "
-                             f"when training, got shape {tuple(x.shape)}")
-        return ops.batch_norm(x, weight, bias, train=True, eps=float(eps))
-    state = ops.BatchNormState(unwrap(running_mean), unwrap(running_var),
-                               momentum=float(momentum))
+        return ops.batch_norm(x, weight, bias, state=_state(x, running_mean, running_var, 0.0),
+                              train=False, eps=float(eps))
+    if x.ndim >= 2 and math.prod(int(s) for i, s in enumerate(x.shape) if i != 1) < 2:
+        raise ShapeError(f"batch_norm(input): expected more than one value per channel "
+                         f"when training, got shape {tuple(x.shape)}")
+    state = _state(x, running_mean, running_var, float(momentum))
     y = ops.batch_norm(x, weight, bias, state=state, train=True, eps=float(eps))
-    _write(op, "running_mean", running_mean, state.mean)
-    _write(op, "running_var", running_var, state.var)
+    if state is not None:
+        write_running(op, state, running_mean, running_var)
     return y
 
 
+@adapts(ops.instance_norm)
 def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
                   weight: Any = None, bias: Any = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Variable:
-    """Normalize each sample's channels over their spatial positions.
+    """Normalize each sample's channels over their spatial positions:
+    :func:`portagrad.ops.instance_norm` with PyTorch's arguments and in-place update.
 
-    With ``use_input_stats`` (the default) and running statistics given, these are
-    updated in place with the batch average of the per-instance mean and unbiased variance.
-    ``use_input_stats=False`` normalizes with the running statistics instead.
+    Parameters
+    ----------
+    input : array or Variable
+        ``(N, C, *spatial)`` floating input.
+    running_mean, running_var : array, optional
+        ``(C,)`` running statistics; with ``use_input_stats`` those given are updated in
+        place with the batch average of the per-instance mean and unbiased variance.
+    weight, bias : array or Variable, optional
+        ``(C,)`` scale and shift.
+    use_input_stats : bool
+        Normalize with each instance's statistics (the default), or with the running ones.
+    momentum : float
+        Weight of the new batch in the running statistics.
+    eps : float
+        Added to the variance.
 
     Examples
     --------
@@ -116,31 +137,39 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     if x.ndim < 3:
         raise ShapeError(f"instance_norm(input): expected (N, C, *spatial), got shape "
                          f"{tuple(x.shape)}")
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise ValueError("instance_norm(running_mean): expected running statistics with "
-                             "use_input_stats=False, got None")
-        return ops.fixed_batch_norm(x, weight, bias, unwrap(running_mean), unwrap(running_var),
-                                    eps=float(eps))
-    y = ops.instance_norm(x, weight, bias, eps=float(eps))
-    if running_mean is not None or running_var is not None:
-        xp, a = x.xp, x.array
-        axes = tuple(range(2, a.ndim))
-        n = math.prod(int(a.shape[i]) for i in axes)
-        m = float(momentum)
-        mean = xp.mean(a, axis=axes)
-        var_ = xp.var(a, axis=axes, correction=1 if n > 1 else 0)
-        for arg, run, batch in (("running_mean", running_mean, mean),
-                                ("running_var", running_var, var_)):
-            if run is not None:
-                old = unwrap(run)
-                _write(op, arg, run, old * (1.0 - m) + xp.mean(batch, axis=0) * m)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise ValueError("instance_norm(running_mean): expected running statistics with "
+                         "use_input_stats=False, got None")
+    state = _state(x, running_mean, running_var, float(momentum))
+    y = ops.instance_norm(x, weight, bias, float(eps), state=state,
+                          use_input_stats=use_input_stats)
+    if state is not None and use_input_stats:
+        write_running(op, state, running_mean, running_var)
     return y
 
 
+def _shape(normalized_shape: Any) -> tuple[int, ...]:
+    if isinstance(normalized_shape, int):
+        return (int(normalized_shape),)
+    return tuple(int(s) for s in normalized_shape)
+
+
+@adapts(ops.layer_norm)
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
                eps: float = 1e-5) -> Variable:
-    """Normalize over the last ``len(normalized_shape)`` axes, then scale and shift.
+    """Normalize over the last ``len(normalized_shape)`` axes, then scale and shift:
+    :func:`portagrad.ops.layer_norm`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    normalized_shape : int or sequence of int
+        The trailing axes normalized over.
+    weight, bias : array or Variable, optional
+        Scale and shift of shape ``normalized_shape``.
+    eps : float
+        Added to the variance.
 
     Examples
     --------
@@ -149,19 +178,26 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
     >>> F.layer_norm(np.array([[1.0, 3.0]]), (2,), eps=0.0).array
     array([[-1.,  1.]])
     """
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(
-        int(s) for s in normalized_shape)
-    x = _f(input, "layer_norm")
-    if tuple(int(s) for s in x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
-        raise ShapeError(f"layer_norm(normalized_shape): expected the trailing axes of input, "
-                         f"got {shape} for input shape {tuple(x.shape)}")
-    return ops.layer_norm(x, shape, weight, bias, float(eps))
+    return ops.layer_norm(_f(input, "layer_norm"), _shape(normalized_shape), weight, bias,
+                          float(eps))
 
 
+@adapts(ops.group_norm)
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,
                eps: float = 1e-5) -> Variable:
     """Normalize ``(N, C, *)`` over groups of ``C / num_groups`` channels and all spatial
-    positions.
+    positions: :func:`portagrad.ops.group_norm`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        ``(N, C, *)`` floating input.
+    num_groups : int
+        A positive divisor of ``C``.
+    weight, bias : array or Variable, optional
+        ``(C,)`` scale and shift.
+    eps : float
+        Added to the variance.
 
     Examples
     --------
@@ -173,9 +209,20 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     return ops.group_norm(_f(input, "group_norm"), int(num_groups), weight, bias, float(eps))
 
 
+@adapts(ops.local_response_norm)
 def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Variable:
-    """``x_c / (k + alpha / size * sum of x**2 over size channels around c) ** beta``.
+    """``x_c / (k + alpha / size * sum of x**2 over size channels around c) ** beta``:
+    :func:`portagrad.ops.local_response_norm`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        ``(N, C, *)`` floating input.
+    size : int
+        Channels in the window.
+    alpha, beta, k : float
+        The constants of the formula.
 
     Examples
     --------
@@ -188,10 +235,22 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float 
                                    float(beta), float(k))
 
 
+@adapts(ops.rms_norm)
 def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,
              eps: float | None = None) -> Variable:
-    """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing axes; ``eps=None``
-    takes the machine epsilon of the input's dtype (PyTorch's).
+    """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing axes:
+    :func:`portagrad.ops.rms_norm`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    normalized_shape : int or sequence of int
+        The trailing axes normalized over.
+    weight : array or Variable, optional
+        Scale of shape ``normalized_shape``.
+    eps : float, optional
+        ``None`` takes the machine epsilon of the input's dtype (PyTorch's).
 
     Examples
     --------
@@ -200,24 +259,7 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,
     >>> F.rms_norm(np.array([[3.0, 4.0]]), (2,), eps=0.0).array.round(6)
     array([[0.848528, 1.131371]])
     """
-    op = "rms_norm"
-    x = _f(input, op)
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(
-        int(s) for s in normalized_shape)
-    nd = len(shape)
-    if nd > x.ndim or tuple(int(s) for s in x.shape[x.ndim - nd:]) != shape:
-        raise ShapeError(f"rms_norm(normalized_shape): expected the trailing axes of input, "
-                         f"got {shape} for input shape {tuple(x.shape)}")
-    e = float(x.xp.finfo(x.dtype).eps) if eps is None else float(eps)
-    axes = tuple(range(x.ndim - nd, x.ndim))
-    y = x * ops.rsqrt(ops.mean(x * x, axis=axes, keepdims=True) + e)
-    if weight is not None:
-        w = _f(weight, op, "weight")
-        if tuple(w.shape) != shape:
-            raise ShapeError(f"rms_norm(weight): expected shape {shape}, got "
-                             f"{tuple(w.shape)}")
-        y = y * w
-    return y
+    return ops.rms_norm(_f(input, "rms_norm"), _shape(normalized_shape), weight, eps)
 
 
 def embedding(input: Any, weight: Any, padding_idx: int | None = None,
@@ -261,7 +303,7 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
         norms = xp.sum(xp.abs(a) ** p, axis=1) ** (1.0 / p)
         scale = xp.where(used & (norms > float(max_norm)),
                          float(max_norm) / (norms + 1e-7), xp.ones_like(norms))
-        _write(op, "weight", weight, a * xp.reshape(scale, (n, 1)))
+        write_into(op, "weight", weight, a * xp.reshape(scale, (n, 1)))
         w = _f(weight, op, "weight")
     y = ops.embedding(ids, w, padding_idx=padding_idx)
     if scale_grad_by_freq:

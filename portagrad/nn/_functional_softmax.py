@@ -1,5 +1,6 @@
 """Softmax family and parametrized activations of ``torch.nn.functional`` (``dim=``
-arguments, PyTorch's legacy axis when ``dim`` is omitted)."""
+arguments, PyTorch's legacy axis when ``dim`` is omitted): adapters over
+:mod:`portagrad.ops`."""
 
 from __future__ import annotations
 
@@ -7,40 +8,38 @@ from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
+from ..ops._adapters import adapts
 from ..tape._variable import Variable
-from ._functional_activation import _f, leaky_relu
+from ._functional_common import _f
 
 __all__ = ["softmax", "log_softmax", "softmin", "glu", "prelu", "rrelu", "threshold",
            "normalize"]
-
-
-def _softmax_dim(x: Variable, dim: int | None) -> int:
-    # PyTorch's legacy choice when dim is omitted (torch.nn.functional._get_softmax_dim).
-    if dim is None:
-        return 0 if x.ndim in (0, 1, 3) else 1
-    return int(dim)
 
 
 def _softmax_input(op: str, input: Any, dim: int | None, dtype: Any) -> tuple[Variable, int]:
     x = _f(input, op)
     if dtype is not None:
         x = ops.astype(x, dtype)
-    if x.ndim == 0:
-        return x, 0
-    return x, _softmax_dim(x, dim)
+    if dim is None:
+        # PyTorch's legacy choice (torch.nn.functional._get_softmax_dim).
+        return x, 0 if x.ndim in (0, 1, 3) else 1
+    return x, int(dim)
 
 
-def _scalar_softmax(x: Variable, log: bool) -> Variable:
-    # A 0-d input is a distribution over one value.
-    return x * 0.0 if log else x * 0.0 + 1.0
-
-
+@adapts(ops.softmax)
 def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Variable:
-    """Softmax along ``dim`` (``input`` cast to ``dtype`` first when given).
+    """Softmax along ``dim``: :func:`portagrad.ops.softmax`.
 
-    Without ``dim``, PyTorch's legacy choice is made: axis 0 for 0-, 1- and 3-d input,
-    axis 1 otherwise. Pass ``dim`` explicitly.
+    Parameters
+    ----------
+    input : array or Variable
+        Floating logits.
+    dim : int, optional
+        The axis; without it PyTorch's legacy choice is made (axis 0 for 0-, 1- and 3-d
+        input, axis 1 otherwise). Pass it explicitly.
+    dtype : dtype, optional
+        Cast ``input`` to it first.
 
     Examples
     --------
@@ -50,12 +49,22 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
     array([[0.5, 0.5]])
     """
     x, d = _softmax_input("softmax", input, dim, dtype)
-    return _scalar_softmax(x, False) if x.ndim == 0 else ops.softmax(x, axis=d)
+    return ops.softmax(x, axis=d)
 
 
+@adapts(ops.log_softmax)
 def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Variable:
-    """``log(softmax(input, dim))``, computed stably.
+    """``log(softmax(input, dim))``, computed stably: :func:`portagrad.ops.log_softmax`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating logits.
+    dim : int, optional
+        The axis (PyTorch's legacy choice without it, as :func:`softmax`).
+    dtype : dtype, optional
+        Cast ``input`` to it first.
 
     Examples
     --------
@@ -65,12 +74,22 @@ def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
     array([-0.69314718, -0.69314718])
     """
     x, d = _softmax_input("log_softmax", input, dim, dtype)
-    return _scalar_softmax(x, True) if x.ndim == 0 else ops.log_softmax(x, axis=d)
+    return ops.log_softmax(x, axis=d)
 
 
+@adapts(ops.softmax)
 def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Variable:
     """``softmax(-input, dim)``.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    dim : int, optional
+        The axis (PyTorch's legacy choice without it, as :func:`softmax`).
+    dtype : dtype, optional
+        Cast ``input`` to it first.
 
     Examples
     --------
@@ -80,12 +99,20 @@ def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
     array([0.75, 0.25])
     """
     x, d = _softmax_input("softmin", input, dim, dtype)
-    return _scalar_softmax(x, False) if x.ndim == 0 else ops.softmax(-x, axis=d)
+    return ops.softmax(-x, axis=d)
 
 
+@adapts(ops.glu)
 def glu(input: Any, dim: int = -1) -> Variable:
     """Gated linear unit: the first half of ``input`` along ``dim`` times the sigmoid of the
-    second half.
+    second half. :func:`portagrad.ops.glu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input, of even size along ``dim``.
+    dim : int
+        The halved axis.
 
     Examples
     --------
@@ -97,20 +124,25 @@ def glu(input: Any, dim: int = -1) -> Variable:
     x = _f(input, "glu")
     if x.ndim == 0:
         raise ShapeError("glu(input): expected at least one axis, got a 0-d array")
-    d = int(dim) % x.ndim if -x.ndim <= int(dim) < x.ndim else None
-    if d is None:
+    if not -x.ndim <= int(dim) < x.ndim:
         raise ShapeError(f"glu(dim): expected a dim in [{-x.ndim}, {x.ndim}), got {dim}")
-    n = int(x.shape[d])
-    if n % 2:
-        raise ShapeError(f"glu(input): expected an even size along dim {dim}, got {n}")
-    lo = tuple(slice(0, n // 2) if i == d else slice(None) for i in range(x.ndim))
-    hi = tuple(slice(n // 2, n) if i == d else slice(None) for i in range(x.ndim))
-    return x[lo] * ops.sigmoid(x[hi])
+    if int(x.shape[int(dim)]) % 2:
+        raise ShapeError(f"glu(input): expected an even size along dim {dim}, got "
+                         f"{int(x.shape[int(dim)])}")
+    return ops.glu(x, axis=int(dim))
 
 
+@adapts(ops.prelu)
 def prelu(input: Any, weight: Any) -> Variable:
-    """``input`` where positive, else ``weight * input``, with ``weight`` of shape ``(1,)`` or
-    ``(C,)`` applied along the channel axis 1 (axis 0 of 1-d input).
+    """``input`` where positive, else ``weight * input`` (the slope at 0):
+    :func:`portagrad.ops.prelu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input; its channel axis is 1 (0 for 1-d input).
+    weight : array or Variable
+        1-d slopes, ``(1,)`` or ``(C,)``.
 
     Examples
     --------
@@ -123,20 +155,26 @@ def prelu(input: Any, weight: Any) -> Variable:
     w = _f(weight, "prelu", "weight")
     if w.ndim != 1:
         raise ShapeError(f"prelu(weight): expected a 1-d weight, got shape {tuple(w.shape)}")
-    c = int(w.shape[0])
-    if c != 1:
-        axis = 0 if x.ndim == 1 else 1
-        if x.ndim == 0 or int(x.shape[axis]) != c:
-            raise ShapeError(f"prelu(weight): expected {c} channels on axis {axis} of input, "
-                             f"got input shape {tuple(x.shape)}")
-        w = ops.reshape(w, (c,) + (1,) * (x.ndim - axis - 1))
-    return ops.where(x > 0, x, w * x)
+    return ops.prelu(x, w)
 
 
+@adapts(ops.rrelu)
 def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
           training: bool = False, inplace: bool = False) -> Variable:
     """Randomized leaky ReLU: slopes drawn from ``U(lower, upper)`` when ``training``,
-    their mean ``(lower + upper) / 2`` otherwise.
+    their mean ``(lower + upper) / 2`` otherwise; at 0 the gradient is the slope
+    (PyTorch's). :func:`portagrad.ops.rrelu`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    lower, upper : float
+        Bounds of the slopes.
+    training : bool
+        Draw the slopes (from the default generator).
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -145,14 +183,24 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     >>> F.rrelu(np.array([-4.0, 1.0]), 0.25, 0.25).array
     array([-1.,  1.])
     """
-    x = _f(input, "rrelu")
-    if not training:
-        return leaky_relu(x, (float(lower) + float(upper)) / 2.0)
-    return ops.rrelu(x, float(lower), float(upper), train=True)
+    return ops.rrelu(_f(input, "rrelu"), float(lower), float(upper), train=bool(training),
+                     positive_at_zero=False)
 
 
+@adapts(ops.threshold)
 def threshold(input: Any, threshold: float, value: float, inplace: bool = False) -> Variable:
-    """``input`` where ``input > threshold``, else ``value``.
+    """``input`` where ``input > threshold``, else ``value``: :func:`portagrad.ops.threshold`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    threshold : float
+        Inputs above it pass.
+    value : float
+        What replaces the others.
+    inplace : bool
+        Accepted for PyTorch compatibility; ignored.
 
     Examples
     --------
@@ -161,13 +209,27 @@ def threshold(input: Any, threshold: float, value: float, inplace: bool = False)
     >>> F.threshold(np.array([0.5, 2.0]), 1.0, -7.0).array
     array([-7.,  2.])
     """
-    x = _f(input, "threshold")
-    return ops.where(x > float(threshold), x, float(value))
+    return ops.threshold(_f(input, "threshold"), threshold, value)
 
 
+@adapts(ops.normalize)
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Any = None) -> Variable:
-    """``input / max(||input||_p, eps)`` with the norm taken along ``dim``.
+    """``input / max(||input||_p, eps)`` with the norm taken along ``dim``:
+    :func:`portagrad.ops.normalize`.
+
+    Parameters
+    ----------
+    input : array or Variable
+        Floating input.
+    p : float
+        The norm's order.
+    dim : int
+        The axis of the vectors.
+    eps : float
+        Floor of the norm.
+    out : None
+        Not supported (portagrad does not write into arrays).
 
     Examples
     --------
@@ -182,5 +244,4 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     x = _f(input, "normalize")
     if x.ndim == 0:
         raise ShapeError("normalize(input): expected at least one axis, got a 0-d array")
-    norm = ops.linalg.vector_norm(x, axis=int(dim), keepdims=True, ord=float(p))
-    return x / ops.clip(norm, min=float(eps))
+    return ops.normalize(x, axis=int(dim), eps=float(eps), ord=float(p))

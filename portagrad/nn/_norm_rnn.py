@@ -95,6 +95,10 @@ class BatchNorm(Module):
             self._init_buffers(x)
         elif self.gamma is not None:
             check_input(self, x, type(self).__name__, self.gamma)
+        if self.training and math.prod(int(s) for i, s in enumerate(x.shape) if i != 1) < 2:
+            # PyTorch's rule: one value per channel has no variance to estimate.
+            raise ShapeError(f"{type(self).__name__}(x): expected more than one value per "
+                             f"channel when training, got shape {x.shape}")
         state = ops.BatchNormState(self.running_mean, self.running_var,
                                    momentum=self.momentum, num_batches=int(self.num_batches))
         y = ops.batch_norm(x, self.gamma, self.beta, state=state, train=self.training,

@@ -18,7 +18,7 @@ Examples
 # ruff: noqa: I001 -- grouped by family, in the order of PyTorch's documentation
 # activations
 from ._functional_activation import relu as relu
-from ._functional_activation import relu6 as relu6
+from ._functional_piecewise import relu6 as relu6
 from ._functional_activation import leaky_relu as leaky_relu
 from ._functional_activation import elu as elu
 from ._functional_activation import selu as selu
@@ -28,12 +28,12 @@ from ._functional_activation import silu as silu
 from ._functional_activation import mish as mish
 from ._functional_activation import softplus as softplus
 from ._functional_activation import softsign as softsign
-from ._functional_activation import softshrink as softshrink
-from ._functional_activation import hardshrink as hardshrink
-from ._functional_activation import tanhshrink as tanhshrink
-from ._functional_activation import hardtanh as hardtanh
-from ._functional_activation import hardsigmoid as hardsigmoid
-from ._functional_activation import hardswish as hardswish
+from ._functional_piecewise import softshrink as softshrink
+from ._functional_piecewise import hardshrink as hardshrink
+from ._functional_piecewise import tanhshrink as tanhshrink
+from ._functional_piecewise import hardtanh as hardtanh
+from ._functional_piecewise import hardsigmoid as hardsigmoid
+from ._functional_piecewise import hardswish as hardswish
 from ._functional_activation import sigmoid as sigmoid
 from ._functional_activation import tanh as tanh
 from ._functional_activation import logsigmoid as logsigmoid

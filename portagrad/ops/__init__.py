@@ -289,35 +289,24 @@ from .math.tensor import (
     spatial_transformer_sampler as spatial_transformer_sampler,
 )
 from .nn.activation import (
-    celu as celu,
-    elu as elu,
     gelu as gelu,
-    hard_sigmoid as hard_sigmoid,
-    hard_tanh as hard_tanh,
-    leaky_relu as leaky_relu,
     log_sigmoid as log_sigmoid,
     log_softmax as log_softmax,
-    maxout as maxout,
-    mish as mish,
-    prelu as prelu,
     relu as relu,
-    relu6 as relu6,
-    selu as selu,
     sigmoid as sigmoid,
-    silu as silu,
     softmax as softmax,
     softplus as softplus,
     softsign as softsign,
 )
-from .nn.activation_more import (
-    clipped_relu as clipped_relu,
-    crelu as crelu,
-    gaussian as gaussian,
-    gumbel_softmax as gumbel_softmax,
-    rrelu as rrelu,
-    simplified_dropconnect as simplified_dropconnect,
-    swish as swish,
-    zoneout as zoneout,
+from .nn.batch_norm import (
+    batch_norm as batch_norm,
+    batch_normalization as batch_normalization,
+    fixed_batch_norm as fixed_batch_norm,
+    fixed_batch_normalization as fixed_batch_normalization,
+)
+from .nn.batch_renorm import (
+    batch_renormalization as batch_renormalization,
+    fixed_batch_renormalization as fixed_batch_renormalization,
 )
 from .nn.config import (
     is_train_mode as is_train_mode,
@@ -498,29 +487,60 @@ from .nn.metrics import (
     r2_score as r2_score,
     recall as recall,
 )
+from .nn.gated import (
+    glu as glu,
+    mish as mish,
+    silu as silu,
+    swish as swish,
+)
 from .nn.noise import (
+    alpha_dropout as alpha_dropout,
     dropout as dropout,
+    simplified_dropconnect as simplified_dropconnect,
+    zoneout as zoneout,
 )
 from .nn.normalization import (
-    batch_norm as batch_norm,
-    BatchNormState as BatchNormState,
-    fixed_batch_norm as fixed_batch_norm,
     group_norm as group_norm,
+    group_normalization as group_normalization,
     instance_norm as instance_norm,
     layer_norm as layer_norm,
-    local_response_norm as local_response_norm,
-    normalize as normalize,
-)
-from .nn.normalization_more import (
-    batch_normalization as batch_normalization,
-    batch_renormalization as batch_renormalization,
-    decorrelated_batch_normalization as decorrelated_batch_normalization,
-    fixed_batch_normalization as fixed_batch_normalization,
-    fixed_batch_renormalization as fixed_batch_renormalization,
-    fixed_decorrelated_batch_normalization as fixed_decorrelated_batch_normalization,
-    group_normalization as group_normalization,
     layer_normalization as layer_normalization,
+    local_response_norm as local_response_norm,
     local_response_normalization as local_response_normalization,
+    normalize as normalize,
+    rms_norm as rms_norm,
+)
+from .nn.piecewise import (
+    clipped_relu as clipped_relu,
+    hard_sigmoid as hard_sigmoid,
+    hard_swish as hard_swish,
+    hard_tanh as hard_tanh,
+    hardshrink as hardshrink,
+    relu6 as relu6,
+    softshrink as softshrink,
+    tanhshrink as tanhshrink,
+    threshold as threshold,
+)
+from .nn.rectifier import (
+    celu as celu,
+    crelu as crelu,
+    elu as elu,
+    leaky_relu as leaky_relu,
+    maxout as maxout,
+    prelu as prelu,
+    rrelu as rrelu,
+    selu as selu,
+)
+from .nn.running_stats import (
+    BatchNormState as BatchNormState,
+)
+from .nn.sampling import (
+    gaussian as gaussian,
+    gumbel_softmax as gumbel_softmax,
+)
+from .nn.whitening import (
+    decorrelated_batch_normalization as decorrelated_batch_normalization,
+    fixed_decorrelated_batch_normalization as fixed_decorrelated_batch_normalization,
 )
 from .nn.roi import (
     roi_average_align_2d as roi_average_align_2d,
@@ -609,12 +629,11 @@ __all__ = [
     "einsum", "forget", "scatter_add", "shift", "spatial_transformer_grid",
     "spatial_transformer_sampler",
     # nn.activation
-    "celu", "elu", "gelu", "hard_sigmoid", "hard_tanh", "leaky_relu", "log_sigmoid",
-    "log_softmax", "maxout", "mish", "prelu", "relu", "relu6", "selu", "sigmoid", "silu",
-    "softmax", "softplus", "softsign",
-    # nn.activation_more
-    "clipped_relu", "crelu", "gaussian", "gumbel_softmax", "rrelu", "simplified_dropconnect",
-    "swish", "zoneout",
+    "gelu", "log_sigmoid", "log_softmax", "relu", "sigmoid", "softmax", "softplus", "softsign",
+    # nn.batch_norm
+    "batch_norm", "batch_normalization", "fixed_batch_norm", "fixed_batch_normalization",
+    # nn.batch_renorm
+    "batch_renormalization", "fixed_batch_renormalization",
     # nn.config
     "is_train_mode", "set_train_mode",
     # nn.attention
@@ -684,16 +703,24 @@ __all__ = [
     # nn.metrics
     "accuracy", "binary_accuracy", "classification_summary", "f1_score", "precision",
     "r2_score", "recall",
+    # nn.gated
+    "glu", "mish", "silu", "swish",
     # nn.noise
-    "dropout",
+    "alpha_dropout", "dropout", "simplified_dropconnect", "zoneout",
     # nn.normalization
-    "batch_norm", "BatchNormState", "fixed_batch_norm", "group_norm", "instance_norm",
-    "layer_norm", "local_response_norm", "normalize",
-    # nn.normalization_more
-    "batch_normalization", "batch_renormalization", "decorrelated_batch_normalization",
-    "fixed_batch_normalization", "fixed_batch_renormalization",
-    "fixed_decorrelated_batch_normalization", "group_normalization", "layer_normalization",
-    "local_response_normalization",
+    "group_norm", "group_normalization", "instance_norm", "layer_norm", "layer_normalization",
+    "local_response_norm", "local_response_normalization", "normalize", "rms_norm",
+    # nn.piecewise
+    "clipped_relu", "hard_sigmoid", "hard_swish", "hard_tanh", "hardshrink", "relu6",
+    "softshrink", "tanhshrink", "threshold",
+    # nn.rectifier
+    "celu", "crelu", "elu", "leaky_relu", "maxout", "prelu", "rrelu", "selu",
+    # nn.running_stats
+    "BatchNormState",
+    # nn.sampling
+    "gaussian", "gumbel_softmax",
+    # nn.whitening
+    "decorrelated_batch_normalization", "fixed_decorrelated_batch_normalization",
     # nn.roi
     "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
     "roi_pooling_2d",

@@ -136,3 +136,107 @@ def test_errors_name_the_argument():
         ops.prelu(np.ones((2, 3)), np.ones(4))
     with pytest.raises(ValueError, match=r"gelu\(approximate\)"):
         ops.gelu(np.ones(2), approximate="fast")
+
+
+# -- gradients at corners and kinks: every face agrees with its anchor -----------------------
+# Measured with PyTorch 2.13.0 (torch.nn.functional / torch.nn) and Chainer 7.8.1
+# (chainer.functions), float64, at exactly these points.
+PT = pg.nn.functional
+_CORNERS = [
+    # (what, points, anchor gradient, faces)
+    ("relu", [0.0], [0.0], [ops.relu, PT.relu, lambda x: pg.nn.ReLU()(x)]),
+    ("relu6", [0.0, 6.0], [0.0, 0.0],
+     [ops.relu6, lambda x: ops.clipped_relu(x, 6.0), PT.relu6, lambda x: pg.nn.ReLU6()(x),
+      lambda x: ops.hard_tanh(x, 0.0, 6.0), lambda x: PT.hardtanh(x, 0.0, 6.0)]),
+    ("clipped_relu", [0.0, 5.0], [0.0, 0.0],  # Chainer's clipped_relu(x, 5)
+     [lambda x: ops.clipped_relu(x, 5.0), lambda x: ops.hard_tanh(x, 0.0, 5.0)]),
+    ("hard_tanh", [-1.0, 1.0], [0.0, 0.0],
+     [ops.hard_tanh, PT.hardtanh, lambda x: pg.nn.HardTanh()(x)]),
+    ("hard_tanh(-2, 3)", [-2.0, 3.0], [0.0, 0.0],
+     [lambda x: ops.hard_tanh(x, -2.0, 3.0), lambda x: PT.hardtanh(x, -2.0, 3.0),
+      lambda x: pg.nn.HardTanh(-2.0, 3.0)(x)]),
+    ("hardsigmoid", [-3.0, 3.0], [0.0, 0.0],  # PyTorch's x / 6 + 1/2
+     [ops.hard_sigmoid, PT.hardsigmoid, lambda x: pg.nn.HardSigmoid()(x)]),
+    ("hard_sigmoid 0.2", [-2.5, 2.5], [0.0, 0.0],  # Chainer's 0.2 x + 1/2
+     [lambda x: ops.hard_sigmoid(x, slope=0.2, offset=0.5)]),
+    ("hardswish", [-3.0, 3.0], [0.0, 1.0], [ops.hard_swish, PT.hardswish]),
+    ("leaky_relu", [0.0], [0.1],
+     [lambda x: ops.leaky_relu(x, 0.1), lambda x: PT.leaky_relu(x, 0.1),
+      lambda x: pg.nn.LeakyReLU(0.1)(x)]),
+    ("elu", [0.0], [2.0],
+     [lambda x: ops.elu(x, 2.0), lambda x: PT.elu(x, 2.0), lambda x: pg.nn.ELU(2.0)(x)]),
+    ("celu", [0.0], [1.0],
+     [lambda x: ops.celu(x, 2.0), lambda x: PT.celu(x, 2.0), lambda x: pg.nn.CELU(2.0)(x)]),
+    ("selu", [0.0], [1.7580993408473766], [ops.selu, PT.selu, lambda x: pg.nn.SELU()(x)]),
+    ("prelu", [0.0], [0.25],  # PyTorch's: the slope
+     [lambda x: ops.prelu(x, np.array([0.25])), lambda x: PT.prelu(x, np.array([0.25])),
+      lambda x: pg.nn.PReLU()(x)]),
+    ("prelu chainer", [0.0], [1.0],  # Chainer's: the positive side
+     [lambda x: ops.prelu(x, np.array([0.25]), positive_at_zero=True)]),
+    ("rrelu torch", [0.0], [0.2],  # PyTorch's: the (mean) slope
+     [lambda x: PT.rrelu(x, 0.1, 0.3),
+      lambda x: ops.rrelu(x, 0.1, 0.3, train=False, positive_at_zero=False)]),
+    ("rrelu chainer", [0.0], [1.0],  # Chainer's: the positive side
+     [lambda x: ops.rrelu(x, 0.1, 0.3, train=False),
+      lambda x: ops.rrelu(x, 0.1, 0.3, train=True, generator=pg.random.Generator(0))]),
+    ("softshrink", [-0.5, 0.5], [0.0, 0.0], [ops.softshrink, PT.softshrink]),
+    ("hardshrink", [-0.5, 0.5], [0.0, 0.0], [ops.hardshrink, PT.hardshrink]),
+    ("threshold", [1.0], [0.0],
+     [lambda x: ops.threshold(x, 1.0, -7.0), lambda x: PT.threshold(x, 1.0, -7.0)]),
+]
+
+
+@pytest.mark.parametrize("what, points, want, faces", _CORNERS, ids=[c[0] for c in _CORNERS])
+def test_every_face_has_the_anchors_gradient_at_the_corners(what, points, want, faces):
+    for i, f in enumerate(faces):
+        x = pg.Variable(np.array(points))
+        (g,) = pg.grad(f(x), x, np.ones(len(points)))
+        np.testing.assert_allclose(to_numpy(g.array), want, rtol=1e-15,
+                                   err_msg=f"{what}: face {i}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_clipping_corners_hold_in_every_dtype_and_library(backend, dtype):
+    x = pg.Variable(backend.asarray([-3.0, -1.0, 0.0, 1.0, 3.0, 6.0], dtype))
+    for f, want in ((ops.relu6, [0, 0, 0, 1, 1, 0]), (ops.hard_tanh, [0, 0, 1, 0, 0, 0]),
+                    (ops.hard_sigmoid, [0, 1 / 6, 1 / 6, 1 / 6, 0, 0]),
+                    (ops.hard_swish, [0, 1 / 6, 0.5, 5 / 6, 1, 1])):
+        (g,) = pg.grad(f(x).sum(), x)
+        np.testing.assert_allclose(to_numpy(g.array), want, rtol=1e-6, err_msg=f.__name__)
+        np.testing.assert_array_equal(to_numpy(f(x).array), to_numpy(f(x).array))
+
+
+@needs_torch
+@pytest.mark.parametrize("name, ours, theirs, points", [
+    ("relu6", ops.relu6, F.relu6 if F else None, [0.0, 6.0]),
+    ("hardtanh", ops.hard_tanh, F.hardtanh if F else None, [-1.0, 1.0]),
+    ("hardsigmoid", ops.hard_sigmoid, F.hardsigmoid if F else None, [-3.0, 3.0]),
+    ("hardswish", ops.hard_swish, F.hardswish if F else None, [-3.0, 3.0]),
+    ("leaky_relu", ops.leaky_relu, F.leaky_relu if F else None, [0.0]),
+    ("elu", ops.elu, F.elu if F else None, [0.0]),
+])
+def test_corner_gradients_match_torch_live(name, ours, theirs, points):
+    x = pg.Variable(np.array(points))
+    (g,) = pg.grad(ours(x).sum(), x)
+    t = torch.tensor(points, dtype=torch.float64, requires_grad=True)
+    (tg,) = torch.autograd.grad(theirs(t).sum(), t)
+    np.testing.assert_array_equal(g.array, tg.numpy(), err_msg=name)
+
+
+def test_faces_are_the_canonical_function_or_declared_adapters():
+    from portagrad.ops._adapters import canonical_of
+
+    public = {getattr(ops, n) for n in ops.__all__}
+    for name in ("relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish",
+                 "softplus", "softsign", "softshrink", "hardshrink", "tanhshrink", "hardtanh",
+                 "hardsigmoid", "hardswish", "sigmoid", "tanh", "logsigmoid", "softmax",
+                 "log_softmax", "softmin", "glu", "prelu", "rrelu", "threshold", "normalize",
+                 "batch_norm", "instance_norm", "layer_norm", "group_norm",
+                 "local_response_norm", "rms_norm", "dropout", "alpha_dropout",
+                 "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"):
+        assert canonical_of(getattr(PT, name)) in public, name
+    assert canonical_of(ops.relu6) is ops.hard_tanh
+    assert canonical_of(ops.clipped_relu) is ops.hard_tanh
+    assert canonical_of(PT.hardsigmoid) is ops.hard_sigmoid
+    assert canonical_of(ops.batch_normalization) is ops.batch_norm
+    assert canonical_of(ops.fixed_batch_renormalization) is ops.fixed_batch_norm

@@ -54,7 +54,12 @@ def test_dropout_same_seed_same_mask_and_bad_ratio():
     b = ops.dropout(x, 0.5, generator=Generator(3)).array
     np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match=r"dropout\(ratio\)"):
-        ops.dropout(x, 1.0)
+        ops.dropout(x, 1.5)
+    # Dropping everything gives 0, and no gradient (PyTorch's ratio 1).
+    v = pg.Variable(x)
+    y = ops.dropout(v, 1.0, train=True)
+    y.sum().backward()
+    assert not np.any(y.array) and not np.any(v.grad)
     with pytest.raises(pg.DTypeError):
         ops.dropout(np.arange(3), 0.5)
 
