@@ -8,6 +8,8 @@ imported from the one module that implements it (see ``docs/architecture.md``).
 """
 
 # ruff: noqa: I001 -- the standard's families first, then mathematics, arrays and nn
+import sys as _sys
+
 from . import _fastops as _fastops  # Variable's operators, with short paths for + - * /
 from . import fft as fft
 from . import linalg as linalg
@@ -22,8 +24,16 @@ from .std.bitwise import (
     nextafter as nextafter,
     signbit as signbit,
 )
-from .std.complex import (
+from .std.broadcasting import (
+    broadcast_arrays as broadcast_arrays,
+    broadcast_shapes as broadcast_shapes,
+    broadcast_to as broadcast_to,
+    sum_to as sum_to,
+)
+from .std.casting import (
     astype as astype,
+)
+from .std.complex import (
     conj as conj,
     imag as imag,
     real as real,
@@ -46,6 +56,10 @@ from .std.creation import (
     triu as triu,
     zeros as zeros,
     zeros_like as zeros_like,
+)
+from .std.cumulative import (
+    cumulative_prod as cumulative_prod,
+    cumulative_sum as cumulative_sum,
 )
 from .std.dtypes import (
     bool as bool,
@@ -119,8 +133,6 @@ from .std.elementwise.trigonometric import (
 )
 from .std.indexing import (
     getitem as getitem,
-    take as take,
-    take_along_axis as take_along_axis,
 )
 from .std.info import (
     __array_namespace_info__ as __array_namespace_info__,
@@ -129,6 +141,11 @@ from .std.info import (
     nan as nan,
     newaxis as newaxis,
     pi as pi,
+)
+from .std.joining import (
+    concat as concat,
+    stack as stack,
+    unstack as unstack,
 )
 from .std.linalg.products import (
     matmul as matmul,
@@ -160,13 +177,35 @@ from .std.nondiff import (
     trunc as trunc,
     trunc as fix,  # Chainer's name
 )
+from .std.permutation import (
+    matrix_transpose as matrix_transpose,
+    moveaxis as moveaxis,
+    permute_dims as permute_dims,
+)
+from .std.piecewise import (
+    copysign as copysign,
+    remainder as remainder,
+)
+from .std.rearrange import (
+    flip as flip,
+    repeat as repeat,
+    roll as roll,
+    tile as tile,
+)
 from .std.reduction import (
     logsumexp as logsumexp,
     max as max,
     mean as mean,
     min as min,
+    prod as prod,
     std as std,
+    sum as sum,
     var as var,
+)
+from .std.reshaping import (
+    expand_dims as expand_dims,
+    reshape as reshape,
+    squeeze as squeeze,
 )
 from .std.searching import (
     count_nonzero as count_nonzero,
@@ -180,50 +219,35 @@ from .std.sets import (
     unique_inverse as unique_inverse,
     unique_values as unique_values,
 )
-from .std.shape import (
-    broadcast_arrays as broadcast_arrays,
-    broadcast_shapes as broadcast_shapes,
-    broadcast_to as broadcast_to,
-    concat as concat,
-    expand_dims as expand_dims,
-    flip as flip,
-    matrix_transpose as matrix_transpose,
-    moveaxis as moveaxis,
-    permute_dims as permute_dims,
-    repeat as repeat,
-    reshape as reshape,
-    roll as roll,
-    squeeze as squeeze,
-    stack as stack,
-    sum_to as sum_to,
-    tile as tile,
-    unstack as unstack,
+from .std.take import (
+    take as take,
+    take_along_axis as take_along_axis,
 )
 from .std.utility import (
     all as all,
     any as any,
-    copysign as copysign,
-    cumulative_prod as cumulative_prod,
-    cumulative_sum as cumulative_sum,
     diff as diff,
-    prod as prod,
-    remainder as remainder,
-    sum as sum,
+)
+from .array.depth_space import (
+    depth2space as depth2space,
+    space2depth as space2depth,
 )
 from .array.indexing import (
-    as_strided as as_strided,
     get_item as get_item,
-    pad as pad,
-    pad_sequence as pad_sequence,
     permutate as permutate,
     select_item as select_item,
+)
+from .array.padding import (
+    pad as pad,
+)
+from .array.sequences import (
+    pad_sequence as pad_sequence,
     transpose_sequence as transpose_sequence,
 )
 from .array.shape import (
     broadcast as broadcast,
     cast as cast,
     copy as copy,
-    depth2space as depth2space,
     diagonal as diagonal,
     dstack as dstack,
     flatten as flatten,
@@ -233,11 +257,15 @@ from .array.shape import (
     identity as identity,
     rollaxis as rollaxis,
     separate as separate,
-    space2depth as space2depth,
-    split_axis as split_axis,
     swapaxes as swapaxes,
     transpose as transpose,
     vstack as vstack,
+)
+from .array.splitting import (
+    split_axis as split_axis,
+)
+from .array.strided import (
+    as_strided as as_strided,
 )
 from .math.fft import (
     ifft as ifft,
@@ -282,11 +310,7 @@ from .math.reduction import (
 )
 from .math.tensor import (
     einsum as einsum,
-    forget as forget,
     scatter_add as scatter_add,
-    shift as shift,
-    spatial_transformer_grid as spatial_transformer_grid,
-    spatial_transformer_sampler as spatial_transformer_sampler,
 )
 from .nn.activation import (
     gelu as gelu,
@@ -298,6 +322,9 @@ from .nn.activation import (
     softplus as softplus,
     softsign as softsign,
 )
+from .nn.attention import (
+    scaled_dot_product_attention as scaled_dot_product_attention,
+)
 from .nn.batch_norm import (
     batch_norm as batch_norm,
     batch_normalization as batch_normalization,
@@ -308,12 +335,12 @@ from .nn.batch_renorm import (
     batch_renormalization as batch_renormalization,
     fixed_batch_renormalization as fixed_batch_renormalization,
 )
+from .nn.checkpoint import (
+    forget as forget,
+)
 from .nn.config import (
     is_train_mode as is_train_mode,
     set_train_mode as set_train_mode,
-)
-from .nn.attention import (
-    scaled_dot_product_attention as scaled_dot_product_attention,
 )
 from .nn.connection import (
     bilinear as bilinear,
@@ -353,86 +380,14 @@ from .nn.crf import (
 from .nn.deformable import (
     deformable_convolution_2d_sampler as deformable_convolution_2d_sampler,
 )
-from .nn.grid_sampling import (
-    affine_grid as affine_grid,
-    grid_sample as grid_sample,
-)
-from .nn.pooling_adaptive import (
-    adaptive_avg_pool as adaptive_avg_pool,
-    adaptive_max_pool as adaptive_max_pool,
-    global_avg_pool as global_avg_pool,
-    spatial_pyramid_pooling_2d as spatial_pyramid_pooling_2d,
-)
-from .nn.pooling_avg import (
-    average_pooling_1d as average_pooling_1d,
-    average_pooling_2d as average_pooling_2d,
-    average_pooling_3d as average_pooling_3d,
-    average_pooling_nd as average_pooling_nd,
-    avg_pool as avg_pool,
-    avg_pool1d as avg_pool1d,
-    avg_pool2d as avg_pool2d,
-    avg_pool3d as avg_pool3d,
-    lp_pool as lp_pool,
-)
-from .nn.pooling_max import (
-    max_pool as max_pool,
-    max_pool1d as max_pool1d,
-    max_pool2d as max_pool2d,
-    max_pool3d as max_pool3d,
-    max_pooling_1d as max_pooling_1d,
-    max_pooling_2d as max_pooling_2d,
-    max_pooling_3d as max_pooling_3d,
-    max_pooling_nd as max_pooling_nd,
-)
-from .nn.recurrent import (
-    gru_cell as gru_cell,
-    lstm as lstm,
-    lstm_cell as lstm_cell,
-    n_step_gru as n_step_gru,
-    n_step_lstm as n_step_lstm,
-)
-from .nn.recurrent_elman import (
-    n_step_elman as n_step_elman,
-    rnn_cell as rnn_cell,
-)
-from .nn.recurrent_stacked import (
-    n_step_bigru as n_step_bigru,
-    n_step_bilstm as n_step_bilstm,
-    n_step_birnn as n_step_birnn,
-    n_step_rnn as n_step_rnn,
-)
-from .nn.recurrent_tree import (
-    slstm as slstm,
-    tree_lstm as tree_lstm,
-)
-from .nn.resample import (
-    interpolate as interpolate,
-    pixel_shuffle as pixel_shuffle,
-    pixel_unshuffle as pixel_unshuffle,
-    resize_images as resize_images,
-)
-from .nn.sampled_softmax import (
-    black_out as black_out,
-    negative_sampling as negative_sampling,
-)
-from .nn.unfold import (
-    fold as fold,
-    im2col as im2col,
-    unfold as unfold,
-)
-from .nn.unpooling import (
-    max_unpool as max_unpool,
-    unpool as unpool,
-    unpooling_1d as unpooling_1d,
-    unpooling_2d as unpooling_2d,
-    unpooling_3d as unpooling_3d,
-    unpooling_nd as unpooling_nd,
-    upsampling_2d as upsampling_2d,
-)
 from .nn.distance import (
     cosine_similarity as cosine_similarity,
     pairwise_distance as pairwise_distance,
     pdist as pdist,
+)
+from .nn.grid_sampling import (
+    affine_grid as affine_grid,
+    grid_sample as grid_sample,
 )
 from .nn.loss_binary import (
     bernoulli_nll as bernoulli_nll,
@@ -521,6 +476,33 @@ from .nn.piecewise import (
     tanhshrink as tanhshrink,
     threshold as threshold,
 )
+from .nn.pooling_adaptive import (
+    adaptive_avg_pool as adaptive_avg_pool,
+    adaptive_max_pool as adaptive_max_pool,
+    global_avg_pool as global_avg_pool,
+    spatial_pyramid_pooling_2d as spatial_pyramid_pooling_2d,
+)
+from .nn.pooling_avg import (
+    average_pooling_1d as average_pooling_1d,
+    average_pooling_2d as average_pooling_2d,
+    average_pooling_3d as average_pooling_3d,
+    average_pooling_nd as average_pooling_nd,
+    avg_pool as avg_pool,
+    avg_pool1d as avg_pool1d,
+    avg_pool2d as avg_pool2d,
+    avg_pool3d as avg_pool3d,
+    lp_pool as lp_pool,
+)
+from .nn.pooling_max import (
+    max_pool as max_pool,
+    max_pool1d as max_pool1d,
+    max_pool2d as max_pool2d,
+    max_pool3d as max_pool3d,
+    max_pooling_1d as max_pooling_1d,
+    max_pooling_2d as max_pooling_2d,
+    max_pooling_3d as max_pooling_3d,
+    max_pooling_nd as max_pooling_nd,
+)
 from .nn.rectifier import (
     celu as celu,
     crelu as crelu,
@@ -531,16 +513,32 @@ from .nn.rectifier import (
     rrelu as rrelu,
     selu as selu,
 )
-from .nn.running_stats import (
-    BatchNormState as BatchNormState,
+from .nn.recurrent import (
+    gru_cell as gru_cell,
+    lstm as lstm,
+    lstm_cell as lstm_cell,
+    n_step_gru as n_step_gru,
+    n_step_lstm as n_step_lstm,
 )
-from .nn.sampling import (
-    gaussian as gaussian,
-    gumbel_softmax as gumbel_softmax,
+from .nn.recurrent_elman import (
+    n_step_elman as n_step_elman,
+    rnn_cell as rnn_cell,
 )
-from .nn.whitening import (
-    decorrelated_batch_normalization as decorrelated_batch_normalization,
-    fixed_decorrelated_batch_normalization as fixed_decorrelated_batch_normalization,
+from .nn.recurrent_stacked import (
+    n_step_bigru as n_step_bigru,
+    n_step_bilstm as n_step_bilstm,
+    n_step_birnn as n_step_birnn,
+    n_step_rnn as n_step_rnn,
+)
+from .nn.recurrent_tree import (
+    slstm as slstm,
+    tree_lstm as tree_lstm,
+)
+from .nn.resample import (
+    interpolate as interpolate,
+    pixel_shuffle as pixel_shuffle,
+    pixel_unshuffle as pixel_unshuffle,
+    resize_images as resize_images,
 )
 from .nn.roi import (
     roi_average_align_2d as roi_average_align_2d,
@@ -549,7 +547,42 @@ from .nn.roi import (
     roi_max_pooling_2d as roi_max_pooling_2d,
     roi_pooling_2d as roi_pooling_2d,
 )
+from .nn.running_stats import (
+    BatchNormState as BatchNormState,
+)
+from .nn.sampling import (
+    gaussian as gaussian,
+    gumbel_softmax as gumbel_softmax,
+)
+from .nn.sampled_softmax import (
+    black_out as black_out,
+    negative_sampling as negative_sampling,
+)
+from .nn.spatial import (
+    shift as shift,
+    spatial_transformer_grid as spatial_transformer_grid,
+    spatial_transformer_sampler as spatial_transformer_sampler,
+)
+from .nn.unfold import (
+    fold as fold,
+    im2col as im2col,
+    unfold as unfold,
+)
+from .nn.unpooling import (
+    max_unpool as max_unpool,
+    unpool as unpool,
+    unpooling_1d as unpooling_1d,
+    unpooling_2d as unpooling_2d,
+    unpooling_3d as unpooling_3d,
+    unpooling_nd as unpooling_nd,
+    upsampling_2d as upsampling_2d,
+)
+from .nn.whitening import (
+    decorrelated_batch_normalization as decorrelated_batch_normalization,
+    fixed_decorrelated_batch_normalization as fixed_decorrelated_batch_normalization,
+)
 from .std.complex import _install_convention
+from ..tape._variable import set_array_namespace as _set_array_namespace
 
 __array_api_version__ = "2024.12"
 
@@ -558,17 +591,27 @@ __array_api_version__ = "2024.12"
 _install_convention()
 del _install_convention
 
+# Code written against the standard finds this module through any Variable.
+_set_array_namespace(_sys.modules[__name__])
+del _set_array_namespace
+
 __all__ = [
     "fft", "linalg",
     # std.bitwise
     "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
     "bitwise_xor", "floor_divide", "nextafter", "signbit",
+    # std.broadcasting
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "sum_to",
+    # std.casting
+    "astype",
     # std.complex
-    "astype", "conj", "imag", "real",
+    "conj", "imag", "real",
     # std.creation
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
     "linspace", "meshgrid", "ones", "ones_like", "to_device", "tril", "triu", "zeros",
     "zeros_like",
+    # std.cumulative
+    "cumulative_prod", "cumulative_sum",
     # std.dtypes
     "bool", "can_cast", "complex128", "complex64", "finfo", "float32", "float64", "iinfo",
     "int16", "int32", "int64", "int8", "isdtype", "result_type", "uint16", "uint32", "uint64",
@@ -584,35 +627,50 @@ __all__ = [
     "acos", "acosh", "arccos", "arcsin", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan",
     "atan2", "atanh", "cos", "cosh", "hypot", "sin", "sinh", "tan", "tanh",
     # std.indexing
-    "getitem", "take", "take_along_axis",
+    "getitem",
     # std.info
     "__array_namespace_info__", "e", "inf", "nan", "newaxis", "pi",
+    # std.joining
+    "concat", "stack", "unstack",
     # std.linalg.products
     "matmul", "tensordot", "vecdot",
     # std.nondiff
     "argmax", "argmin", "argsort", "ceil", "equal", "fix", "floor", "greater", "greater_equal",
     "isfinite", "isinf", "isnan", "less", "less_equal", "logical_and", "logical_not", "logical_or",
     "logical_xor", "not_equal", "round", "sign", "sort", "trunc",
+    # std.permutation
+    "matrix_transpose", "moveaxis", "permute_dims",
+    # std.piecewise
+    "copysign", "remainder",
+    # std.rearrange
+    "flip", "repeat", "roll", "tile",
     # std.reduction
-    "logsumexp", "max", "mean", "min", "std", "var",
+    "logsumexp", "max", "mean", "min", "prod", "std", "sum", "var",
+    # std.reshaping
+    "expand_dims", "reshape", "squeeze",
     # std.searching
     "count_nonzero", "nonzero", "searchsorted",
     # std.sets
     "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
-    # std.shape
-    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
-    "matrix_transpose", "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze",
-    "stack", "sum_to", "tile", "unstack",
+    # std.take
+    "take", "take_along_axis",
     # std.utility
-    "all", "any", "copysign", "cumulative_prod", "cumulative_sum", "diff", "prod", "remainder",
-    "sum",
+    "all", "any", "diff",
+    # array.depth_space
+    "depth2space", "space2depth",
     # array.indexing
-    "as_strided", "get_item", "pad", "pad_sequence", "permutate", "select_item",
-    "transpose_sequence",
+    "get_item", "permutate", "select_item",
+    # array.padding
+    "pad",
+    # array.sequences
+    "pad_sequence", "transpose_sequence",
     # array.shape
-    "broadcast", "cast", "copy", "depth2space", "diagonal", "dstack", "flatten", "fliplr",
-    "flipud", "hstack", "identity", "rollaxis", "separate", "space2depth", "split_axis",
-    "swapaxes", "transpose", "vstack",
+    "broadcast", "cast", "copy", "diagonal", "dstack", "flatten", "fliplr", "flipud", "hstack",
+    "identity", "rollaxis", "separate", "swapaxes", "transpose", "vstack",
+    # array.splitting
+    "split_axis",
+    # array.strided
+    "as_strided",
     # math.fft
     "ifft",
     # math.elementwise
@@ -626,18 +684,19 @@ __all__ = [
     # math.reduction
     "average", "batch_l2_norm_squared", "cumprod", "cumsum",
     # math.tensor
-    "einsum", "forget", "scatter_add", "shift", "spatial_transformer_grid",
-    "spatial_transformer_sampler",
+    "einsum", "scatter_add",
     # nn.activation
     "gelu", "log_sigmoid", "log_softmax", "relu", "sigmoid", "softmax", "softplus", "softsign",
+    # nn.attention
+    "scaled_dot_product_attention",
     # nn.batch_norm
     "batch_norm", "batch_normalization", "fixed_batch_norm", "fixed_batch_normalization",
     # nn.batch_renorm
     "batch_renormalization", "fixed_batch_renormalization",
+    # nn.checkpoint
+    "forget",
     # nn.config
     "is_train_mode", "set_train_mode",
-    # nn.attention
-    "scaled_dot_product_attention",
     # nn.connection
     "bilinear", "embed_id", "embedding", "linear",
     # nn.conv
@@ -652,35 +711,10 @@ __all__ = [
     "argmax_crf1d", "crf1d",
     # nn.deformable
     "deformable_convolution_2d_sampler",
-    # nn.grid_sampling
-    "affine_grid", "grid_sample",
-    # nn.pooling_adaptive
-    "adaptive_avg_pool", "adaptive_max_pool", "global_avg_pool", "spatial_pyramid_pooling_2d",
-    # nn.pooling_avg
-    "average_pooling_1d", "average_pooling_2d", "average_pooling_3d", "average_pooling_nd",
-    "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool",
-    # nn.pooling_max
-    "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "max_pooling_1d", "max_pooling_2d",
-    "max_pooling_3d", "max_pooling_nd",
-    # nn.recurrent
-    "gru_cell", "lstm", "lstm_cell", "n_step_gru", "n_step_lstm",
-    # nn.recurrent_elman
-    "n_step_elman", "rnn_cell",
-    # nn.recurrent_stacked
-    "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",
-    # nn.recurrent_tree
-    "slstm", "tree_lstm",
-    # nn.resample
-    "interpolate", "pixel_shuffle", "pixel_unshuffle", "resize_images",
-    # nn.sampled_softmax
-    "black_out", "negative_sampling",
-    # nn.unfold
-    "fold", "im2col", "unfold",
-    # nn.unpooling
-    "max_unpool", "unpool", "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd",
-    "upsampling_2d",
     # nn.distance
     "cosine_similarity", "pairwise_distance", "pdist",
+    # nn.grid_sampling
+    "affine_grid", "grid_sample",
     # nn.loss_binary
     "bernoulli_nll", "binary_cross_entropy", "sigmoid_cross_entropy",
     # nn.loss_covariance
@@ -713,15 +747,42 @@ __all__ = [
     # nn.piecewise
     "clipped_relu", "hard_sigmoid", "hard_swish", "hard_tanh", "hardshrink", "relu6",
     "softshrink", "tanhshrink", "threshold",
+    # nn.pooling_adaptive
+    "adaptive_avg_pool", "adaptive_max_pool", "global_avg_pool", "spatial_pyramid_pooling_2d",
+    # nn.pooling_avg
+    "average_pooling_1d", "average_pooling_2d", "average_pooling_3d", "average_pooling_nd",
+    "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool",
+    # nn.pooling_max
+    "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "max_pooling_1d", "max_pooling_2d",
+    "max_pooling_3d", "max_pooling_nd",
     # nn.rectifier
     "celu", "crelu", "elu", "leaky_relu", "maxout", "prelu", "rrelu", "selu",
+    # nn.recurrent
+    "gru_cell", "lstm", "lstm_cell", "n_step_gru", "n_step_lstm",
+    # nn.recurrent_elman
+    "n_step_elman", "rnn_cell",
+    # nn.recurrent_stacked
+    "n_step_bigru", "n_step_bilstm", "n_step_birnn", "n_step_rnn",
+    # nn.recurrent_tree
+    "slstm", "tree_lstm",
+    # nn.resample
+    "interpolate", "pixel_shuffle", "pixel_unshuffle", "resize_images",
+    # nn.roi
+    "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
+    "roi_pooling_2d",
     # nn.running_stats
     "BatchNormState",
     # nn.sampling
     "gaussian", "gumbel_softmax",
+    # nn.sampled_softmax
+    "black_out", "negative_sampling",
+    # nn.spatial
+    "shift", "spatial_transformer_grid", "spatial_transformer_sampler",
+    # nn.unfold
+    "fold", "im2col", "unfold",
+    # nn.unpooling
+    "max_unpool", "unpool", "unpooling_1d", "unpooling_2d", "unpooling_3d", "unpooling_nd",
+    "upsampling_2d",
     # nn.whitening
     "decorrelated_batch_normalization", "fixed_decorrelated_batch_normalization",
-    # nn.roi
-    "roi_average_align_2d", "roi_average_pooling_2d", "roi_max_align_2d", "roi_max_pooling_2d",
-    "roi_pooling_2d",
 ]
