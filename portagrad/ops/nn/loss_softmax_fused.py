@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...tape import primitive
-from ...tape._mode import state
 from ...tape._variable import Variable, _fresh
 from ...xp._loss import softmax_xent, softmax_xent_grad
 from .._core import wrap
@@ -41,12 +40,17 @@ def _sce(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool, cache: list) -
 def _(ctx: Any, gl: Variable) -> tuple:
     (x,) = ctx.inputs
     p = ctx.params
-    if not (state.grad_enabled or state.fwd):
-        # Nothing is recorded: _sce_grad's forward on the raw arrays, without its node.
-        xp = ctx.xp
-        return (_fresh(softmax_xent_grad(xp, x.array, gl.array, p["axis"], p["t"], p["w"],
-                                        p["cache"]), xp),)
     return (_sce_grad(x, gl, axis=p["axis"], t=p["t"], w=p["w"], cache=p["cache"]),)
+
+
+@_sce.defvjp_unrecorded
+def _(ctx: Any, gl: Variable) -> tuple:
+    # _sce_grad's forward on the raw arrays, without its node.
+    (x,) = ctx.inputs
+    p = ctx.params
+    xp = ctx.xp
+    return (_fresh(softmax_xent_grad(xp, x.array, gl.array, p["axis"], p["t"], p["w"],
+                                    p["cache"]), xp),)
 
 
 @_sce.defjvp
