@@ -1,21 +1,25 @@
-"""Linear maps, convolutions and ``unfold``/``fold`` of ``torch.nn.functional``: PyTorch's
-argument names and order over :mod:`portagrad.ops`, and its unbatched ``(C, *spatial)``
-inputs."""
+"""Linear maps, embedding and one-hot, convolutions and ``unfold``/``fold`` of
+``torch.nn.functional``: PyTorch's argument names and order over :mod:`portagrad.ops`, and
+its unbatched ``(C, *spatial)`` inputs."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
 from ..ops._adapters import adapts
+from ..ops._core import var
+from ..ops.nn.connection import _embedding, _one_hot
+from ..ops.nn.running_stats import write_into
 from ..tape._variable import Variable
 from ._functional_common import _f
 
 __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-    "conv_transpose2d", "conv_transpose3d", "unfold", "fold",
+    "conv_transpose2d", "conv_transpose3d", "unfold", "fold", "embedding", "one_hot",
 ]
 
 
@@ -62,6 +66,84 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Variabl
     array([[6.]])
     """
     return ops.bilinear(input1, input2, weight, bias)
+
+
+@adapts(ops.embedding)
+def embedding(input: Any, weight: Any, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Variable:
+    """Rows of ``weight`` ``(num_embeddings, dim)`` at the integer ``input`` ids.
+
+    Parameters
+    ----------
+    input
+        Integer ids of any shape.
+    weight
+        The table ``(num_embeddings, dim)``.
+    padding_idx, scale_grad_by_freq
+        As :func:`portagrad.ops.embedding`: ``padding_idx`` rows get no gradient;
+        ``scale_grad_by_freq`` divides each row's gradient by the number of times its id
+        occurs in ``input``.
+    max_norm, norm_type
+        First rescale, in place in ``weight``'s array, the rows looked up whose
+        ``norm_type``-norm exceeds ``max_norm`` (PyTorch's renormalization).
+    sparse
+        Accepted; gradients are always dense.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.embedding(np.array([2, 0]), np.arange(6.0).reshape(3, 2)).array
+    array([[4., 5.],
+           [0., 1.]])
+    """
+    op = "embedding"
+    ids = var(input, op, "input")
+    if max_norm is not None:
+        # PyTorch rewrites the parameter itself before the look-up.
+        w = _f(weight, op, "weight")
+        xp, a = w.xp, w.array
+        if w.ndim == 2 and xp.isdtype(ids.dtype, "integral"):
+            n = int(a.shape[0])
+            p = float(norm_type)
+            norms = xp.sum(xp.abs(a) ** p, axis=1) ** (1.0 / p)
+            scale = xp.where(_used_rows(xp, ids.array, n) & (norms > float(max_norm)),
+                             float(max_norm) / (norms + 1e-7), xp.ones_like(norms))
+            write_into(op, "weight", weight, a * xp.reshape(scale, (n, 1)))
+    return _embedding(op, ids, weight, None if padding_idx is None else int(padding_idx),
+                      None, bool(scale_grad_by_freq), "input")
+
+
+def _used_rows(xp: Any, ids: Any, n: int) -> Any:
+    """Boolean ``(n,)``: which rows the ids look up (sorted unique ids, searchsorted)."""
+    uniq = xp.unique_values(xp.reshape(ids, (-1,)))
+    rows = xp.arange(n, dtype=uniq.dtype, device=uniq.device)
+    if not math.prod(uniq.shape):
+        return rows < 0
+    pos = xp.clip(xp.searchsorted(uniq, rows), 0, int(uniq.shape[0]) - 1)
+    return xp.take(uniq, pos) == rows
+
+
+@adapts(ops.one_hot)
+def one_hot(tensor: Any, num_classes: int = -1) -> Variable:
+    """``(*, num_classes)`` int64 one-hot of integer ``tensor``; ``-1`` takes
+    ``max + 1``.
+
+    Parameters
+    ----------
+    tensor, num_classes
+        As ``x`` and ``num_classes`` of :func:`portagrad.ops.one_hot`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.nn.functional as F
+    >>> F.one_hot(np.array([0, 2])).array
+    array([[1, 0, 0],
+           [0, 0, 1]])
+    """
+    return _one_hot("one_hot", "tensor", tensor, num_classes)
 
 
 def _batched(x: Variable, nd: int, op: str) -> tuple[Variable, bool]:

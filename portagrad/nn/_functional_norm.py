@@ -1,5 +1,4 @@
-"""Normalization, embedding and one-hot of ``torch.nn.functional``; the normalizations
-are adapters over :mod:`portagrad.ops`.
+"""Normalization of ``torch.nn.functional``: adapters over :mod:`portagrad.ops`.
 
 Running statistics are raw arrays, as PyTorch's buffers are tensors: ``batch_norm`` and
 ``instance_norm`` in training write the updated values into ``running_mean`` and
@@ -14,16 +13,16 @@ import math
 from typing import Any
 
 from .. import ops
-from .._errors import DTypeError, ShapeError
+from .._errors import ShapeError
 from ..ops._adapters import adapts
-from ..ops._core import unwrap, var, wrap
-from ..ops.nn.running_stats import write_into, write_running
+from ..ops._core import unwrap
+from ..ops.nn.running_stats import write_running
 from ..tape._variable import Variable
 from ._functional_common import _f
 
 __all__ = [
     "batch_norm", "instance_norm", "layer_norm", "group_norm", "local_response_norm",
-    "rms_norm", "embedding", "one_hot",
+    "rms_norm",
 ]
 
 
@@ -260,92 +259,3 @@ def rms_norm(input: Any, normalized_shape: Any, weight: Any = None,
     array([[0.848528, 1.131371]])
     """
     return ops.rms_norm(_f(input, "rms_norm"), _shape(normalized_shape), weight, eps)
-
-
-def embedding(input: Any, weight: Any, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Variable:
-    """Rows of ``weight`` ``(num_embeddings, dim)`` at the integer ``input`` ids.
-
-    ``padding_idx`` rows get no gradient. ``max_norm`` first rescales, in place in
-    ``weight``'s array, the rows looked up whose ``norm_type``-norm exceeds it (PyTorch's
-    renormalization). ``scale_grad_by_freq`` divides each row's gradient by the number of
-    times its id occurs in ``input``. Gradients are always dense (``sparse`` is accepted
-    and has no effect).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.embedding(np.array([2, 0]), np.arange(6.0).reshape(3, 2)).array
-    array([[4., 5.],
-           [0., 1.]])
-    """
-    op = "embedding"
-    ids = var(input, op, "input")
-    w = _f(weight, op, "weight")
-    xp = ids.xp
-    if not xp.isdtype(ids.dtype, "integral"):
-        raise DTypeError(f"embedding(input): expected integer ids, got dtype {ids.dtype}")
-    n = int(w.shape[0]) if w.ndim == 2 else 0
-    if w.ndim != 2:
-        raise ShapeError(f"embedding(weight): expected (num_embeddings, dim), got shape "
-                         f"{tuple(w.shape)}")
-    if padding_idx is not None:
-        if not -n <= int(padding_idx) < n:
-            raise ValueError(f"embedding(padding_idx): expected an index in [{-n}, {n}), got "
-                             f"{padding_idx}")
-        padding_idx = int(padding_idx) % n
-    if max_norm is not None:
-        a = w.array
-        used = _used_rows(xp, ids.array, n)
-        p = float(norm_type)
-        norms = xp.sum(xp.abs(a) ** p, axis=1) ** (1.0 / p)
-        scale = xp.where(used & (norms > float(max_norm)),
-                         float(max_norm) / (norms + 1e-7), xp.ones_like(norms))
-        write_into(op, "weight", weight, a * xp.reshape(scale, (n, 1)))
-        w = _f(weight, op, "weight")
-    y = ops.embedding(ids, w, padding_idx=padding_idx)
-    if scale_grad_by_freq:
-        u = xp.unique_all(xp.reshape(ids.array, (-1,)))
-        counts = xp.astype(xp.take(u.counts, xp.reshape(u.inverse_indices, (-1,))), y.dtype)
-        inv = xp.reshape(1.0 / counts, tuple(ids.shape) + (1,))
-        # Same value, gradient scaled by 1 / count.
-        y = y * wrap(inv, xp) + y.detach() * wrap(1.0 - inv, xp)
-    return y
-
-
-def _used_rows(xp: Any, ids: Any, n: int) -> Any:
-    """Boolean ``(n,)``: which rows the ids look up (sorted unique ids, searchsorted)."""
-    uniq = xp.unique_values(xp.reshape(ids, (-1,)))
-    rows = xp.arange(n, dtype=uniq.dtype, device=uniq.device)
-    if not math.prod(uniq.shape):
-        return rows < 0
-    pos = xp.clip(xp.searchsorted(uniq, rows), 0, int(uniq.shape[0]) - 1)
-    return xp.take(uniq, pos) == rows
-
-
-def one_hot(tensor: Any, num_classes: int = -1) -> Variable:
-    """``(*, num_classes)`` int64 one-hot of integer ``tensor``; ``-1`` takes
-    ``max + 1``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad.nn.functional as F
-    >>> F.one_hot(np.array([0, 2])).array
-    array([[1, 0, 0],
-           [0, 0, 1]])
-    """
-    t = var(tensor, "one_hot", "tensor")
-    xp, a = t.xp, t.array
-    if not xp.isdtype(a.dtype, "integral"):
-        raise DTypeError(f"one_hot(tensor): expected integer classes, got dtype {a.dtype}")
-    n = int(num_classes)
-    if n == -1:
-        n = int(xp.max(a)) + 1 if math.prod(a.shape) else 0
-    if math.prod(a.shape) and (int(xp.min(a)) < 0 or int(xp.max(a)) >= n):
-        raise ValueError(f"one_hot(tensor): expected classes in [0, {n}), got values in "
-                         f"[{int(xp.min(a))}, {int(xp.max(a))}]")
-    eq = xp.reshape(a, tuple(a.shape) + (1,)) == xp.arange(n, dtype=a.dtype, device=a.device)
-    return wrap(xp.astype(eq, xp.int64), xp)

@@ -95,8 +95,8 @@ from ._functional_norm import layer_norm as layer_norm
 from ._functional_norm import group_norm as group_norm
 from ._functional_norm import local_response_norm as local_response_norm
 from ._functional_norm import rms_norm as rms_norm
-from ._functional_norm import embedding as embedding
-from ._functional_norm import one_hot as one_hot
+from ._functional_conv import embedding as embedding
+from ._functional_conv import one_hot as one_hot
 # dropout
 from ._functional_dropout import dropout as dropout
 from ._functional_dropout import alpha_dropout as alpha_dropout

@@ -347,6 +347,7 @@ from .nn.connection import (
     embed_id as embed_id,
     embedding as embedding,
     linear as linear,
+    one_hot as one_hot,
 )
 from .nn.conv import (
     conv as conv,
@@ -698,7 +699,7 @@ __all__ = [
     # nn.config
     "is_train_mode", "set_train_mode",
     # nn.connection
-    "bilinear", "embed_id", "embedding", "linear",
+    "bilinear", "embed_id", "embedding", "linear", "one_hot",
     # nn.conv
     "conv", "conv1d", "conv2d", "conv3d", "convolution_1d", "convolution_2d", "convolution_3d",
     "convolution_nd", "dilated_convolution_2d",

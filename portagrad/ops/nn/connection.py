@@ -1,5 +1,5 @@
-"""Connections without convolution: linear, bilinear and embedding, and Chainer's
-``embed_id`` (a thin adapter of ``embedding``)."""
+"""Connections without convolution: linear, bilinear and embedding (with Chainer's
+``embed_id`` a thin adapter of it), and the one-hot encoding that embedding looks up."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ...tape._variable import Variable, _fresh
 from ...xp import check_same_device, check_same_namespace
 from ...xp._matmul import matmul as _mm
 from .._adapters import adapts
-from .._core import _multi_device, binary, is_floating_dtype, wrap
+from .._core import _multi_device, binary, is_floating_dtype, var, wrap
 from .._core import float_var as _float
 from ..std.elementwise import where
 from ..std.indexing import take
@@ -21,7 +21,7 @@ from ..std.reduction import _sum
 from ..std.reduction import sum as _sum_public
 from ..std.shape import _permute_dims, _reshape, expand_dims
 
-__all__ = ["linear", "bilinear", "embedding", "embed_id"]
+__all__ = ["linear", "bilinear", "embedding", "embed_id", "one_hot"]
 
 
 @primitive()
@@ -242,7 +242,9 @@ def embedding(ids: Any, weight: Any, *, padding_idx: int | None = None,
 
 
 def _embedding(op: str, ids: Any, weight: Any, padding_idx: int | None,
-               ignore_index: int | None, scale_grad_by_freq: bool = False) -> Variable:
+               ignore_index: int | None, scale_grad_by_freq: bool = False,
+               ids_arg: str = "ids") -> Variable:
+    """:func:`embedding`, its errors naming ``op`` and the ids' argument ``ids_arg``."""
     wv = _float(weight, op, "weight")
     if wv.array.ndim != 2:
         raise ShapeError(f"{op}(weight): expected shape (num_embeddings, dim), got "
@@ -250,7 +252,7 @@ def _embedding(op: str, ids: Any, weight: Any, padding_idx: int | None,
     xp = wv.xp
     idx = ids.array if isinstance(ids, Variable) else ids
     if not hasattr(idx, "dtype") or not xp.isdtype(idx.dtype, "integral"):
-        raise DTypeError(f"{op}(ids): expected an integer array, got {describe(idx)}")
+        raise DTypeError(f"{op}({ids_arg}): expected an integer array, got {describe(idx)}")
     n = wv.array.shape[0]
     if padding_idx is not None and not -n <= padding_idx < n:
         raise ValueError(f"{op}(padding_idx): expected an index in [{-n}, {n}), got "
@@ -296,4 +298,46 @@ def embed_id(x: Any, W: Any, ignore_label: int | None = None) -> Variable:
     array([[4., 5.],
            [0., 0.]])
     """
-    return _embedding("embed_id", x, W, None, ignore_label)
+    return _embedding("embed_id", x, W, None, ignore_label, False, "x")
+
+
+def one_hot(x: Any, num_classes: int = -1) -> Variable:
+    """The int64 one-hot encoding ``(*, num_classes)`` of the integer classes ``x``.
+
+    Parameters
+    ----------
+    x
+        Integer classes of any shape, each in ``[0, num_classes)``.
+    num_classes
+        The number of classes; ``-1`` takes the largest class plus one.
+
+    Not differentiable (its values are integers).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> pg.ops.one_hot(np.array([0, 2])).array
+    array([[1, 0, 0],
+           [0, 0, 1]])
+    """
+    return _one_hot("one_hot", "x", x, num_classes)
+
+
+def _one_hot(op: str, arg: str, x: Any, num_classes: int) -> Variable:
+    """:func:`one_hot`, its errors naming ``op`` and the argument ``arg``."""
+    t = var(x, op, arg)
+    xp, a = t.xp, t.array
+    if not xp.isdtype(a.dtype, "integral"):
+        raise DTypeError(f"{op}({arg}): expected integer classes, got dtype {a.dtype}")
+    n = int(num_classes)
+    size = 1
+    for d in a.shape:
+        size *= d
+    if n == -1:
+        n = int(xp.max(a)) + 1 if size else 0
+    if size and (int(xp.min(a)) < 0 or int(xp.max(a)) >= n):
+        raise ValueError(f"{op}({arg}): expected classes in [0, {n}), got values in "
+                         f"[{int(xp.min(a))}, {int(xp.max(a))}]")
+    eq = xp.reshape(a, tuple(a.shape) + (1,)) == xp.arange(n, dtype=a.dtype, device=a.device)
+    return wrap(xp.astype(eq, xp.int64), xp)
