@@ -18,7 +18,6 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape import primitive
-from ...tape._mode import state
 from ...tape._variable import Variable, _fresh
 from ...xp import ensure_array
 from ...xp._activation import relu_grad as _relu_grad_kernel
@@ -41,13 +40,17 @@ def _relu(xp: Any, x: Any) -> Any:
 
 @_relu.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
+    # The gradient at exactly 0 is 0 (as in Chainer and PyTorch).
     (y,) = ctx.outputs
-    # The gradient at exactly 0 is 0 (as in PyTorch).
-    if not (state.grad_enabled or state.fwd):
-        # Nothing is recorded: _relu_grad's forward on the raw arrays, without its node.
-        xp = ctx.xp
-        return (_fresh(ensure_array(xp, _relu_grad_kernel(xp, gy.array, y.array)), xp),)
     return (_relu_grad(gy, y),)
+
+
+@_relu.defvjp_unrecorded
+def _(ctx: Any, gy: Variable) -> tuple:
+    # _relu_grad's forward on the raw arrays, without its node.
+    (y,) = ctx.outputs
+    xp = ctx.xp
+    return (_fresh(ensure_array(xp, _relu_grad_kernel(xp, gy.array, y.array)), xp),)
 
 
 @primitive(saves="inputs")

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...tape import primitive
-from ...tape._mode import state
 from ...tape._variable import Variable, _fresh
 from ..std.elementwise import sqrt
 from ..std.reduction import _sum
@@ -78,10 +77,6 @@ def _(ctx: Any, gy: Variable) -> tuple:
     p = ctx.params
     bshape = p["bshape"]
     c = bshape[1]
-    if not (state.grad_enabled or state.fwd):
-        mean, inv, _ = p["stats"][0]
-        return _vjp_arrays(ctx.xp, gy.array, x.array, None if w is None else w.array,
-                           bshape, mean, inv, e)
     axes = (0,) + tuple(range(2, len(bshape)))
     mu = _mean(x, axis=axes, keepdims=True)
     d = x - mu
@@ -97,6 +92,15 @@ def _(ctx: Any, gy: Variable) -> tuple:
         gx = inv * (gxh - _mean(gxh, axis=axes, keepdims=True)
                     - xhat * _mean(gxh * xhat, axis=axes, keepdims=True))
     return gx, gw, gb
+
+
+@_bn_train.defvjp_unrecorded
+def _(ctx: Any, gy: Variable) -> tuple:
+    x, w, _ = ctx.inputs
+    p = ctx.params
+    mean, inv, _ = p["stats"][0]
+    return _vjp_arrays(ctx.xp, gy.array, x.array, None if w is None else w.array,
+                       p["bshape"], mean, inv, ctx.edges)
 
 
 @_bn_train.defjvp

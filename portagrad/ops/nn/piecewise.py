@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...tape import primitive
-from ...tape._variable import Variable
+from ...tape._variable import Variable, _fresh
+from ...xp import ensure_array
 from .._adapters import adapts
 from .._core import float_var as _f
 from .._core import wrap
@@ -43,6 +44,16 @@ def _(ctx: Any, gy: Variable) -> tuple:
     p = ctx.params
     inside = xp.astype((a > p["lo"]) & (a < p["hi"]), a.dtype)
     return (gy * wrap(inside, xp),)
+
+
+@_hard_tanh.defvjp_unrecorded
+def _(ctx: Any, gy: Variable) -> tuple:
+    (x,) = ctx.inputs
+    a = x.array
+    p = ctx.params
+    xp = ctx.xp
+    g = gy.array * xp.astype((a > p["lo"]) & (a < p["hi"]), a.dtype)
+    return (_fresh(ensure_array(xp, g), xp),)
 
 
 def hard_tanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Variable:
