@@ -13,6 +13,9 @@ import sys as _sys
 from . import _fastops as _fastops  # Variable's operators, with short paths for + - * /
 from . import fft as fft
 from . import linalg as linalg
+from .std.asarray import (
+    asarray as asarray,
+)
 from .std.bitwise import (
     bitwise_and as bitwise_and,
     bitwise_invert as bitwise_invert,
@@ -40,7 +43,6 @@ from .std.complex import (
 )
 from .std.creation import (
     arange as arange,
-    asarray as asarray,
     empty as empty,
     empty_like as empty_like,
     eye as eye,
@@ -52,8 +54,6 @@ from .std.creation import (
     ones as ones,
     ones_like as ones_like,
     to_device as to_device,
-    tril as tril,
-    triu as triu,
     zeros as zeros,
     zeros_like as zeros_like,
 )
@@ -61,21 +61,23 @@ from .std.cumulative import (
     cumulative_prod as cumulative_prod,
     cumulative_sum as cumulative_sum,
 )
+from .std.dtype_functions import (
+    can_cast as can_cast,
+    finfo as finfo,
+    iinfo as iinfo,
+    isdtype as isdtype,
+    result_type as result_type,
+)
 from .std.dtypes import (
     bool as bool,
-    can_cast as can_cast,
     complex128 as complex128,
     complex64 as complex64,
-    finfo as finfo,
     float32 as float32,
     float64 as float64,
-    iinfo as iinfo,
     int16 as int16,
     int32 as int32,
     int64 as int64,
     int8 as int8,
-    isdtype as isdtype,
-    result_type as result_type,
     uint16 as uint16,
     uint32 as uint32,
     uint64 as uint64,
@@ -198,9 +200,7 @@ from .std.reduction import (
     mean as mean,
     min as min,
     prod as prod,
-    std as std,
     sum as sum,
-    var as var,
 )
 from .std.reshaping import (
     expand_dims as expand_dims,
@@ -223,10 +223,18 @@ from .std.take import (
     take as take,
     take_along_axis as take_along_axis,
 )
+from .std.triangular import (
+    tril as tril,
+    triu as triu,
+)
 from .std.utility import (
     all as all,
     any as any,
     diff as diff,
+)
+from .std.variance import (
+    std as std,
+    var as var,
 )
 from .array.depth_space import (
     depth2space as depth2space,
@@ -598,6 +606,8 @@ del _set_array_namespace
 
 __all__ = [
     "fft", "linalg",
+    # std.asarray
+    "asarray",
     # std.bitwise
     "bitwise_and", "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
     "bitwise_xor", "floor_divide", "nextafter", "signbit",
@@ -608,15 +618,15 @@ __all__ = [
     # std.complex
     "conj", "imag", "real",
     # std.creation
-    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
-    "linspace", "meshgrid", "ones", "ones_like", "to_device", "tril", "triu", "zeros",
-    "zeros_like",
+    "arange", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
+    "meshgrid", "ones", "ones_like", "to_device", "zeros", "zeros_like",
     # std.cumulative
     "cumulative_prod", "cumulative_sum",
+    # std.dtype_functions
+    "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     # std.dtypes
-    "bool", "can_cast", "complex128", "complex64", "finfo", "float32", "float64", "iinfo",
-    "int16", "int32", "int64", "int8", "isdtype", "result_type", "uint16", "uint32", "uint64",
-    "uint8",
+    "bool", "complex128", "complex64", "float32", "float64", "int16", "int32", "int64", "int8",
+    "uint16", "uint32", "uint64", "uint8",
     # std.elementwise.arithmetic
     "abs", "absolute", "add", "divide", "multiply", "negative", "positive", "pow", "reciprocal",
     "square", "subtract",
@@ -646,7 +656,7 @@ __all__ = [
     # std.rearrange
     "flip", "repeat", "roll", "tile",
     # std.reduction
-    "logsumexp", "max", "mean", "min", "prod", "std", "sum", "var",
+    "logsumexp", "max", "mean", "min", "prod", "sum",
     # std.reshaping
     "expand_dims", "reshape", "squeeze",
     # std.searching
@@ -655,8 +665,12 @@ __all__ = [
     "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     # std.take
     "take", "take_along_axis",
+    # std.triangular
+    "tril", "triu",
     # std.utility
     "all", "any", "diff",
+    # std.variance
+    "std", "var",
     # array.depth_space
     "depth2space", "space2depth",
     # array.indexing

@@ -8,16 +8,16 @@ from .std.fft.frequencies import fftfreq as fftfreq
 from .std.fft.frequencies import fftshift as fftshift
 from .std.fft.frequencies import ifftshift as ifftshift
 from .std.fft.frequencies import rfftfreq as rfftfreq
+from .std.fft.real import hfft as hfft
+from .std.fft.real import ihfft as ihfft
+from .std.fft.real import irfft as irfft
+from .std.fft.real import irfftn as irfftn
+from .std.fft.real import rfft as rfft
+from .std.fft.real import rfftn as rfftn
 from .std.fft.transforms import fft as fft
 from .std.fft.transforms import fftn as fftn
-from .std.fft.transforms import hfft as hfft
 from .std.fft.transforms import ifft as ifft
 from .std.fft.transforms import ifftn as ifftn
-from .std.fft.transforms import ihfft as ihfft
-from .std.fft.transforms import irfft as irfft
-from .std.fft.transforms import irfftn as irfftn
-from .std.fft.transforms import rfft as rfft
-from .std.fft.transforms import rfftn as rfftn
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
            "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]

@@ -1,5 +1,7 @@
-"""Creation functions and device moves. None of them records a graph except
-:func:`to_device`, whose gradient moves back."""
+"""Creation functions: new arrays of a shape (zeros, ones, empty, full and their ``_like``
+forms), ranges (arange, linspace), eye, coordinate grids (meshgrid), arrays read through
+DLPack, and device moves. Only meshgrid (broadcasts) and :func:`to_device` (whose gradient
+moves back) record a graph."""
 
 from __future__ import annotations
 
@@ -12,14 +14,11 @@ from ...xp import infer_namespace, namespace_of
 from ...xp._namespace import is_array
 from .._core import var, wrap
 from .broadcasting import broadcast_to
-from .casting import astype, cast_for
 from .dtypes import resolve_dtype
-from .joining import stack
 from .reshaping import reshape
 
-__all__ = ["asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-           "full_like", "empty_like", "arange", "linspace", "eye", "to_device", "meshgrid",
-           "tril", "triu", "from_dlpack"]
+__all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
+           "empty_like", "arange", "linspace", "eye", "to_device", "meshgrid", "from_dlpack"]
 
 
 def _ns(dtype: Any, device: Any) -> Any:
@@ -29,105 +28,6 @@ def _ns(dtype: Any, device: Any) -> Any:
 def _dt(xp: Any, dtype: Any, op: str) -> Any:
     """portagrad dtype objects become the namespace's own."""
     return resolve_dtype(xp, dtype, op)
-
-
-def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
-            copy: bool | None = None) -> Variable:
-    """Convert ``obj`` (array, Variable, nested sequence, scalar) to a Variable.
-
-    A Variable or an array keeps its library; Python data goes to the library named by
-    ``dtype``/``device`` or the default namespace (NumPy).
-
-    Parameters
-    ----------
-    obj : Variable, array, nested sequence or Python scalar
-        The data; nested sequences holding Variables are stacked, so gradients reach
-        every element.
-    dtype : dtype, optional
-        The dtype of the result (a library's or portagrad's); a Variable is cast.
-    device : device, optional
-        The device of the result; a Variable is moved (the gradient moves back).
-    copy : bool, optional
-        True: always copy; False: never (an error if a cast is needed); None: as needed.
-
-    Examples
-    --------
-    >>> import portagrad as pg
-    >>> pg.ops.asarray([1.0, 2.0]).array
-    array([1., 2.])
-    """
-    if isinstance(obj, Variable):
-        if copy is False and dtype is not None and dtype != obj.dtype:
-            raise ValueError(f"asarray(copy): expected copy=None or True to cast dtype "
-                             f"{obj.dtype} to {dtype}, got copy=False")
-        if (dtype is None or dtype == obj.dtype) and (device is None or device == obj.device):
-            return _copy(obj) if copy else obj
-        # As for an array of the library (and in array-api-strict): complex to a real
-        # dtype keeps the real part.
-        out = cast_for(obj, dtype, "asarray") if dtype is not None else obj
-        return to_device(out, device) if device is not None else out
-    if isinstance(obj, (list, tuple)) and _holds_variables(obj):
-        return asarray(_stack_nested(obj), dtype=dtype, device=device)
-    if is_array(obj):
-        xp = namespace_of(obj)
-    else:
-        xp = _ns(dtype, device)
-    dtype = _dt(xp, dtype, "asarray")
-    kwargs: dict[str, Any] = {}
-    if dtype is not None:
-        kwargs["dtype"] = dtype
-    if device is not None:
-        kwargs["device"] = device
-    if copy is not None:
-        kwargs["copy"] = copy
-    return wrap(xp.asarray(obj, **kwargs), xp)
-
-
-@primitive(saves="none")
-def _copy(xp: Any, x: Any) -> Any:
-    return xp.asarray(x, copy=True)
-
-
-@_copy.defvjp
-def _(ctx: Any, gy: Variable) -> tuple:
-    return (gy,)
-
-
-def _holds_variables(obj: Any) -> bool:
-    return any(isinstance(o, Variable) or (isinstance(o, (list, tuple)) and _holds_variables(o))
-               for o in obj)
-
-
-def _first_variable(obj: Any) -> Variable:
-    for o in obj:
-        if isinstance(o, Variable):
-            return o
-        if isinstance(o, (list, tuple)) and _holds_variables(o):
-            return _first_variable(o)
-    raise AssertionError("unreachable: checked by _holds_variables")
-
-
-def _stack_nested(obj: Any) -> Variable:
-    """Nested sequences holding Variables become one Variable by stacking, so that the
-    gradient reaches every element (``asarray([x, y])`` in array-API code)."""
-    ref = _first_variable(obj)
-    items = []
-    for o in obj:
-        if isinstance(o, (list, tuple)):
-            items.append(_stack_nested(o) if _holds_variables(o) else
-                         wrap(ref.xp.asarray(o, device=ref.array.device), ref.xp))
-        elif isinstance(o, Variable):
-            items.append(o)
-        else:
-            items.append(wrap(ref.xp.asarray(o, dtype=ref.array.dtype,
-                                             device=ref.array.device), ref.xp))
-    dtype = items[0].array.dtype
-    for it in items[1:]:
-        if it.array.dtype != dtype:
-            from ...xp import binary_result_dtype
-
-            dtype = binary_result_dtype(ref.xp, dtype, it.array.dtype)
-    return stack([astype(it, dtype, copy=False) for it in items])
 
 
 _DTYPE_DEVICE = """    dtype : dtype, optional
@@ -420,68 +320,6 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Variable]:
     return out
 
 
-def _triangle(name: str, x: Any, k: int, lower: bool) -> Variable:
-    from .elementwise import where
-
-    v = var(x, name)
-    if v.array.ndim < 2:
-        raise ShapeError(f"{name}(x): expected an array of at least 2 dimensions, got shape "
-                         f"{v.shape}")
-    xp = v.xp
-    m, n = v.array.shape[-2:]
-    dev = v.array.device
-    rows = xp.reshape(xp.arange(m, device=dev), (m, 1))
-    cols = xp.reshape(xp.arange(n, device=dev), (1, n))
-    keep = (cols - rows <= k) if lower else (cols - rows >= k)
-    if not xp.isdtype(v.array.dtype, ("real floating", "complex floating")):
-        return wrap(xp.where(keep, v.array, xp.zeros_like(v.array)), xp)
-    return where(wrap(keep, xp), v, 0.0)
-
-
-def tril(x: Any, /, *, k: int = 0) -> Variable:
-    """The lower triangle of each matrix (elements above the ``k``-th diagonal zeroed);
-    the gradient flows to the kept elements.
-
-    Parameters
-    ----------
-    x : Variable or array
-        A matrix or a stack of them.
-    k : int, optional
-        The last diagonal kept: the main one (0, the default), above (> 0) or below.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.tril(np.ones((2, 2))).array
-    array([[1., 0.],
-           [1., 1.]])
-    """
-    return _triangle("tril", x, k, True)
-
-
-def triu(x: Any, /, *, k: int = 0) -> Variable:
-    """The upper triangle of each matrix (elements below the ``k``-th diagonal zeroed);
-    the gradient flows to the kept elements.
-
-    Parameters
-    ----------
-    x : Variable or array
-        A matrix or a stack of them.
-    k : int, optional
-        The first diagonal kept: the main one (0, the default), above (> 0) or below.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.ops.triu(np.ones((2, 2))).array
-    array([[1., 1.],
-           [0., 1.]])
-    """
-    return _triangle("triu", x, k, False)
-
-
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Variable:
     """A Variable viewing (or copying) a DLPack-capable object; no gradient flows.
 
@@ -515,5 +353,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> V
 
 
 # Forward mode: linear in the first argument, so the tangent is the op of the tangent.
-_copy.linear = (0,)
 _to_device.linear = (0,)

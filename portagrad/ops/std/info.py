@@ -6,7 +6,8 @@ import math
 from typing import Any
 
 from ...xp import default_namespace
-from .dtypes import BY_NAME, dtype_name, isdtype
+from .dtype_functions import isdtype
+from .dtypes import BY_NAME, dtype_name
 
 __all__ = ["__array_namespace_info__", "e", "inf", "nan", "pi", "newaxis"]
 

@@ -1,4 +1,5 @@
-"""Reductions over axes: sum, mean, prod, max, min, var, std and logsumexp.
+"""Reductions over axes: sum, mean, prod, max, min and logsumexp (var and std are in
+:mod:`.variance`).
 
 The gradient of a reduction is the upstream gradient broadcast back over the reduced
 axes (:func:`_unreduce`), times the local factor of each element.
@@ -22,7 +23,7 @@ from .dtypes import resolve_dtype
 from .permutation import _permute_dims
 from .reshaping import _reshape
 
-__all__ = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp"]
+__all__ = ["sum", "mean", "prod", "max", "min", "logsumexp"]
 
 
 def _kept_shape(shape: tuple, axes: tuple) -> tuple:
@@ -290,84 +291,6 @@ def min(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     array(1.)
     """
     return _extremum("min", _min, x, axis, keepdims)
-
-
-def var(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
-        correction: float = 0.0, keepdims: bool = False) -> Variable:
-    """Variance over the given axes, with ``correction`` degrees of freedom removed.
-
-    Parameters
-    ----------
-    x : Variable or array
-        The input array (floating).
-    axis : int or tuple of int, optional
-        The axes to reduce; None (the default) reduces over every axis.
-    correction : float, optional
-        Degrees of freedom removed from the count of elements (0: the population
-        variance; 1: the unbiased sample variance).
-    keepdims : bool, optional
-        Keep the reduced axes with length 1.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> float(pg.ops.var(np.array([1.0, 3.0])).array)
-    1.0
-    """
-    x = _as_var(x, "var")
-    float_only(x, "var")
-    axes = _axes_tuple(axis, x.array.ndim, "var")
-    n = _count(tuple(x.array.shape), axes)
-    m = _sum(x, axis=axes, keepdims=True) / n
-    d = x - m
-    ss = _sum(d * d, axis=axes, keepdims=keepdims)
-    return ss / (n - correction)
-
-
-def std(x: Any, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0,
-        keepdims: bool = False) -> Variable:
-    """Standard deviation over the given axes.
-
-    Parameters
-    ----------
-    x : Variable or array
-        The input array (floating).
-    axis : int or tuple of int, optional
-        The axes to reduce; None (the default) reduces over every axis.
-    correction : float, optional
-        Degrees of freedom removed from the count of elements (0: the population
-        variance; 1: the unbiased sample variance).
-    keepdims : bool, optional
-        Keep the reduced axes with length 1.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> float(pg.ops.std(np.array([1.0, 3.0])).array)
-    1.0
-    """
-    return _std_from_var(var(x, axis=axis, correction=correction, keepdims=keepdims))
-
-
-@primitive(saves="outputs", elementwise=True)
-def _std_from_var(xp: Any, v: Any) -> Any:
-    """``sqrt`` of a variance whose gradient is 0 where the variance is 0 (constant data),
-    PyTorch's choice, rather than 0 * inf = NaN."""
-    return xp.sqrt(v)
-
-
-@_std_from_var.defvjp
-def _(ctx: Any, gy: Variable) -> tuple:
-    from .elementwise import where
-
-    (y,) = ctx.outputs
-    zero = y.array == 0
-    if not bool(gy.xp.any(zero)):
-        return (gy / (2.0 * y),)
-    z = wrap(zero, gy.xp)
-    return (where(z, 0.0, gy / (2.0 * where(z, 1.0, y))),)
 
 
 def logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None,

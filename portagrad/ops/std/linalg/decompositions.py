@@ -18,11 +18,11 @@ from ...._errors import GradientError
 from ....tape import primitive
 from ....tape._variable import Variable
 from ..._core import wrap
-from ..creation import tril
 from ..indexing import getitem
 from ..joining import concat
 from ..permutation import matrix_transpose
 from ..reshaping import reshape
+from ..triangular import tril
 from .products import matmul
 from .solve import _solve, eye_like, floating_matrix, linalg_call, real_gradients_only
 
