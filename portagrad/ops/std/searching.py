@@ -12,7 +12,7 @@ from ..._errors import ShapeError
 from ...tape._variable import Variable
 from ...xp import ensure_array
 from .._core import binary, unwrap, var, wrap
-from .shape import _axes_tuple
+from ._axes import _axes_tuple
 
 __all__ = ["nonzero", "count_nonzero", "searchsorted"]
 
