@@ -18,7 +18,6 @@ from typing import Any, NamedTuple
 
 from ...._errors import LinAlgError
 from ....tape import primitive
-from ....tape._mode import state
 from ....tape._variable import Variable
 from ....xp import ensure_array
 from ..._core import wrap
@@ -34,23 +33,33 @@ __all__ = ["det", "slogdet", "SlogdetResult"]
 mT = matrix_transpose
 
 
-
 @primitive(saves="both")
 def _det(xp: Any, a: Any) -> Any:
     return ensure_array(xp, xp.linalg.det(a))
 
 
-@_det.defvjp
-@holomorphic
-def _(ctx: Any, gy: Variable) -> tuple:
+def _det_grad(ctx: Any, gy: Variable, recorded: bool) -> tuple:
     (a,) = ctx.inputs
     (d,) = ctx.outputs
     g = reshape(gy, (*gy.shape, 1, 1))
     if a.shape[-1] > 3 and not bool(d.xp.any(d.array == 0)):
-        ainv = _inverse_for_gradient(a, recorded=state.grad_enabled or bool(state.fwd))
+        ainv = _inverse_for_gradient(a, recorded)
         if ainv is not None:
             return (g * reshape(d, (*d.shape, 1, 1)) * mT(ainv),)
     return (g * _cofactors(a),)
+
+
+@_det.defvjp
+@holomorphic
+def _(ctx: Any, gy: Variable) -> tuple:
+    return _det_grad(ctx, gy, recorded=True)
+
+
+@_det.defvjp_unrecorded
+@holomorphic
+def _(ctx: Any, gy: Variable) -> tuple:
+    # Not differentiated again: det(A) inv(A)^T is accurate at any condition number.
+    return _det_grad(ctx, gy, recorded=False)
 
 
 def _inverse_for_gradient(a: Variable, recorded: bool) -> Variable | None:
