@@ -4,7 +4,7 @@ Each is defined in the module named by what it computes: :mod:`.reshaping` (resh
 expand_dims, squeeze), :mod:`.joining` (concat, stack, unstack), :mod:`.broadcasting`
 (broadcast_to, broadcast_arrays, broadcast_shapes, sum_to), :mod:`.permutation`
 (permute_dims, matrix_transpose, moveaxis), :mod:`.rearrange` (flip, roll, repeat, tile)
-and :mod:`.casting` (astype); the axis helpers are in :mod:`._axes`.
+and :mod:`.casting` (astype); axis arguments are checked by :mod:`._axes`.
 """
 
 from ._axes import _axes_tuple as _axes_tuple

@@ -1,2 +1,2 @@
-"""The standard's ``fft`` extension: transforms and their helpers. Public names are
-exported by :mod:`portagrad.ops.fft`."""
+"""The standard's ``fft`` extension: the transforms and the frequency functions. Public
+names are exported by :mod:`portagrad.ops.fft`."""

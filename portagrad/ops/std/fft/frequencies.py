@@ -1,4 +1,4 @@
-"""The fft extension's helpers: the sample frequencies of a transform (fftfreq,
+"""The fft extension's frequency functions: the sample frequencies of a transform (fftfreq,
 rfftfreq) and the rolls that move the zero frequency to the centre and back (fftshift,
 ifftshift)."""
 
