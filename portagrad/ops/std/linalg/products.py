@@ -7,7 +7,6 @@ from typing import Any
 
 from ...._errors import DTypeError, ShapeError
 from ....tape import primitive
-from ....tape._mode import state
 from ....tape._variable import Variable, _fresh
 from ....xp import ensure_array
 from ....xp._matmul import matmul as _mm
@@ -41,16 +40,25 @@ def _(ctx: Any, ta: Variable | None, tb: Variable | None) -> Variable:
     return _matmul(ta, b) + _matmul(a, tb)
 
 
-@_matmul.defvjp
+@_matmul.defvjp_unrecorded
 def _(ctx: Any, gy: Variable) -> tuple:
+    # Matrix by matrix: the two products on raw arrays (GEMM, summed into the input's
+    # gradient where backward hands one over); other ranks take the vjp.
+    a, b = ctx.inputs
+    if len(ctx.in_shapes[0] or a.shape) == 2 and len(ctx.in_shapes[1] or b.shape) == 2:
+        e = ctx.edges
+        return _matmul_vjp_arrays(ctx.xp, gy.array, a.array, b.array, e[0] is not None,
+                                  e[1] is not None, getattr(ctx, "sum_into", None))
+    return _matmul_vjp(ctx, gy)
+
+
+@_matmul.defvjp
+def _matmul_vjp(ctx: Any, gy: Variable) -> tuple:
     a, b = ctx.inputs
     e = ctx.edges
     sa = tuple(ctx.in_shapes[0] or a.shape)
     sb = tuple(ctx.in_shapes[1] or b.shape)
     ga = gb = None
-    if len(sa) == 2 and len(sb) == 2 and not (state.grad_enabled or state.fwd):
-        return _matmul_vjp_arrays(ctx.xp, gy.array, a.array, b.array, e[0] is not None,
-                                  e[1] is not None, getattr(ctx, "sum_into", None))
     if len(sa) == 1 and len(sb) == 1:
         return (gy * b if e[0] is not None else None, gy * a if e[1] is not None else None)
     if len(sa) == 1:
