@@ -7,7 +7,6 @@ from typing import Any
 
 from ..._errors import DTypeError, ShapeError, describe
 from ...tape import primitive
-from ...tape._mode import state
 from ...tape._variable import Variable, _fresh
 from ...xp import check_same_device, check_same_namespace
 from ...xp._matmul import matmul as _mm
@@ -54,15 +53,22 @@ def _(ctx: Any, tx: Variable | None, tw: Variable | None, tb: Variable | None = 
     return t
 
 
+@_linear.defvjp_unrecorded
+def _(ctx: Any, gy: Variable) -> tuple:
+    x, w = ctx.inputs[0], ctx.inputs[1]
+    e = ctx.edges
+    nd = len(ctx.in_shapes[0] or x.shape)
+    bias = len(e) > 2 and e[2] is not None
+    return _linear_vjp_arrays(ctx.xp, gy, x.array, w.array, nd, e[0] is not None,
+                              e[1] is not None, bias, getattr(ctx, "sum_into", None))
+
+
 @_linear.defvjp
 def _(ctx: Any, gy: Variable) -> tuple:
     x, w = ctx.inputs[0], ctx.inputs[1]
     e = ctx.edges
     nd = len(ctx.in_shapes[0] or x.shape)
     bias = len(e) > 2 and e[2] is not None
-    if not (state.grad_enabled or state.fwd):
-        return _linear_vjp_arrays(ctx.xp, gy, x.array, w.array, nd, e[0] is not None,
-                                  e[1] is not None, bias, getattr(ctx, "sum_into", None))
     gx = _matmul(gy, w) if e[0] is not None else None
     gw = gb = None
     if e[1] is not None:
@@ -82,8 +88,8 @@ def _(ctx: Any, gy: Variable) -> tuple:
 
 def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: bool,
                        want_w: bool, want_b: bool, into: list | None = None) -> tuple:
-    """The same vjp on raw arrays, for backward without ``create_graph``: nothing is
-    recorded then, so the products need not go through the primitives (whose per-call
+    """The same vjp on raw arrays, linear's unrecorded rule: nothing is recorded then,
+    so the products need not go through the primitives (whose per-call
     bookkeeping is a third of a small layer's backward). Each line computes what the
     recorded branch above computes. ``into`` is the node's ``sum_into`` (see
     :func:`~portagrad.ops.std.linalg.products.product_grad`)."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...tape import primitive
-from ...tape._mode import state
 from ...tape._variable import Variable, _leaf
 from ..std.elementwise import tanh
 from ..std.shape import concat
@@ -59,13 +58,18 @@ def _cell(c_prev: Variable, gates: Variable) -> tuple:
     return i, f, g, o, tanh(f * c_prev + i * g)
 
 
+@_lstm.defvjp_unrecorded
+def _(ctx: Any, grads: tuple) -> tuple:
+    c_prev, gates = ctx.inputs
+    gc, gh = grads
+    return _vjp_arrays(ctx.xp, gc.array, gh.array, c_prev.array, gates.array, ctx.edges)
+
+
 @_lstm.defvjp
 def _(ctx: Any, grads: tuple) -> tuple:
     c_prev, gates = ctx.inputs
     gc, gh = grads
     e = ctx.edges
-    if not (state.grad_enabled or state.fwd):
-        return _vjp_arrays(ctx.xp, gc.array, gh.array, c_prev.array, gates.array, e)
     i, f, g, o, tc = _cell(c_prev, gates)
     gct = gc + gh * o * (1 - tc * tc)
     g_prev = gct * f if e[0] is not None else None
@@ -173,10 +177,8 @@ def _lstm_seq(xp: Any, xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: An
     return ys_a, h, c
 
 
-@_lstm_seq.defvjp
+@_lstm_seq.defvjp_unrecorded
 def _(ctx: Any, grads: tuple) -> tuple:
-    if state.grad_enabled or state.fwd:
-        return _lstm_seq_vjp_recorded(ctx, grads)
     xp = ctx.xp
     arrays = [None if v is None else v.array for v in ctx.inputs]
     cache = ctx.params["cache"]
@@ -238,6 +240,7 @@ def _(ctx: Any, *tans: Variable | None) -> tuple:
         exit_dual_level(level=level)
 
 
+@_lstm_seq.defvjp
 def _lstm_seq_vjp_recorded(ctx: Any, grads: tuple) -> tuple:
     """With ``create_graph``: the steps again as recorded ops, and their gradient."""
     from ...tape import enable_grad, grad
