@@ -13,75 +13,23 @@ import sys as _sys
 from . import _fastops as _fastops  # Variable's operators, with short paths for + - * /
 from . import fft as fft
 from . import linalg as linalg
-from .std.asarray import (
-    asarray as asarray,
-)
+from .std.asarray import asarray
 from .std.bitwise import (
-    bitwise_and as bitwise_and,
-    bitwise_invert as bitwise_invert,
-    bitwise_left_shift as bitwise_left_shift,
-    bitwise_or as bitwise_or,
-    bitwise_right_shift as bitwise_right_shift,
-    bitwise_xor as bitwise_xor,
-    floor_divide as floor_divide,
-    nextafter as nextafter,
-    signbit as signbit,
+    bitwise_and, bitwise_invert, bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor,
+    floor_divide, nextafter, signbit,
 )
-from .std.broadcasting import (
-    broadcast_arrays as broadcast_arrays,
-    broadcast_shapes as broadcast_shapes,
-    broadcast_to as broadcast_to,
-    sum_to as sum_to,
-)
-from .std.casting import (
-    astype as astype,
-)
-from .std.complex import (
-    conj as conj,
-    imag as imag,
-    real as real,
-)
+from .std.broadcasting import broadcast_arrays, broadcast_shapes, broadcast_to, sum_to
+from .std.casting import astype
+from .std.complex import conj, imag, real
 from .std.creation import (
-    arange as arange,
-    empty as empty,
-    empty_like as empty_like,
-    eye as eye,
-    from_dlpack as from_dlpack,
-    full as full,
-    full_like as full_like,
-    linspace as linspace,
-    meshgrid as meshgrid,
-    ones as ones,
-    ones_like as ones_like,
-    to_device as to_device,
-    zeros as zeros,
-    zeros_like as zeros_like,
+    arange, empty, empty_like, eye, from_dlpack, full, full_like, linspace, meshgrid, ones,
+    ones_like, to_device, zeros, zeros_like,
 )
-from .std.cumulative import (
-    cumulative_prod as cumulative_prod,
-    cumulative_sum as cumulative_sum,
-)
-from .std.dtype_functions import (
-    can_cast as can_cast,
-    finfo as finfo,
-    iinfo as iinfo,
-    isdtype as isdtype,
-    result_type as result_type,
-)
+from .std.cumulative import cumulative_prod, cumulative_sum
+from .std.dtype_functions import can_cast, finfo, iinfo, isdtype, result_type
 from .std.dtypes import (
-    bool as bool,
-    complex128 as complex128,
-    complex64 as complex64,
-    float32 as float32,
-    float64 as float64,
-    int16 as int16,
-    int32 as int32,
-    int64 as int64,
-    int8 as int8,
-    uint16 as uint16,
-    uint32 as uint32,
-    uint64 as uint64,
-    uint8 as uint8,
+    bool, complex128, complex64, float32, float64, int16, int32, int64, int8, uint16, uint32,
+    uint64, uint8,
 )
 from .std.elementwise.arithmetic import (
     abs as abs,
@@ -96,22 +44,8 @@ from .std.elementwise.arithmetic import (
     square as square,
     subtract as subtract,
 )
-from .std.elementwise.exponential import (
-    exp as exp,
-    expm1 as expm1,
-    log as log,
-    log10 as log10,
-    log1p as log1p,
-    log2 as log2,
-    logaddexp as logaddexp,
-    sqrt as sqrt,
-)
-from .std.elementwise.selection import (
-    clip as clip,
-    maximum as maximum,
-    minimum as minimum,
-    where as where,
-)
+from .std.elementwise.exponential import exp, expm1, log, log10, log1p, log2, logaddexp, sqrt
+from .std.elementwise.selection import clip, maximum, minimum, where
 from .std.elementwise.trigonometric import (
     acos as acos,
     acos as arccos,  # Chainer's name
@@ -133,27 +67,10 @@ from .std.elementwise.trigonometric import (
     tan as tan,
     tanh as tanh,
 )
-from .std.indexing import (
-    getitem as getitem,
-)
-from .std.info import (
-    __array_namespace_info__ as __array_namespace_info__,
-    e as e,
-    inf as inf,
-    nan as nan,
-    newaxis as newaxis,
-    pi as pi,
-)
-from .std.joining import (
-    concat as concat,
-    stack as stack,
-    unstack as unstack,
-)
-from .std.linalg.products import (
-    matmul as matmul,
-    tensordot as tensordot,
-    vecdot as vecdot,
-)
+from .std.indexing import getitem
+from .std.info import __array_namespace_info__, e, inf, nan, newaxis, pi
+from .std.joining import concat, stack, unstack
+from .std.linalg.products import matmul, tensordot, vecdot
 from .std.nondiff import (
     argmax as argmax,
     argmin as argmin,
@@ -179,417 +96,116 @@ from .std.nondiff import (
     trunc as trunc,
     trunc as fix,  # Chainer's name
 )
-from .std.permutation import (
-    matrix_transpose as matrix_transpose,
-    moveaxis as moveaxis,
-    permute_dims as permute_dims,
-)
-from .std.piecewise import (
-    copysign as copysign,
-    remainder as remainder,
-)
-from .std.rearrange import (
-    flip as flip,
-    repeat as repeat,
-    roll as roll,
-    tile as tile,
-)
-from .std.reduction import (
-    logsumexp as logsumexp,
-    max as max,
-    mean as mean,
-    min as min,
-    prod as prod,
-    sum as sum,
-)
-from .std.reshaping import (
-    expand_dims as expand_dims,
-    reshape as reshape,
-    squeeze as squeeze,
-)
-from .std.searching import (
-    count_nonzero as count_nonzero,
-    nonzero as nonzero,
-    searchsorted as searchsorted,
-)
-from .std.sets import (
-    isin as isin,
-    unique_all as unique_all,
-    unique_counts as unique_counts,
-    unique_inverse as unique_inverse,
-    unique_values as unique_values,
-)
-from .std.take import (
-    take as take,
-    take_along_axis as take_along_axis,
-)
-from .std.triangular import (
-    tril as tril,
-    triu as triu,
-)
-from .std.utility import (
-    all as all,
-    any as any,
-    diff as diff,
-)
-from .std.variance import (
-    std as std,
-    var as var,
-)
-from .array.depth_space import (
-    depth2space as depth2space,
-    space2depth as space2depth,
-)
-from .array.indexing import (
-    get_item as get_item,
-    permutate as permutate,
-    select_item as select_item,
-)
-from .array.padding import (
-    pad as pad,
-)
-from .array.sequences import (
-    pad_sequence as pad_sequence,
-    transpose_sequence as transpose_sequence,
-)
+from .std.permutation import matrix_transpose, moveaxis, permute_dims
+from .std.piecewise import copysign, remainder
+from .std.rearrange import flip, repeat, roll, tile
+from .std.reduction import logsumexp, max, mean, min, prod, sum
+from .std.reshaping import expand_dims, reshape, squeeze
+from .std.searching import count_nonzero, nonzero, searchsorted
+from .std.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
+from .std.take import take, take_along_axis
+from .std.triangular import tril, triu
+from .std.utility import all, any, diff
+from .std.variance import std, var
+from .array.depth_space import depth2space, space2depth
+from .array.indexing import get_item, permutate, select_item
+from .array.padding import pad
+from .array.sequences import pad_sequence, transpose_sequence
 from .array.shape import (
-    broadcast as broadcast,
-    cast as cast,
-    copy as copy,
-    diagonal as diagonal,
-    dstack as dstack,
-    flatten as flatten,
-    fliplr as fliplr,
-    flipud as flipud,
-    hstack as hstack,
-    identity as identity,
-    rollaxis as rollaxis,
-    separate as separate,
-    swapaxes as swapaxes,
-    transpose as transpose,
-    vstack as vstack,
+    broadcast, cast, copy, diagonal, dstack, flatten, fliplr, flipud, hstack, identity, rollaxis,
+    separate, swapaxes, transpose, vstack,
 )
-from .array.splitting import (
-    split_axis as split_axis,
-)
-from .array.strided import (
-    as_strided as as_strided,
-)
-from .math.fft import (
-    ifft as ifft,
-)
-from .math.elementwise import (
-    bias as bias,
-    fmod as fmod,
-    linear_interpolate as linear_interpolate,
-    rsqrt as rsqrt,
-    scale as scale,
-    squared_difference as squared_difference,
-)
-from .math.error_functions import (
-    erf as erf,
-    erfc as erfc,
-    erfcinv as erfcinv,
-    erfcx as erfcx,
-    erfinv as erfinv,
-    log_ndtr as log_ndtr,
-    ndtr as ndtr,
-    ndtri as ndtri,
-)
-from .math.gamma_functions import (
-    digamma as digamma,
-    lgamma as lgamma,
-    polygamma as polygamma,
-    zeta as zeta,
-)
-from .math.matrix import (
-    batch_det as batch_det,
-    batch_inv as batch_inv,
-    batch_matmul as batch_matmul,
-    cholesky as cholesky,
-    det as det,
-    inv as inv,
-)
-from .math.reduction import (
-    average as average,
-    batch_l2_norm_squared as batch_l2_norm_squared,
-    cumprod as cumprod,
-    cumsum as cumsum,
-)
-from .math.tensor import (
-    einsum as einsum,
-    scatter_add as scatter_add,
-)
+from .array.splitting import split_axis
+from .array.strided import as_strided
+from .math.fft import ifft
+from .math.elementwise import bias, fmod, linear_interpolate, rsqrt, scale, squared_difference
+from .math.error_functions import erf, erfc, erfcinv, erfcx, erfinv, log_ndtr, ndtr, ndtri
+from .math.gamma_functions import digamma, lgamma, polygamma, zeta
+from .math.matrix import batch_det, batch_inv, batch_matmul, cholesky, det, inv
+from .math.reduction import average, batch_l2_norm_squared, cumprod, cumsum
+from .math.tensor import einsum, scatter_add
 from .nn.activation import (
-    gelu as gelu,
-    log_sigmoid as log_sigmoid,
-    log_softmax as log_softmax,
-    relu as relu,
-    sigmoid as sigmoid,
-    softmax as softmax,
-    softplus as softplus,
-    softsign as softsign,
+    gelu, log_sigmoid, log_softmax, relu, sigmoid, softmax, softplus, softsign,
 )
-from .nn.attention import (
-    scaled_dot_product_attention as scaled_dot_product_attention,
-)
+from .nn.attention import scaled_dot_product_attention
 from .nn.batch_norm import (
-    batch_norm as batch_norm,
-    batch_normalization as batch_normalization,
-    fixed_batch_norm as fixed_batch_norm,
-    fixed_batch_normalization as fixed_batch_normalization,
+    batch_norm, batch_normalization, fixed_batch_norm, fixed_batch_normalization,
 )
-from .nn.batch_renorm import (
-    batch_renormalization as batch_renormalization,
-    fixed_batch_renormalization as fixed_batch_renormalization,
-)
-from .nn.checkpoint import (
-    forget as forget,
-)
-from .nn.config import (
-    is_train_mode as is_train_mode,
-    set_train_mode as set_train_mode,
-)
-from .nn.connection import (
-    bilinear as bilinear,
-    embed_id as embed_id,
-    embedding as embedding,
-    linear as linear,
-    one_hot as one_hot,
-)
+from .nn.batch_renorm import batch_renormalization, fixed_batch_renormalization
+from .nn.checkpoint import forget
+from .nn.config import is_train_mode, set_train_mode
+from .nn.connection import bilinear, embed_id, embedding, linear, one_hot
 from .nn.conv import (
-    conv as conv,
-    conv1d as conv1d,
-    conv2d as conv2d,
-    conv3d as conv3d,
-    convolution_1d as convolution_1d,
-    convolution_2d as convolution_2d,
-    convolution_3d as convolution_3d,
-    convolution_nd as convolution_nd,
-    dilated_convolution_2d as dilated_convolution_2d,
+    conv, conv1d, conv2d, conv3d, convolution_1d, convolution_2d, convolution_3d, convolution_nd,
+    dilated_convolution_2d,
 )
 from .nn.conv_transpose import (
-    conv_transpose as conv_transpose,
-    conv_transpose1d as conv_transpose1d,
-    conv_transpose2d as conv_transpose2d,
-    conv_transpose3d as conv_transpose3d,
-    deconvolution_1d as deconvolution_1d,
-    deconvolution_2d as deconvolution_2d,
-    deconvolution_3d as deconvolution_3d,
-    deconvolution_nd as deconvolution_nd,
+    conv_transpose, conv_transpose1d, conv_transpose2d, conv_transpose3d, deconvolution_1d,
+    deconvolution_2d, deconvolution_3d, deconvolution_nd,
 )
-from .nn.conv_variants import (
-    depthwise_convolution_2d as depthwise_convolution_2d,
-    local_convolution_2d as local_convolution_2d,
-)
-from .nn.crf import (
-    argmax_crf1d as argmax_crf1d,
-    crf1d as crf1d,
-)
-from .nn.deformable import (
-    deformable_convolution_2d_sampler as deformable_convolution_2d_sampler,
-)
-from .nn.distance import (
-    cosine_similarity as cosine_similarity,
-    pairwise_distance as pairwise_distance,
-    pdist as pdist,
-)
-from .nn.grid_sampling import (
-    affine_grid as affine_grid,
-    grid_sample as grid_sample,
-)
-from .nn.loss_binary import (
-    bernoulli_nll as bernoulli_nll,
-    binary_cross_entropy as binary_cross_entropy,
-    sigmoid_cross_entropy as sigmoid_cross_entropy,
-)
-from .nn.loss_covariance import (
-    cross_covariance as cross_covariance,
-    decov as decov,
-)
-from .nn.loss_ctc import (
-    connectionist_temporal_classification as connectionist_temporal_classification,
-    ctc_loss as ctc_loss,
-)
+from .nn.conv_variants import depthwise_convolution_2d, local_convolution_2d
+from .nn.crf import argmax_crf1d, crf1d
+from .nn.deformable import deformable_convolution_2d_sampler
+from .nn.distance import cosine_similarity, pairwise_distance, pdist
+from .nn.grid_sampling import affine_grid, grid_sample
+from .nn.loss_binary import bernoulli_nll, binary_cross_entropy, sigmoid_cross_entropy
+from .nn.loss_covariance import cross_covariance, decov
+from .nn.loss_ctc import connectionist_temporal_classification, ctc_loss
 from .nn.loss_embedding import (
-    contrastive as contrastive,
-    cosine_embedding_loss as cosine_embedding_loss,
-    discriminative_margin_based_clustering_loss as discriminative_margin_based_clustering_loss,
-    triplet as triplet,
+    contrastive, cosine_embedding_loss, discriminative_margin_based_clustering_loss, triplet,
 )
-from .nn.loss_likelihood import (
-    gaussian_kl_divergence as gaussian_kl_divergence,
-    gaussian_nll as gaussian_nll,
-    kl_divergence as kl_divergence,
-    poisson_nll as poisson_nll,
-)
+from .nn.loss_likelihood import gaussian_kl_divergence, gaussian_nll, kl_divergence, poisson_nll
 from .nn.loss_margin import (
-    hinge as hinge,
-    hinge_embedding_loss as hinge_embedding_loss,
-    margin_ranking_loss as margin_ranking_loss,
-    multi_margin_loss as multi_margin_loss,
-    multilabel_margin_loss as multilabel_margin_loss,
-    soft_margin_loss as soft_margin_loss,
+    hinge, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss, multilabel_margin_loss,
+    soft_margin_loss,
 )
 from .nn.loss_regression import (
-    absolute_error as absolute_error,
-    huber_loss as huber_loss,
-    mean_absolute_error as mean_absolute_error,
-    mean_squared_error as mean_squared_error,
-    squared_error as squared_error,
+    absolute_error, huber_loss, mean_absolute_error, mean_squared_error, squared_error,
 )
-from .nn.loss_softmax import (
-    nll_loss as nll_loss,
-    softmax_cross_entropy as softmax_cross_entropy,
-)
+from .nn.loss_softmax import nll_loss, softmax_cross_entropy
 from .nn.metrics import (
-    accuracy as accuracy,
-    binary_accuracy as binary_accuracy,
-    classification_summary as classification_summary,
-    f1_score as f1_score,
-    precision as precision,
-    r2_score as r2_score,
-    recall as recall,
+    accuracy, binary_accuracy, classification_summary, f1_score, precision, r2_score, recall,
 )
-from .nn.gated import (
-    glu as glu,
-    mish as mish,
-    silu as silu,
-    swish as swish,
-)
-from .nn.noise import (
-    alpha_dropout as alpha_dropout,
-    dropout as dropout,
-    simplified_dropconnect as simplified_dropconnect,
-    zoneout as zoneout,
-)
+from .nn.gated import glu, mish, silu, swish
+from .nn.noise import alpha_dropout, dropout, simplified_dropconnect, zoneout
 from .nn.normalization import (
-    group_norm as group_norm,
-    group_normalization as group_normalization,
-    instance_norm as instance_norm,
-    layer_norm as layer_norm,
-    layer_normalization as layer_normalization,
-    local_response_norm as local_response_norm,
-    local_response_normalization as local_response_normalization,
-    normalize as normalize,
-    rms_norm as rms_norm,
+    group_norm, group_normalization, instance_norm, layer_norm, layer_normalization,
+    local_response_norm, local_response_normalization, normalize, rms_norm,
 )
 from .nn.piecewise import (
-    clipped_relu as clipped_relu,
-    hard_sigmoid as hard_sigmoid,
-    hard_swish as hard_swish,
-    hard_tanh as hard_tanh,
-    hardshrink as hardshrink,
-    relu6 as relu6,
-    softshrink as softshrink,
-    tanhshrink as tanhshrink,
-    threshold as threshold,
+    clipped_relu, hard_sigmoid, hard_swish, hard_tanh, hardshrink, relu6, softshrink, tanhshrink,
+    threshold,
 )
 from .nn.pooling_adaptive import (
-    adaptive_avg_pool as adaptive_avg_pool,
-    adaptive_max_pool as adaptive_max_pool,
-    global_avg_pool as global_avg_pool,
-    spatial_pyramid_pooling_2d as spatial_pyramid_pooling_2d,
+    adaptive_avg_pool, adaptive_max_pool, global_avg_pool, spatial_pyramid_pooling_2d,
 )
 from .nn.pooling_avg import (
-    average_pooling_1d as average_pooling_1d,
-    average_pooling_2d as average_pooling_2d,
-    average_pooling_3d as average_pooling_3d,
-    average_pooling_nd as average_pooling_nd,
-    avg_pool as avg_pool,
-    avg_pool1d as avg_pool1d,
-    avg_pool2d as avg_pool2d,
-    avg_pool3d as avg_pool3d,
-    lp_pool as lp_pool,
+    average_pooling_1d, average_pooling_2d, average_pooling_3d, average_pooling_nd, avg_pool,
+    avg_pool1d, avg_pool2d, avg_pool3d, lp_pool,
 )
 from .nn.pooling_max import (
-    max_pool as max_pool,
-    max_pool1d as max_pool1d,
-    max_pool2d as max_pool2d,
-    max_pool3d as max_pool3d,
-    max_pooling_1d as max_pooling_1d,
-    max_pooling_2d as max_pooling_2d,
-    max_pooling_3d as max_pooling_3d,
-    max_pooling_nd as max_pooling_nd,
+    max_pool, max_pool1d, max_pool2d, max_pool3d, max_pooling_1d, max_pooling_2d, max_pooling_3d,
+    max_pooling_nd,
 )
-from .nn.rectifier import (
-    celu as celu,
-    crelu as crelu,
-    elu as elu,
-    leaky_relu as leaky_relu,
-    maxout as maxout,
-    prelu as prelu,
-    rrelu as rrelu,
-    selu as selu,
-)
-from .nn.recurrent import (
-    gru_cell as gru_cell,
-    lstm as lstm,
-    lstm_cell as lstm_cell,
-    n_step_gru as n_step_gru,
-    n_step_lstm as n_step_lstm,
-)
-from .nn.recurrent_elman import (
-    n_step_elman as n_step_elman,
-    rnn_cell as rnn_cell,
-)
-from .nn.recurrent_stacked import (
-    n_step_bigru as n_step_bigru,
-    n_step_bilstm as n_step_bilstm,
-    n_step_birnn as n_step_birnn,
-    n_step_rnn as n_step_rnn,
-)
-from .nn.recurrent_tree import (
-    slstm as slstm,
-    tree_lstm as tree_lstm,
-)
-from .nn.resample import (
-    interpolate as interpolate,
-    pixel_shuffle as pixel_shuffle,
-    pixel_unshuffle as pixel_unshuffle,
-    resize_images as resize_images,
-)
+from .nn.rectifier import celu, crelu, elu, leaky_relu, maxout, prelu, rrelu, selu
+from .nn.recurrent import gru_cell, lstm, lstm_cell, n_step_gru, n_step_lstm
+from .nn.recurrent_elman import n_step_elman, rnn_cell
+from .nn.recurrent_stacked import n_step_bigru, n_step_bilstm, n_step_birnn, n_step_rnn
+from .nn.recurrent_tree import slstm, tree_lstm
+from .nn.resample import interpolate, pixel_shuffle, pixel_unshuffle, resize_images
 from .nn.roi import (
-    roi_average_align_2d as roi_average_align_2d,
-    roi_average_pooling_2d as roi_average_pooling_2d,
-    roi_max_align_2d as roi_max_align_2d,
-    roi_max_pooling_2d as roi_max_pooling_2d,
-    roi_pooling_2d as roi_pooling_2d,
+    roi_average_align_2d, roi_average_pooling_2d, roi_max_align_2d, roi_max_pooling_2d,
+    roi_pooling_2d,
 )
-from .nn.running_stats import (
-    BatchNormState as BatchNormState,
-)
-from .nn.sampling import (
-    gaussian as gaussian,
-    gumbel_softmax as gumbel_softmax,
-)
-from .nn.sampled_softmax import (
-    black_out as black_out,
-    negative_sampling as negative_sampling,
-)
-from .nn.spatial import (
-    shift as shift,
-    spatial_transformer_grid as spatial_transformer_grid,
-    spatial_transformer_sampler as spatial_transformer_sampler,
-)
-from .nn.unfold import (
-    fold as fold,
-    im2col as im2col,
-    unfold as unfold,
-)
+from .nn.running_stats import BatchNormState
+from .nn.sampling import gaussian, gumbel_softmax
+from .nn.sampled_softmax import black_out, negative_sampling
+from .nn.spatial import shift, spatial_transformer_grid, spatial_transformer_sampler
+from .nn.unfold import fold, im2col, unfold
 from .nn.unpooling import (
-    max_unpool as max_unpool,
-    unpool as unpool,
-    unpooling_1d as unpooling_1d,
-    unpooling_2d as unpooling_2d,
-    unpooling_3d as unpooling_3d,
-    unpooling_nd as unpooling_nd,
-    upsampling_2d as upsampling_2d,
+    max_unpool, unpool, unpooling_1d, unpooling_2d, unpooling_3d, unpooling_nd, upsampling_2d,
 )
-from .nn.whitening import (
-    decorrelated_batch_normalization as decorrelated_batch_normalization,
-    fixed_decorrelated_batch_normalization as fixed_decorrelated_batch_normalization,
-)
+from .nn.whitening import decorrelated_batch_normalization, fixed_decorrelated_batch_normalization
 from .std.complex import _install_convention
 from ..tape._variable import set_array_namespace as _set_array_namespace
 
