@@ -1,10 +1,10 @@
-"""The rules a primitive declares for unrecorded backward, checked against its vjp.
+"""Backward without recording against backward with ``create_graph``.
 
 A primitive may declare a second vjp rule that computes on raw arrays when backward
-records nothing (``Primitive.defvjp_unrecorded``); higher derivatives always go through
-the vjp. On one graph, the first-order gradient of an op that reaches such a primitive
-is taken twice, once without recording (the declared rule runs) and once with
-``create_graph=True`` (the vjp runs), and the two must agree.
+records nothing (``Primitive.defvjp_unrecorded``), and the engine then sums gradients in
+place; higher derivatives always go through the vjps and recorded sums. On one graph,
+the first-order gradient of the op is taken twice, once without recording and once with
+``create_graph=True``, and the two must agree.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def declared_rules_reached(ys: list) -> list[str]:
 
 
 def check_unrecorded(record: OpRecord, backend: Backend, host: tuple) -> str:
-    """The declared unrecorded rules of the primitives the op reaches give the gradient
-    its recorded vjps give."""
+    """The gradient of unrecorded backward (declared unrecorded rules, in-place sums)
+    equals the one of recorded backward (the vjps)."""
     pos = record.diff_positions(host)
     if not pos or record.order < 1:
         return NA
@@ -58,9 +58,12 @@ def check_unrecorded(record: OpRecord, backend: Backend, host: tuple) -> str:
     f, arrays = partial(record.fn, backend.put(cast_host(host, dtype)), pos)
     vs = [pg.Variable(a, requires_grad=True) for a in arrays]
     ys = [y for y in float_outputs(outputs(f(*vs))) if y.requires_grad]
-    rules = declared_rules_reached(ys)
-    if not rules:
+    if not ys:
         return NA
+    what = "unrecorded backward"
+    rules = declared_rules_reached(ys)
+    if rules:
+        what += f" (the unrecorded rules of {rules})"
     rng = np.random.default_rng(0)
     cots = [random_like(rng, y.array) for y in ys]
     plain = pg.grad(ys, vs, cots, retain_graph=True, allow_unused=True)
@@ -68,16 +71,16 @@ def check_unrecorded(record: OpRecord, backend: Backend, host: tuple) -> str:
     rtol, atol = (1e-10, 1e-12) if dtype == "float64" else (1e-5, 1e-6)
     for i, (a, b) in enumerate(zip(plain, recorded)):
         if (a is None) != (b is None):
-            raise CheckFailure(f"{record.name}: the unrecorded rules of {rules} give "
+            raise CheckFailure(f"{record.name}: {what} gives "
                                f"{'no' if a is None else 'a'} gradient for argument "
-                               f"{pos[i]}, the vjps {'no' if b is None else 'one'}")
+                               f"{pos[i]}, recorded backward {'no' if b is None else 'one'}")
         if a is None:
             continue
         x, y = _host(a), _host(b)
         if x.shape != y.shape or not np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True):
             raise CheckFailure(
-                f"{record.name}: the unrecorded rules of {rules} and the vjps differ in the "
-                f"gradient of argument {pos[i]} ({dtype}): max |diff| "
+                f"{record.name}: {what} and recorded backward differ in the gradient of "
+                f"argument {pos[i]} ({dtype}): max |diff| "
                 f"{float(np.max(np.abs(x - y))) if x.shape == y.shape else 'shape'}")
     return PASS
 
