@@ -4,35 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DTypeError, describe
 from ..tape._variable import Variable, _leaf
 from ..xp import binary_result_dtype, check_same_device, check_same_namespace
 from ..xp._dtypes import is_inexact as is_floating_dtype
 from ..xp._namespace import (
     _MULTI_DEVICE,
     LIBRARY_SCALAR_TYPES,
-    is_array,
     library_scalar_to_array,
     namespace_name,
-    namespace_of,
 )
 
-__all__ = ["var", "binary", "float_only", "scalar_like", "wrap", "unwrap", "SCALARS", "size_of"]
+# The argument checks live in the public module for writing ops; every op imports them
+# from here as before.
+from .extend import float_variable as float_var
+from .extend import input_variable as var
+from .extend import require_float as float_only
+
+__all__ = ["var", "float_var", "binary", "float_only", "scalar_like", "wrap", "unwrap",
+           "SCALARS", "size_of"]
 
 SCALARS = (bool, int, float, complex)
 _MULTI: dict[Any, bool] = {}
-
-
-def var(x: Any, op: str, arg: str = "x") -> Variable:
-    """Return ``x`` as a Variable (arrays become constant leaves)."""
-    if type(x) is Variable or isinstance(x, Variable):
-        return x
-    if is_array(x):
-        return _leaf(x, namespace_of(x))
-    raise TypeError(
-        f"{op}({arg}): expected a Variable or an array, got {describe(x)}. Wrap Python "
-        f"values with portagrad.ops.asarray(...) or an array library first."
-    )
 
 
 def wrap(array: Any, xp: Any) -> Variable:
@@ -53,22 +45,6 @@ def size_of(a: Any) -> int:
 def unwrap(x: Any) -> Any:
     """Raw array of a Variable, anything else unchanged."""
     return x.array if isinstance(x, Variable) else x
-
-
-def float_only(x: Variable, op: str, arg: str = "x") -> None:
-    """Raise :class:`DTypeError` unless ``x`` has a floating dtype."""
-    if not is_floating_dtype(x.xp, x.array.dtype):
-        raise DTypeError(
-            f"{op}({arg}): expected a floating-point array, got dtype {x.array.dtype}. "
-            f"Cast first, e.g. portagrad.ops.astype(x, float32)."
-        )
-
-
-def float_var(x: Any, op: str, arg: str = "x") -> Variable:
-    """``x`` as a Variable of a floating dtype (:func:`var`, then :func:`float_only`)."""
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _multi_device(xp: Any) -> bool:
