@@ -8,11 +8,12 @@ are imported when the command starts, so they import their heavy dependencies in
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.util
 from types import ModuleType
 
-__all__ = ["SUBCOMMANDS", "discover"]
+__all__ = ["SUBCOMMANDS", "discover", "positive_int", "positive_float", "nonnegative_int"]
 
 SUBCOMMANDS = ("info", "conformance", "train", "bench")
 
@@ -30,3 +31,40 @@ def discover(names: tuple[str, ...] = SUBCOMMANDS) -> dict[str, ModuleType | Imp
         except ImportError as e:
             found[name] = e
     return found
+
+
+def _number(kind: type, text: str, low: float, strict: bool) -> int | float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}"
+                                         f", got {text!r}") from None
+    if value < low or (strict and value == low) or value != value:
+        bound = "positive" if strict else "zero or more"
+        raise argparse.ArgumentTypeError(f"expected a {bound} value, got {text}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """``type=`` of an option that takes an integer of 1 or more.
+
+    Examples
+    --------
+    >>> positive_int("3")
+    3
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive value, got 0
+    """
+    return int(_number(int, text, 0, strict=True))
+
+
+def nonnegative_int(text: str) -> int:
+    """``type=`` of an option that takes an integer of 0 or more."""
+    return int(_number(int, text, 0, strict=False))
+
+
+def positive_float(text: str) -> float:
+    """``type=`` of an option that takes a number above 0."""
+    return float(_number(float, text, 0, strict=True))

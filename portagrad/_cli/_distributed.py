@@ -121,14 +121,15 @@ class Distributed:
 
         return MultiNodeSnapshot(self.comm, n_retains=n_retains)
 
-    def resume(self, trainer: Any) -> Any:
-        """Resume from the newest snapshot of ``trainer.out`` (every rank the same one).
+    def resume(self, trainer: Any, log: Any = None) -> Any:
+        """Resume from the newest snapshot of ``trainer.out`` (every rank the same one);
+        ``log`` receives the messages about skipped snapshots.
 
         Returns what was resumed (a path, or ``"iteration N"``), or ``None`` when there
         was nothing to resume.
         """
         if self.comm is None:
-            return trainer.resume()
+            return trainer.resume(log=log)
         from ..parallel import resume_trainer
 
         it = resume_trainer(trainer, self.comm)

@@ -39,25 +39,35 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
+    from . import nonnegative_int, positive_float, positive_int
+
+    p.add_argument("--model", choices=("mlp", "cnn"), default="mlp",
+                   help="network to train (default: %(default)s)")
     p.add_argument("--dataset", choices=("digits", "mnist", "fashion-mnist"),
-                   default="digits")
+                   default="digits", help="data set; digits is bundled (default: %(default)s)")
     p.add_argument("--data-dir", help="folder of the MNIST/Fashion-MNIST IDX files "
                    "(default $PORTAGRAD_DATA/<dataset> or ~/.portagrad/datasets/<dataset>)")
-    p.add_argument("--epochs", type=int, default=20)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--lr", type=float, help="learning rate (default per optimizer)")
-    p.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default="adam")
+    p.add_argument("--epochs", type=positive_int, default=20,
+                   help="passes over the training set (default: %(default)s)")
+    p.add_argument("--batch-size", type=positive_int, default=32,
+                   help="examples per update (default: %(default)s)")
+    p.add_argument("--lr", type=positive_float,
+                   help="learning rate (default per optimizer: "
+                        + ", ".join(f"{k} {v[1]:g}" for k, v in sorted(OPTIMIZERS.items()))
+                        + ")")
+    p.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default="adam",
+                   help="update rule (default: %(default)s)")
     p.add_argument("--device", default="cpu",
                    help="cpu, cuda:N (CuPy with --backend numpy, or torch), or a device "
-                        "name of the backend (default cpu)")
+                        "name of the backend (default: %(default)s)")
     p.add_argument("--backend", choices=("numpy", "array_api_strict", "torch"),
-                   default="numpy", help="array library (default numpy)")
-    p.add_argument("--out", default="result", help="output folder (default result)")
+                   default="numpy", help="array library (default: %(default)s)")
+    p.add_argument("--out", default="result", help="output folder (default: %(default)s)")
     p.add_argument("--resume", action="store_true",
                    help="continue from the newest valid snapshot in --out")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--snapshot-every", type=int, default=0, metavar="N",
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the initial weights and the shuffling (default: %(default)s)")
+    p.add_argument("--snapshot-every", type=nonnegative_int, default=0, metavar="N",
                    help="snapshot every N iterations (default: every epoch)")
     p.add_argument("--no-prefetch", action="store_true",
                    help="load batches in the main thread")
@@ -83,8 +93,8 @@ def _backend(name: str, device: str) -> tuple[Any, Any]:
                 raise SystemExit("portagrad train: --device cuda needs CuPy "
                                  "(pip install 'portagrad[gpu]')") from None
         if device != "cpu":
-            raise SystemExit(f"portagrad train: --device for numpy: expected cpu or "
-                             f"cuda:N, got {device}")
+            raise ValueError(f"--device {device}: expected cpu or cuda:N with --backend "
+                             f"numpy; pass one of those, or another --backend")
         return default_namespace(), "cpu"
     if name == "torch":
         try:
@@ -121,24 +131,41 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any]:
     return loader(args.data_dir, ndim=ndim)
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def run(args: argparse.Namespace) -> int:
     import portagrad as pg
+    from portagrad.cli import print_error
     from portagrad.training import extensions as E
 
-    if args.epochs <= 0 or args.batch_size <= 0:
-        print("portagrad train: --epochs and --batch-size must be positive", file=sys.stderr)
-        return 2
     from ._distributed import Distributed
 
+    # Checked before the data loads, so a bad --out fails in a second, not after a run.
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        print_error(NAME, f"--out {args.out}: cannot create the folder ({e.strerror}); pass "
+                    f"a writable folder with --out", args)
+        return 2
     dist = Distributed.from_args(args)  # each dist.* call is a no-op without --distributed
-    xp, device = _backend(args.backend, args.device)
+    try:
+        xp, device = _backend(args.backend, args.device)
+    except ValueError as e:
+        print_error(NAME, str(e), args)
+        return 2
     try:
         train, test = _load(args)
     except pg.data.DatasetNotFoundError as e:
-        print(f"portagrad train: {e}", file=sys.stderr)
+        print_error(NAME, str(e), args)
         return 2
+    except ValueError as e:  # unreadable or corrupt IDX files; the message names the file
+        print_error(NAME, f"--data-dir {args.data_dir}: {e}; replace the file with an intact "
+                    f"copy", args)
+        return 1
     train, test = dist.shard(train, shuffle=True, seed=args.seed), dist.shard(test)
-    out = Path(args.out)
     t0 = time.perf_counter()
     pg.random.seed(args.seed)
     model = pg.training.Classifier(build_model(args.model))
@@ -183,14 +210,31 @@ def run(args: argparse.Namespace) -> int:
                                       "elapsed_time"]))
         trainer.extend(E.ProgressBar())
     if args.resume:
+        import io
+
+        # The loader explains each skipped snapshot with its key lists; the CLI names it.
+        skipped = io.StringIO()
         try:
-            loaded = dist.resume(trainer)
-        except pg.CheckpointError as e:
-            print(f"portagrad train: cannot resume: {e}", file=sys.stderr)
+            loaded = dist.resume(trainer, log=skipped)
+        except pg.CheckpointError:
+            # The loader's own message speaks of load_state_dict; the CLI user can only
+            # change the options or the folder.
+            print_error(NAME, f"--resume: no snapshot in {out} loads into --model "
+                        f"{args.model} (damaged, or written for another --model); pass the "
+                        f"--model and --dataset it was trained with, or another --out to "
+                        f"start fresh", args)
             return 2
-        where = f"from {loaded}" if loaded else f"nothing to resume in {out}; starting fresh"
-        if dist.is_root:
-            print(f"portagrad train: resume {where} (iteration {updater.iteration})",
+        marker = "skipping broken snapshot "
+        for line in skipped.getvalue().splitlines() if dist.is_root else ():
+            if marker in line:
+                name = line.split(marker, 1)[1].split(":", 1)[0]
+                print(f"portagrad train: --resume: {marker}{name} (damaged, or written for "
+                      f"another --model)", file=sys.stderr)
+        if dist.is_root and loaded:
+            print(f"portagrad train: resume from {loaded} (iteration "
+                  f"{updater.iteration})", file=sys.stderr)
+        elif dist.is_root:
+            print(f"portagrad train: --resume: no snapshot in {out} yet; starting fresh",
                   file=sys.stderr)
     try:
         trainer.run()
@@ -203,7 +247,8 @@ def run(args: argparse.Namespace) -> int:
     pg.io.save(out / "model.safetensors", model.predictor,
                metadata={"model": args.model, "dataset": args.dataset})
     acc = result.get("main/accuracy", float("nan"))
-    print(f"test accuracy: {acc:.4f} ({args.model} on {args.dataset}, {args.epochs} epochs, "
+    epochs = _plural(args.epochs, "epoch")
+    print(f"test accuracy: {acc:.4f} ({args.model} on {args.dataset}, {epochs}, "
           f"{pg.xp.namespace_name(xp)} on {device}{dist.describe()}, "
           f"{time.perf_counter() - t0:.1f} s)")
     print(f"log:        {out / 'log.jsonl'}")
