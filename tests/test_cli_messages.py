@@ -169,3 +169,20 @@ def test_an_unforeseen_error_is_one_line_and_debug_raises_it(monkeypatch, capsys
                    "the traceback)\n")
     with pytest.raises(RuntimeError, match="disk vanished"):
         main(["info", "--debug"])
+
+
+def test_conformance_progress_off_a_terminal_also_every_ten_seconds():
+    import io
+
+    from portagrad._cli import conformance as cli
+
+    times = iter([0.0, 3.0, 11.0, 12.0, 25.0])
+    stream = io.StringIO()
+    progress = cli._Progress(stream, total=100, every=1000, clock=lambda: next(times))
+    progress.update(1, "numpy", "exp", 0)   # 3 s after the start: too soon
+    progress.update(2, "numpy", "tanh", 0)  # 11 s: a line
+    progress.update(3, "numpy", "sum", 1)   # 12 s: too soon
+    progress.close(1)                       # 25 s: the last line
+    assert stream.getvalue().splitlines() == [
+        "conformance: 2/100 ops (numpy, tanh), 0 failed, 11 s",
+        "conformance: done, 100/100 ops, 1 failed, 25 s"]

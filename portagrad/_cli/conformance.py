@@ -95,10 +95,11 @@ class _Progress:
     """The counter on stderr: rewritten in place on a terminal; elsewhere (CI, a pipe) a
     line every ``every`` ops or PROGRESS_SECONDS seconds, so a long run is seen alive."""
 
-    def __init__(self, stream: TextIO, total: int, every: int) -> None:
-        self.stream, self.total, self.every = stream, total, every
+    def __init__(self, stream: TextIO, total: int, every: int,
+                 clock: Any = time.monotonic) -> None:
+        self.stream, self.total, self.every, self.clock = stream, total, every, clock
         self.tty = stream.isatty()
-        self.start = self.last_time = time.monotonic()
+        self.start = self.last_time = clock()
         self.last_done = 0
 
     def update(self, done: int, namespace: str, op: str, failed: int) -> None:
@@ -106,21 +107,21 @@ class _Progress:
             print(f"\r{namespace}: {done}/{self.total} {op:<30}", end="", file=self.stream,
                   flush=True)
             return
-        now = time.monotonic()
+        now = self.clock()
         if done - self.last_done < self.every and now - self.last_time < PROGRESS_SECONDS:
             return
         self.last_done, self.last_time = done, now
-        self._line(f"{done}/{self.total} ops ({namespace}, {op})", failed)
+        self._line(f"{done}/{self.total} ops ({namespace}, {op})", failed, now)
 
-    def _line(self, where: str, failed: int) -> None:
-        print(f"conformance: {where}, {failed} failed, {time.monotonic() - self.start:.0f} s",
+    def _line(self, where: str, failed: int, now: float) -> None:
+        print(f"conformance: {where}, {failed} failed, {now - self.start:.0f} s",
               file=self.stream, flush=True)
 
     def close(self, failed: int) -> None:
         if self.tty:
             print("\r" + " " * 60 + "\r", end="", file=self.stream, flush=True)
         else:
-            self._line(f"done, {self.total}/{self.total} ops", failed)
+            self._line(f"done, {self.total}/{self.total} ops", failed, self.clock())
 
 
 def run(args: argparse.Namespace) -> int:
