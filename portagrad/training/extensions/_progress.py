@@ -87,21 +87,47 @@ class ProgressBar(Extension):
         return (f"[{bar}] {frac * 100:5.1f}% iter {it}/{tot} epoch {epoch:.2f} "
                 f"{rate:.1f} it/s ETA {_fmt_time(eta)}")
 
-    def _progress(self, trainer: Any) -> tuple[float, float]:
+    @staticmethod
+    def _iterations_for(iterator: Any, epochs: float) -> float:
+        """Iterations an epoch stop trigger runs for, from the iterator's dataset size and
+        batch size; ``inf`` when the iterator does not say."""
+        size = getattr(iterator, "batch_size", None)
+        dataset = getattr(iterator, "dataset", None)
+        try:
+            n = len(dataset)  # type: ignore[arg-type]
+        except TypeError:
+            return math.inf
+        if not size or n <= 0:
+            return math.inf
+        # Batches run on across epoch boundaries, so the stop fires at the first batch
+        # whose end reaches epochs * n examples.
+        return float(math.ceil(epochs * n / size - 1e-9))
+
+    def _progress(self, trainer: Any) -> tuple[float, float, float]:
+        """Fraction done, total iterations and the epoch to show."""
         u = trainer.updater
         stop = trainer.stop_trigger
+        epoch = u.epoch_detail
         if isinstance(stop, IntervalTrigger):
             if stop.unit == "iteration":
                 total = float(stop.period)
-                return min(u.iteration / total, 1.0), total
-            frac = min(u.epoch_detail / stop.period, 1.0)
-            total = u.iteration / frac if frac > 0 else math.inf
-            return frac, total
-        return 0.0, math.inf
+                return min(u.iteration / total, 1.0), total, epoch
+            total = self._iterations_for(getattr(u, "iterator", None), stop.period)
+            if math.isfinite(total):
+                frac = min(u.iteration / total, 1.0)
+            else:
+                frac = min(epoch / stop.period, 1.0)
+                total = u.iteration / frac if frac > 0 else math.inf
+            if frac >= 1.0:
+                # The last batch may reach a few examples into the next epoch; the run is
+                # the number of epochs asked for.
+                epoch = min(epoch, float(stop.period))
+            return frac, total, epoch
+        return 0.0, math.inf, epoch
 
     def __call__(self, trainer: Any) -> None:
         now = time.perf_counter()
-        frac, total = self._progress(trainer)
+        frac, total, epoch = self._progress(trainer)
         if self._tty and now - self._last_draw < 1.0 / self.refresh and frac < 1.0:
             return
         u = trainer.updater
@@ -109,7 +135,7 @@ class ProgressBar(Extension):
         elapsed = now - self._t0
         rate = done / elapsed if elapsed > 0 else 0.0
         left = (total - u.iteration) / rate if rate > 0 and math.isfinite(total) else math.inf
-        line = self.render(frac, u.iteration, total, u.epoch_detail, rate, left, self.width)
+        line = self.render(frac, u.iteration, total, epoch, rate, left, self.width)
         stream = self._stream()
         if self._tty:
             stream.write("\r" + line)
