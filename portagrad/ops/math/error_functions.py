@@ -23,7 +23,7 @@ from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp._special import _B, _clenshaw
 from ...xp._special import erf as _erf_kernel
-from .._core import float_only, var
+from .._core import float_var
 from ..nn.activation import _erf
 from ..std.elementwise.arithmetic import abs as _abs
 from ..std.elementwise.exponential import exp, log, log1p
@@ -127,12 +127,6 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return (gy * (-_SQRT_PI / 2.0) * exp(y * y),)
 
 
-def _float(x: Any, op: str) -> Variable:
-    v = var(x, op)
-    float_only(v, op)
-    return v
-
-
 def erf(x: Any) -> Variable:
     """The error function ``2 / sqrt(pi) * integral_0^x exp(-t^2) dt``.
 
@@ -153,7 +147,7 @@ def erf(x: Any) -> Variable:
     >>> round(float(pg.ops.erf(np.asarray(1.0))), 12)
     0.84270079295
     """
-    return _erf(_float(x, "erf"))
+    return _erf(float_var(x, "erf"))
 
 
 def erfcx(x: Any) -> Variable:
@@ -176,7 +170,7 @@ def erfcx(x: Any) -> Variable:
     >>> [round(v, 12) for v in pg.ops.erfcx(np.array([0.0, 30.0])).array.tolist()]
     [1.0, 0.018795888861]
     """
-    return _erfcx(_float(x, "erfcx"))
+    return _erfcx(float_var(x, "erfcx"))
 
 
 def erfc(x: Any) -> Variable:
@@ -199,7 +193,7 @@ def erfc(x: Any) -> Variable:
     >>> f"{float(pg.ops.erfc(np.asarray(10.0))):.10e}"
     '2.0884875838e-45'
     """
-    xv = _float(x, "erfc")
+    xv = float_var(x, "erfc")
     far = exp(-(xv * xv)) * _erfcx(maximum(_abs(xv), 1.0))
     return where(_abs(xv) < 1.0, 1.0 - _erf(minimum(maximum(xv, -1.0), 1.0)),
                  where(xv > 0, far, 2.0 - far))
@@ -225,7 +219,7 @@ def erfinv(x: Any) -> Variable:
     >>> [round(v, 12) for v in pg.ops.erfinv(np.array([0.0, 0.5])).array.tolist()]
     [0.0, 0.476936276204]
     """
-    return _erfinv(_float(x, "erfinv"))
+    return _erfinv(float_var(x, "erfinv"))
 
 
 def erfcinv(x: Any) -> Variable:
@@ -249,7 +243,7 @@ def erfcinv(x: Any) -> Variable:
     >>> [round(v, 10) for v in pg.ops.erfcinv(np.array([1.0, 1e-100])).array.tolist()]
     [0.0, 15.0655747026]
     """
-    return _erfcinv(_float(x, "erfcinv"))
+    return _erfcinv(float_var(x, "erfcinv"))
 
 
 def ndtr(x: Any) -> Variable:
@@ -272,7 +266,7 @@ def ndtr(x: Any) -> Variable:
     >>> [round(v, 10) for v in pg.ops.ndtr(np.array([0.0, 1.0])).array.tolist()]
     [0.5, 0.8413447461]
     """
-    return erfc(-_float(x, "ndtr") * (1.0 / _SQRT2)) * 0.5
+    return erfc(-float_var(x, "ndtr") * (1.0 / _SQRT2)) * 0.5
 
 
 def log_ndtr(x: Any) -> Variable:
@@ -295,7 +289,7 @@ def log_ndtr(x: Any) -> Variable:
     >>> [round(v, 6) for v in pg.ops.log_ndtr(np.array([-40.0, 0.0])).array.tolist()]
     [-804.608442, -0.693147]
     """
-    xv = _float(x, "log_ndtr")
+    xv = float_var(x, "log_ndtr")
     u = xv * (1.0 / _SQRT2)
     au = maximum(_abs(u), 1.0)
     ex = _erfcx(au)
@@ -325,4 +319,4 @@ def ndtri(x: Any) -> Variable:
     >>> [round(v, 10) + 0.0 for v in pg.ops.ndtri(np.array([0.5, 0.975])).array.tolist()]
     [0.0, 1.9599639845]
     """
-    return _erfcinv(_float(x, "ndtri") * 2.0) * (-_SQRT2)
+    return _erfcinv(float_var(x, "ndtri") * 2.0) * (-_SQRT2)

@@ -20,7 +20,7 @@ from typing import Any
 from ..._errors import DTypeError
 from ...tape import primitive
 from ...tape._variable import Variable
-from .._core import binary, float_only, size_of, var
+from .._core import binary, float_only, float_var, size_of, var
 from ..std.elementwise.selection import where
 from ..std.shape import broadcast_shapes
 
@@ -141,12 +141,6 @@ def _(ctx: Any, gy: Variable) -> tuple:
     return None, gy * (-s) * _zeta(s + 1.0, q)
 
 
-def _float(x: Any, op: str) -> Variable:
-    v = var(x, op)
-    float_only(v, op)
-    return v
-
-
 def lgamma(x: Any) -> Variable:
     """``log |Gamma(x)|``.
 
@@ -167,7 +161,7 @@ def lgamma(x: Any) -> Variable:
     >>> [round(v, 10) for v in pg.ops.lgamma(np.array([0.5, 5.0, -0.5])).array.tolist()]
     [0.5723649429, 3.1780538303, 1.2655121235]
     """
-    return _lgamma(_float(x, "lgamma"))
+    return _lgamma(float_var(x, "lgamma"))
 
 
 def digamma(x: Any) -> Variable:
@@ -190,7 +184,7 @@ def digamma(x: Any) -> Variable:
     >>> [round(v, 10) for v in pg.ops.digamma(np.array([1.0, 0.5])).array.tolist()]
     [-0.5772156649, -1.963510026]
     """
-    return _polygamma(_float(x, "digamma"), n=0)
+    return _polygamma(float_var(x, "digamma"), n=0)
 
 
 def polygamma(n: Any, x: Any) -> Variable:
@@ -217,7 +211,7 @@ def polygamma(n: Any, x: Any) -> Variable:
     1.6449340668
     """
     op = "polygamma"
-    xv = _float(x, op)
+    xv = float_var(x, op)
     xp = xv.xp
     if isinstance(n, int):
         if n < 0:

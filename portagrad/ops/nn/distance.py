@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
-from .._core import float_only, var
+from .._core import float_var
 from ..std.elementwise import clip
 from ..std.indexing import take
 from ..std.linalg.norms import vector_norm
@@ -16,12 +16,6 @@ from ..std.reduction import sum as _sum
 from ..std.shape import broadcast_shapes, broadcast_to
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
-
-
-def _float(x: Any, op: str, arg: str) -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def _value_clamp(v: Variable, lo: float) -> Variable:
@@ -54,7 +48,7 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Vari
     array([0.70710678])
     """
     op = "cosine_similarity"
-    a, b = _float(x1, op, "x1"), _float(x2, op, "x2")
+    a, b = float_var(x1, op, "x1"), float_var(x2, op, "x2")
     shape = broadcast_shapes(tuple(a.array.shape), tuple(b.array.shape), op=op)
     if not shape:
         raise ShapeError(f"{op}(x1): expected at least one axis, got 0-d inputs")
@@ -89,7 +83,7 @@ def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,
     array([5.])
     """
     op = "pairwise_distance"
-    d = _float(x1, op, "x1") - _float(x2, op, "x2") + float(eps)
+    d = float_var(x1, op, "x1") - float_var(x2, op, "x2") + float(eps)
     if d.array.ndim == 0:
         raise ShapeError(f"{op}(x1): expected at least one axis, got 0-d inputs")
     return vector_norm(d, axis=-1, keepdims=bool(keepdim), ord=float(p))
@@ -114,7 +108,7 @@ def pdist(input: Any, p: float = 2.0) -> Variable:
     array([5.        , 1.        , 4.24264069])
     """
     op = "pdist"
-    x = _float(input, op, "input")
+    x = float_var(input, op, "input")
     if x.array.ndim != 2:
         raise ShapeError(f"{op}(input): expected (N, M), got shape {tuple(x.array.shape)}")
     n = int(x.array.shape[0])

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..._errors import IndexOutOfRangeError, ShapeError
 from ...tape._variable import Variable
-from .._core import float_only, size_of, var, wrap
+from .._core import float_var, size_of, var, wrap
 from ..std.elementwise import maximum, where
 from ..std.indexing import take, take_along_axis
 from ..std.reduction import sum as _sum
@@ -28,12 +28,6 @@ __all__ = ["hinge", "multi_margin_loss", "multilabel_margin_loss", "margin_ranki
 
 def _clamp_min0(z: Variable) -> Variable:
     return where(z >= 0, z, 0.0)
-
-
-def _float(x: Any, op: str, arg: str) -> Variable:
-    v = var(x, op, arg)
-    float_only(v, op, arg)
-    return v
 
 
 def hinge(x: Any, t: Any, norm: str = "L1", reduce: str = "mean") -> Variable:
@@ -64,7 +58,7 @@ def hinge(x: Any, t: Any, norm: str = "L1", reduce: str = "mean") -> Variable:
     check_reduce(op, reduce, ("mean", "no"))
     if norm not in ("L1", "L2"):
         raise ValueError(f"{op}(norm): expected 'L1' or 'L2', got {norm!r}")
-    xv = _float(x, op, "x")
+    xv = float_var(x, op, "x")
     xp = xv.xp
     ta = int_labels(op, xp, t)
     if xv.array.ndim != 2 or tuple(ta.shape) != (xv.array.shape[0],):
@@ -80,7 +74,7 @@ def hinge(x: Any, t: Any, norm: str = "L1", reduce: str = "mean") -> Variable:
 
 def _batched(op: str, input: Any, target: Any) -> tuple[Variable, Any, bool]:
     """Scores ``(N, C)`` and labels ``(N,)``; ``(C,)`` with a 0-d label is one sample."""
-    x = _float(input, op, "input")
+    x = float_var(input, op, "input")
     t = int_labels(op, x.xp, target, "target")
     single = x.array.ndim == 1
     if single:
@@ -139,7 +133,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     h = h * h if p == 2 else h
     loss = _sum(h, axis=1) / float(c)
     if weight is not None:
-        w = _float(weight, op, "weight")
+        w = float_var(weight, op, "weight")
         if tuple(w.array.shape) != (c,):
             raise ShapeError(f"{op}(weight): expected shape ({c},), got "
                              f"{tuple(w.array.shape)}")
@@ -173,7 +167,7 @@ def multilabel_margin_loss(input: Any, target: Any, *, reduction: str = "mean") 
     """
     op = "multilabel_margin_loss"
     check_reduction(op, reduction)
-    x = _float(input, op, "input")
+    x = float_var(input, op, "input")
     xp = x.xp
     ta = int_labels(op, xp, target, "target")
     single = x.array.ndim == 1
@@ -227,8 +221,8 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     """
     op = "margin_ranking_loss"
     check_reduction(op, reduction)
-    a, b = _float(input1, op, "input1"), _float(input2, op, "input2")
-    t = _float(target, op, "target")
+    a, b = float_var(input1, op, "input1"), float_var(input2, op, "input2")
+    t = float_var(target, op, "target")
     return _reduce(_clamp_min0(-t * (a - b) + float(margin)), reduction)
 
 
@@ -257,7 +251,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, *,
     """
     op = "hinge_embedding_loss"
     check_reduction(op, reduction)
-    x = _float(input, op, "input")
+    x = float_var(input, op, "input")
     t = var(target, op, "target")
     loss = where(t != 1, _clamp_min0(float(margin) - x), 0.0) + where(t != -1, x, 0.0)
     return _reduce(loss, reduction)
@@ -284,6 +278,6 @@ def soft_margin_loss(input: Any, target: Any, *, reduction: str = "mean") -> Var
     """
     op = "soft_margin_loss"
     check_reduction(op, reduction)
-    x = _float(input, op, "input")
-    t = _float(target, op, "target")
+    x = float_var(input, op, "input")
+    t = float_var(target, op, "target")
     return _reduce(-log_sigmoid(t * x), reduction)
