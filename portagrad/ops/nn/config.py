@@ -1,5 +1,6 @@
 """The ``train`` configuration read by functions that behave differently when training
-(dropout, batch normalization), as Chainer's ``chainer.config.train``.
+(dropout, batch normalization), as Chainer's ``chainer.config.train``, and the random
+generator that stochastic functions draw from when none is given.
 
 Those functions take ``train=None`` meaning "ask this configuration"; an explicit
 ``train=True/False`` always wins.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from typing import Any
 
 __all__ = ["set_train_mode", "is_train_mode"]
 
@@ -60,3 +62,11 @@ class set_train_mode(contextlib.ContextDecorator):
 def resolve_train(train: bool | None) -> bool:
     """``train`` if given, else the thread's configuration."""
     return _state.train if train is None else bool(train)
+
+
+def generator_or_default(generator: Any) -> Any:
+    """``generator``, or portagrad's default generator when it is None."""
+    # portagrad.random sits above ops (it seeds whole programs), hence the late import.
+    from ... import random as _random
+
+    return generator if generator is not None else _random.default_generator()

@@ -22,14 +22,10 @@ from ..std.reduction import logsumexp
 from ..std.reduction import max as _max
 from ..std.reduction import sum as _sum
 from ..std.shape import concat, expand_dims, reshape
+from ._loss_common import check_reduce
 from .connection import embedding
 
 __all__ = ["crf1d", "argmax_crf1d"]
-
-
-def _reduce(op: str, reduce: str, allowed: tuple[str, ...]) -> None:
-    if reduce not in allowed:
-        raise ValueError(f"{op}(reduce): expected one of {allowed}, got {reduce!r}")
 
 
 def _seq(xs: Sequence[Any], op: str) -> list[Variable]:
@@ -70,7 +66,7 @@ def crf1d(cost: Any, xs: Sequence[Any], ys: Sequence[Any], reduce: str = "mean")
     1.386294
     """
     op = "crf1d"
-    _reduce(op, reduce, ("mean", "no"))
+    check_reduce(op, reduce, ("mean", "no"))
     cv = var(cost, op, "cost")
     float_only(cv, op, "cost")
     vs = _seq(xs, op)

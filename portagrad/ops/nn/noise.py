@@ -18,16 +18,10 @@ from .._core import float_var as _float
 from ..std.elementwise import where
 from ..std.linalg.products import matmul
 from ..std.shape import matrix_transpose, reshape
-from .config import resolve_train
+from .config import generator_or_default, resolve_train
 from .rectifier import _SELU_ALPHA, _SELU_SCALE
 
 __all__ = ["dropout", "alpha_dropout", "zoneout", "simplified_dropconnect"]
-
-
-def _gen(generator: Any) -> Any:
-    from ... import random as _random
-
-    return generator if generator is not None else _random.default_generator()
 
 
 def _ratio(ratio: float, op: str) -> float:
@@ -49,7 +43,7 @@ def _keep_mask(x: Variable, keep: float, noise_shape: Sequence[int] | None, op: 
             raise ShapeError(f"{op}(noise_shape): expected {len(shape)} sizes, each 1 or "
                              f"x's (shape {shape}), got {ns}")
         shape = ns
-    return x.xp.astype(_gen(generator).bernoulli(shape, keep, like=a), a.dtype)
+    return x.xp.astype(generator_or_default(generator).bernoulli(shape, keep, like=a), a.dtype)
 
 
 def dropout(x: Any, ratio: float = 0.5, *, train: bool | None = None, generator: Any = None,
@@ -173,7 +167,7 @@ def zoneout(h: Any, x: Any, ratio: float = 0.5, *, train: bool | None = None,
     if not resolve_train(train):
         return xv
     xp = xv.xp
-    take_x = _gen(generator).uniform(tuple(xv.array.shape), like=xv.array) >= ratio
+    take_x = generator_or_default(generator).uniform(tuple(xv.array.shape), like=xv.array) >= ratio
     return where(wrap(take_x, xp), xv, hv)
 
 
@@ -230,7 +224,7 @@ def simplified_dropconnect(x: Any, W: Any, b: Any = None, ratio: float = 0.5,
     else:
         shape = (n, o, i) if use_batchwise_mask else (o, i)
         if mask is None:
-            keep = _gen(generator).uniform(shape, like=xv.array) >= ratio
+            keep = generator_or_default(generator).uniform(shape, like=xv.array) >= ratio
         else:
             keep = mask.array if isinstance(mask, Variable) else mask
             if tuple(keep.shape) != shape:

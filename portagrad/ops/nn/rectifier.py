@@ -22,7 +22,7 @@ from ..std.elementwise import expm1, where
 from ..std.reduction import max as _max
 from ..std.shape import _norm_axis, concat, reshape
 from .activation import relu
-from .config import resolve_train
+from .config import generator_or_default, resolve_train
 
 __all__ = ["leaky_relu", "prelu", "rrelu", "crelu", "elu", "selu", "celu", "maxout"]
 
@@ -135,10 +135,7 @@ def rrelu(x: Any, l: float = 1.0 / 8, u: float = 1.0 / 3, *, r: Any = None,  # n
     if not resolve_train(train):
         ra = xp.full(tuple(a.shape), (l + u) / 2, dtype=a.dtype, device=a.device)
     elif r is None:
-        from ... import random as _random
-
-        gen = generator if generator is not None else _random.default_generator()
-        ra = gen.uniform(tuple(a.shape), l, u, like=a)
+        ra = generator_or_default(generator).uniform(tuple(a.shape), l, u, like=a)
     else:
         ra = r.array if isinstance(r, Variable) else r
         if tuple(ra.shape) != tuple(a.shape):

@@ -22,18 +22,11 @@ from .activation import _sigmoid
 __all__ = ["lstm_update", "lstm_sequence", "lstm_steps"]
 
 
-def _sig(xp: Any, x: Any) -> Any:
-    # As _sigmoid: exp(-|x|) never overflows, and each form is accurate on its side.
-    e = xp.exp(-xp.abs(x))
-    r = 1 / (1 + e)
-    return xp.where(x >= 0, r, e * r)
-
-
 def _gates(xp: Any, a: Any) -> tuple:
     h = a.shape[-1] // 4
     # One sigmoid over all four blocks (the cell block's is not used): a quarter more
     # arithmetic, a third of the calls, which is what counts at (N, 4H) for small N.
-    s = _sig(xp, a)
+    s = _sigmoid.forward(xp, a)  # the raw kernel of the sigmoid primitive
     return s[..., :h], s[..., h:2 * h], xp.tanh(a[..., 2 * h:3 * h]), s[..., 3 * h:]
 
 

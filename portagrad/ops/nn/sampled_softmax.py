@@ -17,15 +17,11 @@ from ..std.reduction import logsumexp
 from ..std.reduction import mean as _mean
 from ..std.reduction import sum as _sum
 from ..std.shape import concat, expand_dims, reshape
+from ._loss_common import check_reduce
 from .activation import softplus
 from .connection import embedding
 
 __all__ = ["negative_sampling", "black_out"]
-
-
-def _reduce(op: str, reduce: str, allowed: tuple[str, ...]) -> None:
-    if reduce not in allowed:
-        raise ValueError(f"{op}(reduce): expected one of {allowed}, got {reduce!r}")
 
 
 def _raw(a: Any) -> Any:
@@ -68,7 +64,7 @@ def negative_sampling(x: Any, t: Any, W: Any, sampler: Callable[[tuple], Any],
     2.079442
     """
     op = "negative_sampling"
-    _reduce(op, reduce, ("sum", "no"))
+    check_reduce(op, reduce, ("sum", "no"))
     xv = var(x, op)
     wv = var(W, op, "W")
     float_only(xv, op)
@@ -119,7 +115,7 @@ def black_out(x: Any, t: Any, W: Any, samples: Any, reduce: str = "mean") -> Var
     1.909543
     """
     op = "black_out"
-    _reduce(op, reduce, ("mean", "no"))
+    check_reduce(op, reduce, ("mean", "no"))
     xv = var(x, op)
     wv = var(W, op, "W")
     float_only(xv, op)

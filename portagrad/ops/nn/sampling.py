@@ -15,14 +15,9 @@ from .._core import binary, float_only, wrap
 from .._core import float_var as _float
 from ..std.elementwise import exp
 from .activation import softmax
+from .config import generator_or_default
 
 __all__ = ["gaussian", "gumbel_softmax"]
-
-
-def _gen(generator: Any) -> Any:
-    from ... import random as _random
-
-    return generator if generator is not None else _random.default_generator()
 
 
 def gaussian(mean: Any, ln_var: Any, *, eps: Any = None, return_eps: bool = False,
@@ -47,7 +42,7 @@ def gaussian(mean: Any, ln_var: Any, *, eps: Any = None, return_eps: bool = Fals
     xp = m.xp
     a = m.array
     if eps is None:
-        ea = _gen(generator).normal(tuple(a.shape), like=a)
+        ea = generator_or_default(generator).normal(tuple(a.shape), like=a)
     else:
         ea = eps.array if isinstance(eps, Variable) else eps
         if tuple(ea.shape) != tuple(a.shape):
@@ -78,6 +73,6 @@ def gumbel_softmax(log_pi: Any, tau: float = 0.1, axis: int = 1, *,
     if a.ndim < 1:
         return wrap(xp.ones((), dtype=a.dtype, device=a.device), xp)
     tiny = float(xp.finfo(a.dtype).smallest_normal)
-    uni = _gen(generator).uniform(tuple(a.shape), tiny, 1.0, like=a)
+    uni = generator_or_default(generator).uniform(tuple(a.shape), tiny, 1.0, like=a)
     g = -xp.log(-xp.log(uni))
     return softmax((lp + wrap(g, xp)) / tau, axis=axis)
