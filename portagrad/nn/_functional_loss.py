@@ -36,14 +36,6 @@ def _reduction(op: str, size_average: bool | None, reduce: bool | None,
     return reduction
 
 
-def _reduce(loss: Variable, reduction: str) -> Variable:
-    if reduction == "mean":
-        return ops.mean(loss)
-    if reduction == "sum":
-        return ops.sum(loss)
-    return loss
-
-
 def _same_shape(op: str, x: Variable, t: Any, arg: str = "target") -> None:
     if tuple(getattr(t, "shape", ())) != tuple(x.shape):
         raise ShapeError(f"{op}({arg}): expected input's shape {tuple(x.shape)}, got "

@@ -10,9 +10,10 @@ from typing import Any
 from .. import ops
 from .._errors import ShapeError
 from ..ops._adapters import adapts
+from ..ops.nn._loss_common import reduce as _reduce
 from ..tape._variable import Variable
 from ._functional_common import _f
-from ._functional_loss import _reduce, _reduction, _same_shape
+from ._functional_loss import _reduction, _same_shape
 
 __all__ = ["soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
            "multilabel_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
