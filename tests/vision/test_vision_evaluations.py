@@ -258,3 +258,19 @@ def test_semantic_segmentation_absent_class_and_errors():
         E.eval_semantic_segmentation([np.zeros((2, 2), int)], [np.zeros((2, 3), int)])
     with pytest.raises(ValueError, match="n_class=2"):
         E.eval_semantic_segmentation([np.array([[3]])], [np.array([[0]])], n_class=2)
+
+
+def test_semantic_confusion_is_sized_by_every_label_seen():
+    # ChainerCV: n_class = max(pred, gt) + 1, predictions at ignored pixels included.
+    r = E.eval_semantic_segmentation([np.array([[0, 1], [1, 3]])], [np.array([[0, 1], [1, -1]])])
+    np.testing.assert_array_equal(r["iou"], [1.0, 1.0, np.nan, np.nan])
+    r = E.eval_semantic_segmentation([np.array([[0, 1], [1, 3]])], [np.full((2, 2), -1)])
+    assert r["iou"].shape == (4,) and np.isnan(r["iou"]).all() and np.isnan(r["pixel_accuracy"])
+    two, one = [np.zeros((2, 2), int)] * 2, [np.zeros((2, 2), int)]
+    with pytest.raises(ValueError, match="gt_labels.*fewer"):
+        E.calc_semantic_segmentation_confusion(two, one)
+    with pytest.raises(ValueError, match="pred_labels.*fewer"):
+        E.calc_semantic_segmentation_confusion(one, two)
+    cube = [np.zeros((1, 2, 2), int)]
+    with pytest.raises(ValueError, match=r"\(H, W\)"):
+        E.calc_semantic_segmentation_confusion(cube, cube)

@@ -219,3 +219,12 @@ def test_random_transforms_are_reproducible_with_rng(rng):
         b, pb = f(img, return_param=True, rng=np.random.default_rng(5), **kw)
         np.testing.assert_array_equal(a, b)
         assert pa == pb
+
+
+def test_crop_bbox_reports_truncated_boxes_among_the_returned_ones():
+    bbox = np.array([[0.0, 0.0, 4.0, 4.0], [5.0, 5.0, 8.0, 8.0], [20.0, 20.0, 30.0, 30.0],
+                     [2.0, 3.0, 4.0, 5.0]])
+    out, p = T.crop_bbox(bbox, slice(1, 6), slice(2, 7), return_param=True)
+    np.testing.assert_array_equal(p["index"], [0, 1, 3])
+    np.testing.assert_array_equal(p["truncated_index"], [0, 1])  # positions in `out`
+    np.testing.assert_array_equal(out[2], [1.0, 1.0, 3.0, 3.0])

@@ -196,3 +196,19 @@ def test_write_image_clips_and_rounds(tmp_path):
     U.write_image(img, tmp_path / "g.png")
     np.testing.assert_array_equal(U.read_image(tmp_path / "g.png", color=False),
                                   [[[0, 0, 1, 255]]])
+
+
+def test_loc2bbox_class_wise_offsets_match_chainercv():
+    # ChainerCV decodes (R, 4K) offsets group by group against the same source box.
+    src = np.array([[0.0, 0.0, 10.0, 10.0], [2.0, 4.0, 6.0, 12.0]])
+    loc = np.array([[0.0, 0.0, 0.0, 0.0, 0.1, -0.2, np.log(2.0), 0.0],
+                    [0.5, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, np.log(0.5)]])
+    out = U.loc2bbox(src, loc)
+    assert out.shape == (2, 8)
+    for k in range(2):
+        group = slice(4 * k, 4 * k + 4)
+        np.testing.assert_allclose(out[:, group], U.loc2bbox(src, loc[:, group]))
+    np.testing.assert_allclose(out[0, 4:], [-4.0, -2.0, 16.0, 8.0])
+    assert U.loc2bbox(np.zeros((0, 4)), np.zeros((0, 8), np.float32)).shape == (0, 4)
+    with pytest.raises(pg.ShapeError, match="loc2bbox"):
+        U.loc2bbox(src, np.zeros((2, 6)))

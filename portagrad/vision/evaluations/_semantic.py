@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import zip_longest
 from typing import Any
 
 import numpy as np
@@ -14,13 +15,25 @@ from ._common import nanmean, safe_divide
 __all__ = ["calc_semantic_segmentation_confusion", "calc_semantic_segmentation_iou",
            "eval_semantic_segmentation"]
 
+_MISSING = object()
+
 
 def calc_semantic_segmentation_confusion(pred_labels: Iterable[Any], gt_labels: Iterable[Any],
                                          n_class: int | None = None) -> np.ndarray:
     """Confusion matrix ``C[i, j]`` = number of pixels of true class ``i`` predicted ``j``.
 
-    Pixels whose ground truth is negative (``-1``: unlabelled, VOC's border) are skipped.
-    The matrix grows to the largest label seen unless ``n_class`` is given.
+    Pixels whose ground truth is negative (``-1``: unlabelled, VOC's border) are not
+    counted. As in ChainerCV, the matrix has ``n_class = max(pred_labels, gt_labels) + 1``
+    rows: every label seen counts, including predictions at ignored pixels, so a class that
+    is only ever predicted where the truth is unknown still gets a (NaN) entry.
+
+    Parameters
+    ----------
+    pred_labels, gt_labels
+        Iterables of the same length of ``(H, W)`` integer label maps (arrays of any
+        library).
+    n_class
+        Fix the number of classes instead (a label at or above it is an error).
 
     Examples
     --------
@@ -33,19 +46,29 @@ def calc_semantic_segmentation_confusion(pred_labels: Iterable[Any], gt_labels: 
     """
     size = int(n_class) if n_class is not None else 0
     conf = np.zeros((size, size), dtype=np.int64)
-    for i, (pred, gt) in enumerate(zip(pred_labels, gt_labels)):
-        pred = host(pred).astype(np.int64, copy=False)
-        gt = host(gt).astype(np.int64, copy=False)
+    for i, (pred, gt) in enumerate(zip_longest(pred_labels, gt_labels, fillvalue=_MISSING)):
+        if pred is _MISSING or gt is _MISSING:
+            short = "pred_labels" if pred is _MISSING else "gt_labels"
+            raise ValueError(f"calc_semantic_segmentation_confusion({short}): has {i} images, "
+                             f"fewer than the other iterable")
+        pred = host(pred)
+        gt = host(gt)
+        if pred.ndim != 2 or gt.ndim != 2:
+            raise ShapeError(f"calc_semantic_segmentation_confusion: image {i} has a "
+                             f"prediction of shape {pred.shape} and a label of shape "
+                             f"{gt.shape}, expected (H, W) label maps")
         if pred.shape != gt.shape:
             raise ShapeError(f"calc_semantic_segmentation_confusion: image {i} has a "
                              f"prediction of shape {pred.shape} and a label of shape "
                              f"{gt.shape}")
+        pred = pred.astype(np.int64, copy=False).ravel()
+        gt = gt.astype(np.int64, copy=False).ravel()
         keep = gt >= 0
         p, g = pred[keep], gt[keep]
         if (p < 0).any():
             raise ValueError(f"calc_semantic_segmentation_confusion(pred_labels): image {i} "
                              f"predicts a negative label on a labelled pixel")
-        top = int(max(p.max(initial=-1), g.max(initial=-1))) + 1
+        top = int(max(pred.max(initial=-1), gt.max(initial=-1))) + 1
         if top > size:
             if n_class is not None:
                 raise ValueError(f"calc_semantic_segmentation_confusion: image {i} has label "

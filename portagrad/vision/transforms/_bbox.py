@@ -69,8 +69,9 @@ def crop_bbox(bbox: Any, y_slice: slice | None = None, x_slice: slice | None = N
 
     Boxes are clipped to the window and moved to its origin; boxes left empty are
     dropped, and with ``allow_outside_center=False`` so are boxes whose centre lies
-    outside the window. With ``return_param`` also returns ``{"index": kept indices}``,
-    to select the matching labels.
+    outside the window. With ``return_param`` also returns ``{"index": ...,
+    "truncated_index": ...}``: the indices of the kept boxes in ``bbox`` (to select the
+    matching labels), and the positions, in the returned boxes, of those the window cut.
 
     Examples
     --------
@@ -82,6 +83,8 @@ def crop_bbox(bbox: Any, y_slice: slice | None = None, x_slice: slice | None = N
     array([[0., 0., 3., 2.],
            [4., 3., 5., 5.],
            [0., 1., 1., 5.]])
+    >>> p["index"], p["truncated_index"]
+    (array([0, 1, 2]), array([0, 1, 2]))
     >>> crop_bbox(bbox, slice(1, 6), slice(2, 7), allow_outside_center=False)
     array([[0., 0., 3., 2.],
            [0., 1., 1., 5.]])
@@ -90,10 +93,12 @@ def crop_bbox(bbox: Any, y_slice: slice | None = None, x_slice: slice | None = N
     xp = namespace("crop_bbox", bbox)
     t, b = _bounds(y_slice)
     left, r = _bounds(x_slice)
-    y0 = xp.minimum(xp.maximum(bbox[:, 0], t), b) - t
-    x0 = xp.minimum(xp.maximum(bbox[:, 1], left), r) - left
-    y1 = xp.minimum(xp.maximum(bbox[:, 2], t), b) - t
-    x1 = xp.minimum(xp.maximum(bbox[:, 3], left), r) - left
+    clipped = xp.stack([xp.minimum(xp.maximum(bbox[:, 0], t), b),
+                        xp.minimum(xp.maximum(bbox[:, 1], left), r),
+                        xp.minimum(xp.maximum(bbox[:, 2], t), b),
+                        xp.minimum(xp.maximum(bbox[:, 3], left), r)], axis=1)
+    y0, x0 = clipped[:, 0] - t, clipped[:, 1] - left
+    y1, x1 = clipped[:, 2] - t, clipped[:, 3] - left
     keep = xp.logical_and(y0 < y1, x0 < x1)
     if not allow_outside_center:
         cy = (bbox[:, 0] + bbox[:, 2]) / 2
@@ -103,7 +108,11 @@ def crop_bbox(bbox: Any, y_slice: slice | None = None, x_slice: slice | None = N
         keep = xp.logical_and(keep, inside)
     (index,) = xp.nonzero(keep)
     out = xp.take(xp.stack([y0, x0, y1, x1], axis=1), index, axis=0)
-    return (out, {"index": index}) if return_param else out
+    if not return_param:
+        return out
+    cut = xp.take(xp.any(clipped != bbox, axis=1), index, axis=0)
+    (truncated_index,) = xp.nonzero(cut)
+    return out, {"index": index, "truncated_index": truncated_index}
 
 
 def translate_bbox(bbox: Any, y_offset: float = 0, x_offset: float = 0) -> Any:

@@ -167,19 +167,47 @@ def bbox2loc(src_bbox: Any, dst_bbox: Any) -> Any:
 def loc2bbox(src_bbox: Any, loc: Any) -> Any:
     """Apply offsets and scales ``loc`` (from :func:`bbox2loc`) to ``src_bbox``.
 
+    Parameters
+    ----------
+    src_bbox
+        ``(R, 4)`` boxes as ``(y_min, x_min, y_max, x_max)``.
+    loc
+        ``(R, 4K)`` offsets ``(t_y, t_x, t_h, t_w)``, one group of four per class (``K = 1``
+        for class-agnostic offsets, as a region proposal network gives; ``K`` classes for
+        the class-wise offsets of a detection head).
+
+    Returns
+    -------
+    The ``(R, 4K)`` decoded boxes, in ``loc``'s dtype; ``(0, 4)`` when ``R`` is 0.
+
     Examples
     --------
     >>> import numpy as np
     >>> from portagrad.vision.utils import loc2bbox
     >>> loc2bbox(np.array([[0.0, 0.0, 2.0, 2.0]]), np.array([[0.5, 0.5, 0.0, np.log(2.0)]]))
     array([[1., 0., 3., 4.]])
+    >>> loc2bbox(np.array([[0.0, 0.0, 10.0, 10.0]]), np.zeros((1, 8))).shape
+    (1, 8)
     """
     check_bbox("loc2bbox", "src_bbox", src_bbox)
-    check_bbox("loc2bbox", "loc", loc)
+    shape = getattr(loc, "shape", None)
+    if shape is None or len(shape) != 2 or shape[1] == 0 or shape[1] % 4:
+        raise ShapeError(f"loc2bbox(loc): expected offsets of shape (R, 4K), got "
+                         f"{describe(loc)}")
+    if shape[0] != src_bbox.shape[0]:
+        raise ShapeError(f"loc2bbox(loc): expected one row per box of src_bbox "
+                         f"({src_bbox.shape[0]}), got {shape[0]} rows")
     xp = namespace("loc2bbox", src_bbox, loc)
-    s = convert_bbox_format(src_bbox, "yxyx", "cycxhw")
-    cy = loc[:, 0] * s[:, 2] + s[:, 0]
-    cx = loc[:, 1] * s[:, 3] + s[:, 1]
-    h = xp.exp(loc[:, 2]) * s[:, 2]
-    w = xp.exp(loc[:, 3]) * s[:, 3]
-    return convert_bbox_format(xp.stack([cy, cx, h, w], axis=1), "cycxhw", "yxyx")
+    if shape[0] == 0:
+        return loc[:, :4]
+    s = convert_bbox_format(xp.astype(src_bbox, loc.dtype), "yxyx", "cycxhw")
+    k = shape[1] // 4
+    # (R, K, 4): the K class-wise groups decoded against the same source box at once
+    d = xp.reshape(loc, (shape[0], k, 4))
+    sy, sx, sh, sw = (xp.expand_dims(s[:, i], axis=1) for i in range(4))
+    cy = d[..., 0] * sh + sy
+    cx = d[..., 1] * sw + sx
+    h = xp.exp(d[..., 2]) * sh
+    w = xp.exp(d[..., 3]) * sw
+    out = xp.stack([cy - 0.5 * h, cx - 0.5 * w, cy + 0.5 * h, cx + 0.5 * w], axis=-1)
+    return xp.reshape(out, (shape[0], 4 * k))
