@@ -61,6 +61,7 @@ from .autograd import jacobian as jacobian
 from .autograd import jvp as jvp
 from .autograd import vhp as vhp
 from .autograd import vjp as vjp
+from .random import manual_seed as manual_seed
 from .tape import (
     Variable as Variable,
 )

@@ -20,10 +20,12 @@ __all__ = ["Dataset", "TupleDataset", "SubDataset", "TransformDataset", "split_d
 
 
 class Dataset:
-    """Base class: define ``__len__`` and ``get_example(i)``.
+    """Base class of map-style datasets, for both faces.
 
-    Indexing with an int returns one example; with a slice, a list or an integer array,
-    a list of examples.
+    Chainer's way: define ``__len__`` and ``get_example(i)``; indexing with an int then
+    returns one example, with a slice, a list or an integer array a list of examples.
+    PyTorch's way: define ``__len__`` and ``__getitem__`` directly. Either way ``a + b`` is a
+    :class:`ConcatDataset` and iterating goes through ``self[i]``.
 
     Examples
     --------
@@ -57,7 +59,12 @@ class Dataset:
 
     def __iter__(self):
         for i in range(len(self)):
-            yield self.get_example(i)
+            yield self[i]
+
+    def __add__(self, other: Any) -> Any:
+        from ._torch_datasets import ConcatDataset
+
+        return ConcatDataset([self, other])
 
 
 class TupleDataset(Dataset):
@@ -140,6 +147,8 @@ def split_dataset_random(dataset: Any, first_size: int,
                          seed: int | None = None) -> tuple[SubDataset, SubDataset]:
     """Split after a random permutation drawn from ``seed``.
 
+    ``seed=None`` draws the seed from portagrad's default generator (``pg.manual_seed``).
+
     Examples
     --------
     >>> from portagrad.data import split_dataset_random
@@ -147,6 +156,10 @@ def split_dataset_random(dataset: Any, first_size: int,
     >>> sorted(list(a) + list(b)) == list(range(10))
     True
     """
+    if seed is None:
+        from ._iterators import derived_seed
+
+        seed = derived_seed()
     order = np.random.default_rng(seed).permutation(len(dataset))
     return split_dataset(dataset, first_size, order)
 

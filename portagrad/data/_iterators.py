@@ -13,9 +13,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import random as _random
 from .._errors import CheckpointError, describe
 
 __all__ = ["SerialIterator", "PrefetchIterator"]
+
+
+def derived_seed() -> int:
+    """A seed drawn from portagrad's default generator (reseeded by ``pg.manual_seed``)."""
+    return int(_random.default_generator().integers(0, 2 ** 62, (1,), xp=np)[0])
 
 
 class SerialIterator:
@@ -33,7 +39,9 @@ class SerialIterator:
     shuffle
         A new random order each epoch.
     seed
-        Seed of the iterator's own generator (NumPy PCG64 on the host).
+        Seed of the iterator's own generator (NumPy PCG64 on the host). ``None`` draws it
+        from portagrad's default generator, so ``pg.manual_seed(n)`` (or
+        ``pg.random.seed(n)``) beforehand makes the shuffling repeat.
 
     Examples
     --------
@@ -52,7 +60,7 @@ class SerialIterator:
         self.batch_size = int(batch_size)
         self.repeat = bool(repeat)
         self.shuffle = bool(shuffle)
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(seed if seed is not None else derived_seed())
         self.reset()
 
     def reset(self) -> None:

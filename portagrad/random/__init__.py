@@ -32,7 +32,8 @@ from .._errors import ShapeError, describe
 from ..xp import default_float, default_namespace, is_array, namespace_of
 from ..xp._random import engine_key, make_engine
 
-__all__ = ["Generator", "default_generator", "seed", "get_state", "set_state"]
+__all__ = ["Generator", "default_generator", "seed", "manual_seed", "initial_seed",
+           "get_state", "set_state"]
 
 
 def _shape(shape: Any, op: str) -> tuple[int, ...]:
@@ -202,6 +203,30 @@ class Generator:
         xp, device, _ = self._target(like, xp, device, None, False)
         return self._engine(xp, device).permutation(int(n), xp, device)
 
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart every engine from ``seed`` and return ``self`` (PyTorch's spelling).
+
+        Parameters
+        ----------
+        seed
+            A non-negative integer.
+
+        Examples
+        --------
+        >>> import portagrad as pg
+        >>> g = pg.random.Generator().manual_seed(5)
+        >>> g.seed, bool((g.uniform((2,)) == pg.random.Generator(5).uniform((2,))).all())
+        (5, True)
+        """
+        fresh = Generator(seed)
+        with self._lock:
+            self.seed, self._engines = fresh.seed, fresh._engines
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed the engines started from."""
+        return self.seed
+
     # -- state -----------------------------------------------------------------------------
     def get_state(self) -> dict:
         """The seed and every engine's state, as a JSON-able dict.
@@ -272,6 +297,17 @@ def default_generator() -> Generator:
 def seed(n: int) -> None:
     """Reseed the default generator (all engines restart from ``n``).
 
+    Everything that draws from the default generator restarts with it: initializers and
+    dropout without a generator of their own, the shuffling of ``pg.data.DataLoader``,
+    ``RandomSampler``, ``random_split``, ``SerialIterator`` (made with ``seed=None``) and
+    the seeds of DataLoader worker processes. Two runs of one program after the same
+    ``seed(n)`` see the same numbers.
+
+    Parameters
+    ----------
+    n
+        A non-negative integer.
+
     Examples
     --------
     >>> import portagrad as pg
@@ -281,9 +317,38 @@ def seed(n: int) -> None:
     >>> bool((pg.random.default_generator().uniform((2,)) == a).all())
     True
     """
-    gen = default_generator()
-    fresh = Generator(n)
-    gen.seed, gen._engines = fresh.seed, fresh._engines
+    default_generator().manual_seed(n)
+
+
+def manual_seed(n: int) -> Generator:
+    """:func:`seed`, by PyTorch's name: reseed the default generator and return it.
+
+    Parameters
+    ----------
+    n
+        A non-negative integer.
+
+    Examples
+    --------
+    >>> import portagrad as pg
+    >>> pg.manual_seed(1) is pg.random.default_generator()
+    True
+    """
+    seed(n)
+    return default_generator()
+
+
+def initial_seed() -> int:
+    """The seed of the default generator.
+
+    Examples
+    --------
+    >>> import portagrad as pg
+    >>> _ = pg.manual_seed(3)
+    >>> pg.random.initial_seed()
+    3
+    """
+    return default_generator().seed
 
 
 def get_state() -> dict:
