@@ -92,8 +92,9 @@ def test_flips_keep_boxes_and_points_on_the_same_pixels(backend, rng):
             want = to_numpy(T.flip_bbox(backend.asarray(bbox), img.shape[1:], yf, xf))
             np.testing.assert_array_equal(_box_of(out), want)
             pts = np.stack([rng.integers(0, 24, 6), rng.integers(0, 30, 6)], 1).astype(float)
-            moved = to_numpy(T.flip_point(backend.asarray(pts), img.shape[1:], yf, xf))
-            m = moved.astype(int)
+            # pixel centres, in the continuous coordinates points use
+            moved = to_numpy(T.flip_point(backend.asarray(pts + 0.5), img.shape[1:], yf, xf))
+            m = np.floor(moved).astype(int)
             img2 = rng.uniform(size=(1, 24, 30))
             np.testing.assert_array_equal(T.flip(img2, yf, xf)[0, m[:, 0], m[:, 1]],
                                           img2[0, pts[:, 0].astype(int), pts[:, 1].astype(int)])
@@ -129,7 +130,7 @@ def test_center_and_ten_crop(rng):
     out, p = T.center_crop(img, (4, 5), return_param=True)
     assert (p["y_slice"], p["x_slice"]) == (slice(2, 6), slice(2, 7))
     crops = T.ten_crop(img, (4, 5))
-    ref = [img[:, :4, :5], img[:, 5:, :5], img[:, :4, 5:], img[:, 5:, 5:], out]
+    ref = [out, img[:, :4, :5], img[:, 5:, :5], img[:, :4, 5:], img[:, 5:, 5:]]
     ref += [c[:, :, ::-1] for c in ref]
     np.testing.assert_array_equal(crops, np.stack(ref))
     with pytest.raises(ValueError, match="no larger than the image"):
@@ -165,7 +166,7 @@ def test_rot90_matches_numpy_and_moves_boxes_and_points(backend, rng):
                                       to_numpy(T.rotate_bbox(backend.asarray(bbox), 90 * k,
                                                              img.shape[1:])))
         pts = np.array([[3.0, 7.0], [0.0, 0.0], [23.0, 29.0]])
-        q = T.rotate_point(pts, 90 * k, img.shape[1:]).astype(int)
+        q = np.floor(T.rotate_point(pts + 0.5, 90 * k, img.shape[1:])).astype(int)
         np.testing.assert_array_equal(out[0][q[:, 0], q[:, 1]],
                                       img[0][pts[:, 0].astype(int), pts[:, 1].astype(int)])
     out, p = T.random_rotate(img, return_param=True, rng=np.random.default_rng(3))
@@ -193,9 +194,11 @@ def test_resize_keeps_boxes_and_points(rng):
     img, bbox = _blob_image(rng)
     out = T.resize(img, (48, 90), interpolation="nearest")
     np.testing.assert_array_equal(_box_of(out), T.resize_bbox(bbox, (24, 30), (48, 90)))
-    pts = np.array([[0.0, 0.0], [10.0, 20.0]])
+    pts = np.array([[0.0, 0.0], [10.5, 20.5]])
     np.testing.assert_allclose(T.resize_point(pts, (24, 30), (48, 90)),
-                               [[0.5, 1.0], [20.5, 61.0]])
+                               [[0.0, 0.0], [21.0, 61.5]])
+    listed = T.resize_point([pts, pts[:1]], (24, 30), (48, 90))
+    assert isinstance(listed, list) and [p.shape for p in listed] == [(2, 2), (1, 2)]
 
 
 def test_pca_lighting(rng):

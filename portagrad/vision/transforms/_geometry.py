@@ -119,12 +119,12 @@ def center_crop(img: Any, size: Any, return_param: bool = False, copy: bool = Fa
 
 
 def ten_crop(img: Any, size: Any) -> Any:
-    """The four corner crops and the centre crop, then the same five of the mirrored image.
+    """The centre crop and the four corner crops, then the same five mirrored left-right.
 
     Returns
     -------
-    ``(10, C, h, w)``: top-left, bottom-left, top-right, bottom-right, centre, and the
-    same order for the horizontally flipped image.
+    ``(10, C, h, w)``: centre, top-left, bottom-left, top-right, bottom-right (ChainerCV's
+    order), then each of them flipped horizontally, in the same order.
 
     Examples
     --------
@@ -136,8 +136,8 @@ def ten_crop(img: Any, size: Any) -> Any:
     xp = check_image("ten_crop", img)
     h, w = _check_crop("ten_crop", img, size)
     _, H, W = img.shape
-    crops = [img[:, :h, :w], img[:, H - h:, :w], img[:, :h, W - w:], img[:, H - h:, W - w:],
-             center_crop(img, (h, w))]
+    crops = [center_crop(img, (h, w)), img[:, :h, :w], img[:, H - h:, :w], img[:, :h, W - w:],
+             img[:, H - h:, W - w:]]
     crops += [xp.flip(c, axis=2) for c in crops]
     return xp.stack(crops, axis=0)
 

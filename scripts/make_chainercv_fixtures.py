@@ -1,0 +1,57 @@
+"""Store ChainerCV 0.13.1's results on the cases of tests/vision/_chainercv_cases.py.
+
+Runs in a venv of its own, since ChainerCV needs Chainer 7 and NumPy < 2::
+
+    python3.11 -m venv cv && cv/bin/pip install numpy==1.26.4 'setuptools<70' 'cython<3'
+    cv/bin/pip install --no-build-isolation chainer==7.8.1
+    cv/bin/pip download --no-deps --no-binary :all: chainercv==0.13.1
+    tar xzf chainercv-0.13.1.tar.gz
+    # its shipped C file predates Python 3.11; the CPU functions do not use it
+    cd chainercv-0.13.1 && printf 'def _nms_gpu_post(*a):\\n    raise RuntimeError\\n' \\
+        > chainercv/utils/bbox/_nms_gpu_post.py && rm chainercv/utils/bbox/_nms_gpu_post.c \\
+        && sed -i 's/ext_modules=extensions,/ext_modules=[],/' setup.py \\
+        && ../cv/bin/pip install --no-build-isolation . && cd ..
+    cv/bin/python scripts/make_chainercv_fixtures.py
+
+It rewrites tests/vision/fixtures/chainercv_0.13.1.npz; the tests read only that file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent.parent / "tests" / "vision"
+sys.path.insert(0, str(HERE))
+
+import _chainercv_cases as cases  # noqa: E402
+
+
+def resolve(path: str):
+    path = cases.CHAINERCV_PATHS.get(path, path)
+    module, name = path.rsplit(".", 1)
+    return getattr(importlib.import_module(f"chainercv.{module}"), name)
+
+
+def main() -> None:
+    import chainercv
+
+    assert chainercv.__version__ == "0.13.1", chainercv.__version__
+    stored: dict[str, np.ndarray] = {}
+    for name, fn, args, kwargs in cases.cases():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 -> NaN is the convention
+            result = resolve(fn)(*args, **kwargs)
+        for key, value in cases.flatten(result).items():
+            stored[f"{name}|{key}"] = value
+    out = HERE / "fixtures" / cases.FIXTURE
+    np.savez_compressed(out, **stored)
+    print(f"wrote {len(stored)} arrays for {len(cases.cases())} cases to {out}")
+
+
+if __name__ == "__main__":
+    main()
