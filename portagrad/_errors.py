@@ -19,6 +19,11 @@ __all__ = [
     "CheckpointError",
     "NonFiniteError",
     "LinAlgError",
+    "PortagradTypeError",
+    "PortagradValueError",
+    "PortagradIndexError",
+    "PortagradNotImplementedError",
+    "SizeError",
 ]
 
 
@@ -69,6 +74,30 @@ class NonFiniteError(PortagradError, FloatingPointError):
 class LinAlgError(PortagradError, ValueError):
     """A matrix the linear-algebra operation cannot take: singular for an inverse or a
     solve, not positive definite for a Cholesky factor."""
+
+
+class PortagradTypeError(PortagradError, TypeError):
+    """An argument of the wrong kind: not an array where one is needed, a value of the
+    wrong Python type for an option."""
+
+
+class PortagradValueError(PortagradError, ValueError):
+    """An argument of the right kind with a value the operation cannot honour."""
+
+
+class PortagradIndexError(PortagradError, IndexError):
+    """An index the operation cannot use (for labels and class indices see
+    :class:`IndexOutOfRangeError`)."""
+
+
+class PortagradNotImplementedError(PortagradError, NotImplementedError):
+    """An option the operation knows of but does not support."""
+
+
+class SizeError(PortagradError, ValueError):
+    """A size, count or integer argument that is negative where it must not be, too large to
+    allocate, or otherwise outside what the operation can honour; refused before any
+    allocation or loop."""
 
 
 def describe(value: object) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ops
-from .._errors import ShapeError
+from .._errors import PortagradValueError, ShapeError
 from ..ops._adapters import adapts
 from ..ops._core import var
 from ..ops.nn.connection import _embedding, _one_hot
@@ -26,7 +26,7 @@ __all__ = [
 def _tuple(v: int | Sequence[int], n: int, op: str, arg: str) -> tuple[int, ...]:
     t = (int(v),) * n if isinstance(v, int) else tuple(int(i) for i in v)
     if len(t) != n:
-        raise ValueError(f"{op}({arg}): expected an int or {n} ints, got {v!r}")
+        raise PortagradValueError(f"{op}({arg}): expected an int or {n} ints, got {v!r}")
     return t
 
 

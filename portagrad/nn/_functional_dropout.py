@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
-from .._errors import ShapeError
+from .._errors import PortagradValueError, ShapeError
 from ..ops._adapters import adapts
 from ..tape._variable import Variable
 from ._functional_common import _f
@@ -19,7 +19,7 @@ __all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dr
 def _p(p: float, op: str) -> float:
     p = float(p)
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{op}(p): expected a probability in [0, 1], got {p}")
+        raise PortagradValueError(f"{op}(p): expected a probability in [0, 1], got {p}")
     return p
 
 

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from .. import ops
-from .._errors import DTypeError, IndexOutOfRangeError, ShapeError
+from .._errors import DTypeError, IndexOutOfRangeError, PortagradValueError, ShapeError
 from ..ops._adapters import adapts
 from ..tape._variable import Variable
 from ._functional_common import _f
@@ -32,7 +32,7 @@ def _reduction(op: str, size_average: bool | None, reduce: bool | None,
         reduce = True if reduce is None else reduce
         return "none" if not reduce else ("mean" if size_average else "sum")
     if reduction not in allowed:
-        raise ValueError(f"{op}(reduction): expected one of {allowed}, got {reduction!r}")
+        raise PortagradValueError(f"{op}(reduction): expected one of {allowed}, got {reduction!r}")
     return reduction
 
 
@@ -125,8 +125,8 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
     red = _reduction(op, size_average, reduce, reduction)
     ls = float(label_smoothing)
     if not 0.0 <= ls <= 1.0:
-        raise ValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
-                         f"{label_smoothing}")
+        raise PortagradValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
+                                  f"{label_smoothing}")
     x, axis, w, _ = _class_input(op, input, target, weight, ignore_index)
     return ops.softmax_cross_entropy(x, target, axis=axis, ignore_label=int(ignore_index),
                                      class_weight=w, label_smoothing=ls, reduction=red,
@@ -206,8 +206,8 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
     _same_shape(op, p, t)
     xp, pa = p.xp, p.array
     if math.prod(pa.shape) and (bool(xp.any(pa < 0)) or bool(xp.any(pa > 1))):
-        raise ValueError(f"{op}(input): expected probabilities in [0, 1], got values in "
-                         f"[{float(xp.min(pa))}, {float(xp.max(pa))}]")
+        raise PortagradValueError(f"{op}(input): expected probabilities in [0, 1], got values in "
+                                  f"[{float(xp.min(pa))}, {float(xp.max(pa))}]")
     return ops.binary_cross_entropy(p, t, weight=weight, reduction=red)
 
 
@@ -367,6 +367,6 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
                 raise ShapeError(f"{op}(var): expected shape {xs}, {xs[:-1] + (1,)} or "
                                  f"{xs[:-1]}, got {vs}")
     if bool(v.xp.any(v.array < 0)):
-        raise ValueError(f"{op}(var): expected non-negative variances, got a negative one")
+        raise PortagradValueError(f"{op}(var): expected non-negative variances, got a negative one")
     v = v + (ops.clip(v, min=float(eps)) - v).detach()
     return ops.gaussian_nll(t, x, ops.log(v), reduction=red, full=full)

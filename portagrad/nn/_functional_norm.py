@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from .. import ops
-from .._errors import ShapeError
+from .._errors import PortagradValueError, ShapeError
 from ..ops._adapters import adapts
 from ..ops._core import unwrap
 from ..ops.nn.running_stats import write_running
@@ -83,12 +83,13 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
     op = "batch_norm"
     x = _f(input, op)
     if (running_mean is None) != (running_var is None):
-        raise ValueError("batch_norm(running_mean): expected both running statistics or "
-                         "neither, got one")
+        raise PortagradValueError("batch_norm(running_mean): expected both running statistics or "
+                                  "neither, got one")
     if not training:
         if running_mean is None:
-            raise ValueError("batch_norm(running_mean): expected running statistics when not "
-                             "training, got None. Pass training=True to use batch statistics")
+            raise PortagradValueError(
+                "batch_norm(running_mean): expected running statistics when not "
+                "training, got None. Pass training=True to use batch statistics")
         return ops.batch_norm(x, weight, bias, state=_state(x, running_mean, running_var, 0.0),
                               train=False, eps=float(eps))
     if x.ndim >= 2 and math.prod(int(s) for i, s in enumerate(x.shape) if i != 1) < 2:
@@ -137,8 +138,8 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
         raise ShapeError(f"instance_norm(input): expected (N, C, *spatial), got shape "
                          f"{tuple(x.shape)}")
     if not use_input_stats and (running_mean is None or running_var is None):
-        raise ValueError("instance_norm(running_mean): expected running statistics with "
-                         "use_input_stats=False, got None")
+        raise PortagradValueError("instance_norm(running_mean): expected running statistics with "
+                                  "use_input_stats=False, got None")
     state = _state(x, running_mean, running_var, float(momentum))
     y = ops.instance_norm(x, weight, bias, float(eps), state=state,
                           use_input_stats=use_input_stats)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
+from .._errors import PortagradValueError
 from ..ops._adapters import adapts
 from ..tape._variable import Variable
 from ._functional_common import _f
@@ -67,7 +68,8 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
     x = _f(input, "hardtanh")
     lo, hi = float(min_val), float(max_val)
     if lo > hi:
-        raise ValueError(f"hardtanh(min_val): expected min_val <= max_val, got {lo} > {hi}")
+        raise PortagradValueError(
+            f"hardtanh(min_val): expected min_val <= max_val, got {lo} > {hi}")
     return ops.hard_tanh(x, lo, hi)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
+from .._errors import PortagradValueError
 from ..ops._adapters import adapts
 from ..tape._variable import Variable
 from ._functional_common import _f
@@ -114,7 +115,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average: bool | None = None,
     red = _reduction(op, size_average, reduce, reduction)
     b = float(beta)
     if b < 0:
-        raise ValueError(f"{op}(beta): expected a value >= 0, got {beta}")
+        raise PortagradValueError(f"{op}(beta): expected a value >= 0, got {beta}")
     x, t = _pair(op, input, target)
     if b == 0.0:
         return ops.mean_absolute_error(x, t, reduction=red)

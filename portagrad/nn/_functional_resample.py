@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ops
+from .._errors import PortagradValueError
 from ..ops._adapters import adapts
 from ..ops._core import var
 from ..ops.nn.resample import _interpolate
@@ -89,19 +90,21 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant",
     x = var(input, "pad", "input")
     widths = [int(p) for p in pad]
     if len(widths) % 2 or len(widths) // 2 > x.ndim:
-        raise ValueError(f"pad(pad): expected an even number of widths, at most "
-                         f"{2 * x.ndim}, got {len(widths)}")
+        raise PortagradValueError(f"pad(pad): expected an even number of widths, at most "
+                                  f"{2 * x.ndim}, got {len(widths)}")
     if mode not in _PAD_MODES:
-        raise ValueError(f"pad(mode): expected one of {sorted(_PAD_MODES)}, got {mode!r}")
+        raise PortagradValueError(f"pad(mode): expected one of {sorted(_PAD_MODES)}, got {mode!r}")
     if value is not None and mode != "constant":
-        raise ValueError(f"pad(value): only mode 'constant' takes a value, got mode {mode!r}")
+        raise PortagradValueError(
+            f"pad(value): only mode 'constant' takes a value, got mode {mode!r}")
     pairs = [(0, 0)] * x.ndim
     for i in range(len(widths) // 2):
         pairs[x.ndim - 1 - i] = (widths[2 * i], widths[2 * i + 1])
     if any(lo < 0 or hi < 0 for lo, hi in pairs):
         if mode != "constant":
-            raise ValueError(f"pad(pad): negative widths crop only in mode 'constant', got "
-                             f"{tuple(widths)} with mode {mode!r}")
+            raise PortagradValueError(
+                f"pad(pad): negative widths crop only in mode 'constant', got "
+                f"{tuple(widths)} with mode {mode!r}")
         crop = tuple(slice(max(-lo, 0), int(x.shape[i]) - max(-hi, 0))
                      for i, (lo, hi) in enumerate(pairs))
         x = x[crop]
@@ -112,8 +115,9 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant",
         return ops.pad(x, pairs, "constant", constant_values=0.0 if value is None else value)
     for i, (lo, hi) in enumerate(pairs):
         if mode == "reflect" and max(lo, hi) >= int(x.shape[i]):
-            raise ValueError(f"pad(pad): reflect widths must be smaller than the axis, got "
-                             f"{(lo, hi)} for axis {i} of size {int(x.shape[i])}")
+            raise PortagradValueError(
+                f"pad(pad): reflect widths must be smaller than the axis, got "
+                f"{(lo, hi)} for axis {i} of size {int(x.shape[i])}")
     return ops.pad(x, pairs, _PAD_MODES[mode])
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
-from .._errors import ShapeError
+from .._errors import PortagradTypeError, ShapeError
 from ..ops._adapters import adapts
 from ..tape._variable import Variable
 from ._functional_common import _f
@@ -239,8 +239,9 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     array([[0.6, 0.8]])
     """
     if out is not None:
-        raise TypeError("normalize(out): expected None, got an array. Use the return value; "
-                        "portagrad does not write into arrays")
+        raise PortagradTypeError(
+            "normalize(out): expected None, got an array. Use the return value; "
+            "portagrad does not write into arrays")
     x = _f(input, "normalize")
     if x.ndim == 0:
         raise ShapeError("normalize(input): expected at least one axis, got a 0-d array")

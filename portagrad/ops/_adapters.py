@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._errors import PortagradTypeError, PortagradValueError
+
 __all__ = ["adapts", "canonical_of", "is_adapter"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,7 +52,8 @@ def adapts(canonical: Callable[..., Any]) -> Callable[[F], F]:
     (3, 2)
     """
     if not callable(canonical):
-        raise TypeError(f"adapts(canonical): expected a callable, got {type(canonical).__name__}")
+        raise PortagradTypeError(
+            f"adapts(canonical): expected a callable, got {type(canonical).__name__}")
 
     def mark(fn: F) -> F:
         setattr(fn, _ATTR, canonical)
@@ -95,7 +98,7 @@ def canonical_of(fn: Any) -> Any:
     seen = set()
     while is_adapter(fn):
         if id(fn) in seen:
-            raise ValueError(f"canonical_of: the adapters of {fn!r} form a loop")
+            raise PortagradValueError(f"canonical_of: the adapters of {fn!r} form a loop")
         seen.add(id(fn))
         fn = fn.__dict__[_ATTR]
     return fn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errors import PortagradTypeError
 from ..tape._variable import Variable, _leaf
 from ..xp import binary_result_dtype, check_same_device, check_same_namespace
 from ..xp._dtypes import is_inexact as is_floating_dtype
@@ -90,8 +91,8 @@ def binary(op: str, x1: Any, x2: Any, names: tuple[str, str] = ("x1", "x2")) -> 
     if t2:
         x2, x1 = _scalar_for(x2, x1, op)
         return x1, x2
-    raise TypeError(f"{op}({names[0]}, {names[1]}): expected at least one array, got two "
-                    f"Python scalars")
+    raise PortagradTypeError(f"{op}({names[0]}, {names[1]}): expected at least one array, got two "
+                             f"Python scalars")
 
 
 def _python_scalar(s: Any) -> Any:

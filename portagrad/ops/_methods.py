@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._errors import PortagradTypeError
 from ..tape._variable import Variable
 from ._core import SCALARS
 from .std import nondiff as N
@@ -61,7 +62,7 @@ def _setitem(self: Variable, key: Any, value: Any) -> None:
 
 def _iter(self: Variable) -> Any:
     if self.array.ndim == 0:
-        raise TypeError("iteration over a 0-d Variable")
+        raise PortagradTypeError("iteration over a 0-d Variable")
     return (getitem(self, i) for i in range(self.array.shape[0]))
 
 

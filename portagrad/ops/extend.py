@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DTypeError, describe
+from .._errors import DTypeError, PortagradTypeError, describe
 from ..tape import primitive
 from ..tape._variable import Variable, _leaf
 from ..xp._dtypes import is_inexact as _is_floating_dtype
@@ -54,7 +54,7 @@ def input_variable(x: Any, op: str, arg: str = "x") -> Variable:
 
     Raises
     ------
-    TypeError
+    PortagradTypeError
         For anything else (lists, Python numbers), saying how to make an array.
 
     Examples
@@ -66,13 +66,13 @@ def input_variable(x: Any, op: str, arg: str = "x") -> Variable:
     >>> input_variable([1.0], "my_op")
     Traceback (most recent call last):
     ...
-    TypeError: my_op(x): expected a Variable or an array, got list [1.0]. ...
+    portagrad._errors.PortagradTypeError: my_op(x): expected a Variable or an array, ...
     """
     if type(x) is Variable or isinstance(x, Variable):
         return x
     if is_array(x):
         return _leaf(x, namespace_of(x))
-    raise TypeError(
+    raise PortagradTypeError(
         f"{op}({arg}): expected a Variable or an array, got {describe(x)}. Wrap Python "
         f"values with portagrad.ops.asarray(...) or an array library first."
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import var
@@ -28,7 +28,7 @@ def _rearrange_input(X: Any, r: int, op: str) -> Variable:
     if xv.array.ndim != 4:
         raise ShapeError(f"{op}(X): expected (N, C, H, W), got shape {tuple(xv.array.shape)}")
     if not isinstance(r, int) or isinstance(r, bool) or r < 1:
-        raise ValueError(f"{op}(r): expected a positive int, got {r!r}")
+        raise PortagradValueError(f"{op}(r): expected a positive int, got {r!r}")
     return xv
 
 

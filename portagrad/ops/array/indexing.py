@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import DTypeError, ShapeError
+from ..._errors import DTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import var
@@ -110,8 +110,8 @@ def permutate(x: Any, indices: Any, axis: int = 0, inv: bool = False) -> Variabl
     xp = xv.xp
     if idx.ndim != 1 or idx.shape[0] != n or not bool(xp.all(
             xp.sort(idx) == xp.arange(n, dtype=idx.dtype, device=idx.device))):
-        raise ValueError(f"permutate(indices): expected a permutation of range({n}), got "
-                         f"an array of shape {tuple(idx.shape)} that is not one")
+        raise PortagradValueError(f"permutate(indices): expected a permutation of range({n}), got "
+                                  f"an array of shape {tuple(idx.shape)} that is not one")
     if inv:
         idx = xp.argsort(idx)
     return take(xv, idx, axis=ax)

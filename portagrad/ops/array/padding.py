@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import var, wrap
 from ..std.joining import concat
@@ -48,8 +48,9 @@ def _widths(pad_width: Any, nd: int) -> list[tuple[int, int]]:
         if len(p) == 1:
             p = (p[0], p[0])
         if len(p) != 2 or min(p) < 0:
-            raise ValueError(f"pad(pad_width): expected non-negative (before, after) pairs, "
-                             f"got {pad_width!r}")
+            raise PortagradValueError(
+                f"pad(pad_width): expected non-negative (before, after) pairs, "
+                f"got {pad_width!r}")
         out.append((int(p[0]), int(p[1])))
     return out
 
@@ -86,12 +87,12 @@ def pad(x: Any, pad_width: int | Sequence[Any], mode: str, **keywords: Any) -> V
     nd = xv.array.ndim
     widths = _widths(pad_width, nd)
     if mode not in ("constant", "edge", "reflect", "symmetric", "wrap"):
-        raise ValueError(f"pad(mode): expected 'constant', 'edge', 'reflect', 'symmetric' "
-                         f"or 'wrap', got {mode!r}")
+        raise PortagradValueError(f"pad(mode): expected 'constant', 'edge', 'reflect', 'symmetric' "
+                                  f"or 'wrap', got {mode!r}")
     extra = set(keywords) - ({"constant_values"} if mode == "constant" else set())
     if extra:
-        raise TypeError(f"pad(**keywords): unexpected keyword(s) {sorted(extra)} for mode "
-                        f"{mode!r}")
+        raise PortagradTypeError(f"pad(**keywords): unexpected keyword(s) {sorted(extra)} for mode "
+                                 f"{mode!r}")
     xp = xv.xp
     values = keywords.get("constant_values", 0)
     cv = _widths(values, nd) if not isinstance(values, (int, float)) else [(values,) * 2] * nd

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, ShapeError
 from ...tape._variable import Variable
 from .._core import var
 from ..std.indexing import getitem
@@ -19,8 +19,8 @@ __all__ = ["pad_sequence", "transpose_sequence"]
 def _vars(xs: Sequence[Any], op: str) -> list[Variable]:
     """``xs`` (a non-empty list or tuple of arrays) as Variables."""
     if isinstance(xs, Variable) or not isinstance(xs, (list, tuple)) or not xs:
-        raise TypeError(f"{op}(xs): expected a non-empty list or tuple of arrays, got "
-                        f"{type(xs).__name__}")
+        raise PortagradTypeError(f"{op}(xs): expected a non-empty list or tuple of arrays, got "
+                                 f"{type(xs).__name__}")
     return [var(x, op, f"xs[{i}]") for i, x in enumerate(xs)]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import var
@@ -286,7 +286,7 @@ def broadcast(*args: Any) -> tuple[Variable, ...] | Variable:
     [(2, 3), (2, 3)]
     """
     if not args:
-        raise TypeError("broadcast(*args): expected at least one array, got none")
+        raise PortagradTypeError("broadcast(*args): expected at least one array, got none")
     out = tuple(broadcast_arrays(*[var(a, "broadcast", f"args[{i}]")
                                    for i, a in enumerate(args)]))
     return out[0] if len(out) == 1 else out
@@ -339,7 +339,8 @@ def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variabl
     a = _norm_axis(axis1, nd, "diagonal", "axis1")
     b = _norm_axis(axis2, nd, "diagonal", "axis2")
     if a == b:
-        raise ValueError(f"diagonal(axis2): expected an axis other than axis1, got {axis2}")
+        raise PortagradValueError(
+            f"diagonal(axis2): expected an axis other than axis1, got {axis2}")
     return _linalg_diagonal(moveaxis(xv, (a, b), (-2, -1)), offset=offset)
 
 

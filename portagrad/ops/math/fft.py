@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import float_only, var
@@ -44,8 +44,8 @@ def ifft(x: Sequence[Any]) -> tuple[Variable, Variable]:
     """
     op = "ifft"
     if isinstance(x, Variable) or not isinstance(x, (tuple, list)) or len(x) != 2:
-        raise TypeError(f"{op}(x): expected a pair (real, imag) of arrays, got "
-                        f"{type(x).__name__}")
+        raise PortagradTypeError(f"{op}(x): expected a pair (real, imag) of arrays, got "
+                                 f"{type(x).__name__}")
     re, im = var(x[0], op, "x[0]"), var(x[1], op, "x[1]")
     float_only(re, op, "x[0]")
     if tuple(re.array.shape) != tuple(im.array.shape):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import DTypeError
+from ..._errors import DTypeError, PortagradValueError
 from ...tape import primitive
 from ...tape._variable import Variable
 from .._core import binary, float_only, float_var, size_of, var
@@ -215,7 +215,7 @@ def polygamma(n: Any, x: Any) -> Variable:
     xp = xv.xp
     if isinstance(n, int):
         if n < 0:
-            raise ValueError(f"{op}(n): expected a non-negative order, got {n}")
+            raise PortagradValueError(f"{op}(n): expected a non-negative order, got {n}")
         return _polygamma(xv, n=n)
     na = n.array if isinstance(n, Variable) else n
     if not hasattr(na, "dtype") or not xp.isdtype(na.dtype, "integral"):
@@ -223,7 +223,7 @@ def polygamma(n: Any, x: Any) -> Variable:
                          f"{getattr(na, 'dtype', type(na).__name__)}")
     orders = sorted({int(v) for v in xp.reshape(xp.unique_values(na), (-1,))})
     if orders and orders[0] < 0:
-        raise ValueError(f"{op}(n): expected non-negative orders, got {orders[0]}")
+        raise PortagradValueError(f"{op}(n): expected non-negative orders, got {orders[0]}")
     out = None
     nv = var(xp.astype(na, xv.array.dtype), op, "n")
     for k in orders:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import var
 from ..nn.spatial import spatial_transformer_sampler as spatial_transformer_sampler
@@ -28,8 +28,8 @@ def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
     ins, arrow, out = spec.partition("->")
     terms = ins.split(",")
     if len(terms) != len(ndims):
-        raise ValueError(f"einsum(subscripts): expected {len(ndims)} operand terms, got "
-                         f"{subscripts!r}")
+        raise PortagradValueError(f"einsum(subscripts): expected {len(ndims)} operand terms, got "
+                                  f"{subscripts!r}")
     used = set(spec)
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
     ell = max((nd - len(t.replace("...", "")) for t, nd in zip(terms, ndims) if "..." in t),
@@ -40,8 +40,9 @@ def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
         if "..." in t:
             t = t.replace("...", fill[ell - (nd - len(t.replace("...", ""))):])
         if len(t) != nd or not t.isalpha():
-            raise ValueError(f"einsum(subscripts): term {t!r} does not match an operand of "
-                             f"{nd} dimension(s)")
+            raise PortagradValueError(
+                f"einsum(subscripts): term {t!r} does not match an operand of "
+                f"{nd} dimension(s)")
         out_terms.append(t)
     if arrow:
         out = out.replace("...", fill)
@@ -110,11 +111,11 @@ def einsum(*operands: Any) -> Variable:
     3.0
     """
     if not operands or not isinstance(operands[0], str):
-        raise TypeError("einsum(operands): expected a subscripts string and arrays, got "
-                        f"{type(operands[0]).__name__ if operands else 'nothing'}")
+        raise PortagradTypeError("einsum(operands): expected a subscripts string and arrays, got "
+                                 f"{type(operands[0]).__name__ if operands else 'nothing'}")
     vs = [var(x, "einsum", f"operands[{i + 1}]") for i, x in enumerate(operands[1:])]
     if not vs:
-        raise TypeError("einsum(operands): expected at least one array")
+        raise PortagradTypeError("einsum(operands): expected at least one array")
     terms, out = _parse(operands[0], [v.array.ndim for v in vs])
     sizes: dict[str, int] = {}
     for v, t in zip(vs, terms):
@@ -123,8 +124,8 @@ def einsum(*operands: Any) -> Variable:
                 raise ShapeError(f"einsum(operands): expected letter {c!r} to have one size, "
                                  f"got {sizes[c]} and {n}")
     if any(c not in sizes for c in out):
-        raise ValueError(f"einsum(subscripts): output letters {out!r} must appear in the "
-                         f"inputs")
+        raise PortagradValueError(f"einsum(subscripts): output letters {out!r} must appear in the "
+                                  f"inputs")
     items = [_diagonals(v, t) for v, t in zip(vs, terms)]
     for i, (v, t) in enumerate(items):  # letters used nowhere else are summed out first
         elsewhere = set(out).union(*(set(tt) for j, (_, tt) in enumerate(items) if j != i))

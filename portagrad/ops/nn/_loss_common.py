@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import DTypeError, ShapeError, describe
+from ..._errors import DTypeError, PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
 from .._core import binary, float_only, var
 from ..std.reduction import mean as _mean
@@ -20,14 +20,14 @@ REDUCTIONS = ("mean", "sum", "none")
 def check_reduction(op: str, reduction: str, extra: tuple = ()) -> None:
     """``reduction`` is ``"mean"``, ``"sum"``, ``"none"`` or one of ``extra``."""
     if reduction not in REDUCTIONS + extra:
-        raise ValueError(f"{op}(reduction): expected one of {REDUCTIONS + extra}, got "
-                         f"{reduction!r}")
+        raise PortagradValueError(f"{op}(reduction): expected one of {REDUCTIONS + extra}, got "
+                                  f"{reduction!r}")
 
 
 def check_reduce(op: str, reduce: str, allowed: tuple[str, ...]) -> None:
     """Chainer's ``reduce`` option (``"mean"``, ``"no"``, ...)."""
     if reduce not in allowed:
-        raise ValueError(f"{op}(reduce): expected one of {allowed}, got {reduce!r}")
+        raise PortagradValueError(f"{op}(reduce): expected one of {allowed}, got {reduce!r}")
 
 
 def reduce(loss: Variable, reduction: str) -> Variable:

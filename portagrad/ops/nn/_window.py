@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 
 __all__ = ["ints", "chainer_outsize", "cover_all_pad", "pool_input", "pool_window"]
@@ -21,8 +21,8 @@ def ints(v: Any, nd: int, op: str, arg: str, minimum: int) -> tuple[int, ...]:
     """``v`` (an int or ``nd`` of them, each at least ``minimum``) as a tuple of ``nd``."""
     t = (v,) * nd if isinstance(v, int) else tuple(v)
     if len(t) != nd or not all(isinstance(i, int) and i >= minimum for i in t):
-        raise ValueError(f"{op}({arg}): expected an int >= {minimum} or {nd} of them, got "
-                         f"{v!r}")
+        raise PortagradValueError(f"{op}({arg}): expected an int >= {minimum} or {nd} of them, got "
+                                  f"{v!r}")
     return t
 
 
@@ -88,8 +88,8 @@ def pool_window(op: str, x: Variable, nd: int, kernel_size: Any, stride: Any, pa
     pad = []
     for i in range(nd):
         if p[i] > k[i] // 2:
-            raise ValueError(f"{op}(padding): expected at most half the kernel size "
-                             f"({k[i] // 2}) along dimension {i}, got {p[i]}")
+            raise PortagradValueError(f"{op}(padding): expected at most half the kernel size "
+                                      f"({k[i] // 2}) along dimension {i}, got {p[i]}")
         eff = d[i] * (k[i] - 1) + 1
         span = spatial[i] + 2 * p[i] - eff
         o = (span + (s[i] - 1 if ceil_mode else 0)) // s[i] + 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
 from ...xp import ensure_array
@@ -201,7 +201,7 @@ def gelu(x: Any, approximate: str = "none") -> Variable:
         return x * (_erf(x * _SQRT_HALF) + 1.0) * 0.5
     if approximate == "tanh":
         return x * (tanh((x + x * x * x * 0.044715) * _SQRT_2_OVER_PI) + 1.0) * 0.5
-    raise ValueError(f"gelu(approximate): expected 'none' or 'tanh', got {approximate!r}")
+    raise PortagradValueError(f"gelu(approximate): expected 'none' or 'tanh', got {approximate!r}")
 
 
 def sigmoid(x: Any) -> Variable:
@@ -265,7 +265,7 @@ def softplus(x: Any, beta: float = 1.0, threshold: float | None = None) -> Varia
     """
     x = _f(x, "softplus")
     if beta <= 0:
-        raise ValueError(f"softplus(beta): expected a positive value, got {beta}")
+        raise PortagradValueError(f"softplus(beta): expected a positive value, got {beta}")
     b = float(beta)
     y = _softplus(x) if b == 1.0 else _softplus(x * b) / b
     if threshold is None:

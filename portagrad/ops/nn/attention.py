@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import float_var, var, wrap
 from ..std.elementwise import where
@@ -74,15 +74,16 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             v = repeat(v, hq // hk, axis=v.ndim - 3)
     p = float(dropout_p)
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{op}(dropout_p): expected a probability in [0, 1], got {p}")
+        raise PortagradValueError(f"{op}(dropout_p): expected a probability in [0, 1], got {p}")
     n_l, n_s = int(q.shape[-2]), int(k.shape[-2])
     sc = 1.0 / math.sqrt(int(q.shape[-1])) if scale is None else float(scale)
     scores = matmul(q, matrix_transpose(k)) * sc
     xp, dev = q.xp, q.array.device
     if is_causal:
         if attn_mask is not None:
-            raise ValueError(f"{op}(is_causal): expected no attn_mask with is_causal=True, "
-                             f"got one")
+            raise PortagradValueError(
+                f"{op}(is_causal): expected no attn_mask with is_causal=True, "
+                f"got one")
         causal = xp.tril(xp.ones((n_l, n_s), dtype=xp.bool, device=dev))
         scores = where(wrap(causal, xp), scores, -math.inf)
     if attn_mask is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import binary
@@ -107,9 +107,10 @@ def batch_norm(x: Any, weight: Any = None, bias: Any = None, *,
     axes, kept, bshape = _layout(xv, axis, op)
     if not resolve_train(train):
         if state is None or state.mean is None:
-            raise ValueError("batch_norm(state): expected running statistics when not "
-                             "training, got none. Pass the BatchNormState used in training, "
-                             "or train=True.")
+            raise PortagradValueError(
+                "batch_norm(state): expected running statistics when not "
+                "training, got none. Pass the BatchNormState used in training, "
+                "or train=True.")
         return fixed_batch_norm(xv, weight, bias, state.mean, state.var, eps=eps, axis=axis)
     n = 1
     for ax in axes:

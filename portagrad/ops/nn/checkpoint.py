@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..._errors import PortagradTypeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from .._core import var, wrap
@@ -77,13 +78,13 @@ def forget(func: Callable[..., Any], *xs: Any) -> Any:
     """
     vs = [var(x, "forget", f"xs[{i}]") for i, x in enumerate(xs)]
     if not vs:
-        raise TypeError("forget(xs): expected at least one array")
+        raise PortagradTypeError("forget(xs): expected at least one array")
     from ...tape import no_grad
 
     with no_grad():
         ys = func(*[wrap(v.array, v.xp) for v in vs])
     outs = tuple(ys) if isinstance(ys, (tuple, list)) else (ys,)
     if not all(isinstance(y, Variable) for y in outs):
-        raise TypeError(f"forget(func): expected func to return Variables, got "
-                        f"{[type(y).__name__ for y in outs]}")
+        raise PortagradTypeError(f"forget(func): expected func to return Variables, got "
+                                 f"{[type(y).__name__ for y in outs]}")
     return _forget_primitive(len(outs))(*vs, func=func, ready=tuple(y.array for y in outs))

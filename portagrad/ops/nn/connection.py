@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import DTypeError, ShapeError, describe
+from ..._errors import DTypeError, PortagradValueError, ShapeError, describe
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
 from ...xp import check_same_device, check_same_namespace
@@ -261,7 +261,7 @@ def _embedding(op: str, ids: Any, weight: Any, padding_idx: int | None,
         raise DTypeError(f"{op}({ids_arg}): expected an integer array, got {describe(idx)}")
     n = wv.array.shape[0]
     if padding_idx is not None and not -n <= padding_idx < n:
-        raise ValueError(f"{op}(padding_idx): expected an index in [{-n}, {n}), got "
+        raise PortagradValueError(f"{op}(padding_idx): expected an index in [{-n}, {n}), got "
                          f"{padding_idx}")
     if ignore_index is not None:
         keep = idx != ignore_index
@@ -343,7 +343,7 @@ def _one_hot(op: str, arg: str, x: Any, num_classes: int) -> Variable:
     if n == -1:
         n = int(xp.max(a)) + 1 if size else 0
     if size and (int(xp.min(a)) < 0 or int(xp.max(a)) >= n):
-        raise ValueError(f"{op}({arg}): expected classes in [0, {n}), got values in "
+        raise PortagradValueError(f"{op}({arg}): expected classes in [0, {n}), got values in "
                          f"[{int(xp.min(a))}, {int(xp.max(a))}]")
     eq = xp.reshape(a, tuple(a.shape) + (1,)) == xp.arange(n, dtype=a.dtype, device=a.device)
     return wrap(xp.astype(eq, xp.int64), xp)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp._conv import conv_forward, conv_input_grad, conv_out_size, conv_weight_grad
@@ -124,11 +124,13 @@ def _padding(padding: Any, nd: int, ksize: tuple, dilation: tuple, stride: tuple
             return ((0, 0),) * nd
         if padding == "same":
             if any(s != 1 for s in stride):
-                raise ValueError(f"{op}(padding): 'same' needs stride 1, got stride {stride}")
+                raise PortagradValueError(
+                    f"{op}(padding): 'same' needs stride 1, got stride {stride}")
             total = [d * (k - 1) for k, d in zip(ksize, dilation)]
             return tuple((t // 2, t - t // 2) for t in total)
-        raise ValueError(f"{op}(padding): expected an int, a tuple, 'valid' or 'same', got "
-                         f"{padding!r}")
+        raise PortagradValueError(
+            f"{op}(padding): expected an int, a tuple, 'valid' or 'same', got "
+            f"{padding!r}")
     return tuple((p, p) for p in ints(padding, nd, op, "padding", 0))
 
 
@@ -223,8 +225,9 @@ def _convolution(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride
     c = xv.array.shape[1]
     o = wv.array.shape[0]
     if not isinstance(groups, int) or groups < 1 or c % groups or o % groups:
-        raise ValueError(f"{op}(groups): expected a positive divisor of the input channels "
-                         f"{c} and the output channels {o}, got {groups!r}")
+        raise PortagradValueError(
+            f"{op}(groups): expected a positive divisor of the input channels "
+            f"{c} and the output channels {o}, got {groups!r}")
     if wv.array.shape[1] * groups != c:
         raise ShapeError(f"{op}(weight): expected {c // groups} input channels per group "
                          f"(x has {c} channels, groups={groups}), got weight of shape "

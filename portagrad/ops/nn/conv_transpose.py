@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from ..array.indexing import pad as _pad
@@ -69,8 +69,9 @@ def _transposed(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride:
     pads = ints(padding, nd, op, "padding", 0)
     c_in = xv.array.shape[1]
     if not isinstance(groups, int) or groups < 1 or c_in % groups:
-        raise ValueError(f"{op}(groups): expected a positive divisor of the input channels "
-                         f"{c_in}, got {groups!r}")
+        raise PortagradValueError(
+            f"{op}(groups): expected a positive divisor of the input channels "
+            f"{c_in}, got {groups!r}")
     if wv.array.shape[0] != c_in:
         raise ShapeError(f"{op}(weight): expected {c_in} filters on axis 0 (x has {c_in} "
                          f"channels), got weight of shape {tuple(wv.array.shape)}")
@@ -81,7 +82,7 @@ def _transposed(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride:
         size = (output_size,) * nd if isinstance(output_size, int) else tuple(
             int(v) for v in output_size)
         if len(size) != nd:
-            raise ValueError(f"{op}({size_arg}): expected {nd} sizes, got {output_size!r}")
+            raise PortagradValueError(f"{op}({size_arg}): expected {nd} sizes, got {output_size!r}")
         extra = tuple(s - b for s, b in zip(size, base))
     else:
         extra = ints(output_padding, nd, op, "output_padding", 0)

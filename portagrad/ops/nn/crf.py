@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, ShapeError
 from ...tape._variable import Variable
 from .._core import float_only, var
 from ..array.indexing import select_item
@@ -30,8 +30,8 @@ __all__ = ["crf1d", "argmax_crf1d"]
 
 def _seq(xs: Sequence[Any], op: str) -> list[Variable]:
     if isinstance(xs, Variable) or not isinstance(xs, (list, tuple)) or not xs:
-        raise TypeError(f"{op}(xs): expected a non-empty list of (B, K) arrays, got "
-                        f"{type(xs).__name__}")
+        raise PortagradTypeError(f"{op}(xs): expected a non-empty list of (B, K) arrays, got "
+                                 f"{type(xs).__name__}")
     return [var(x, op, f"xs[{i}]") for i, x in enumerate(xs)]
 
 

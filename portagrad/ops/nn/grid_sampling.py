@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import float_var, wrap
 from ..std.elementwise import abs as _abs
@@ -145,10 +145,11 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
         raise ShapeError(f"{op}(grid): expected x (N, C, H, W) and grid "
                          f"(N, H_out, W_out, 2), got {tuple(xv.shape)} and {tuple(g.shape)}")
     if mode not in ("bilinear", "nearest"):
-        raise ValueError(f"{op}(mode): expected 'bilinear' or 'nearest', got {mode!r}")
+        raise PortagradValueError(f"{op}(mode): expected 'bilinear' or 'nearest', got {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(f"{op}(padding_mode): expected 'zeros', 'border' or 'reflection', "
-                         f"got {padding_mode!r}")
+        raise PortagradValueError(
+            f"{op}(padding_mode): expected 'zeros', 'border' or 'reflection', "
+            f"got {padding_mode!r}")
     xp = xv.xp
     n, c, h, w = (int(s) for s in xv.shape)
     ho, wo = int(g.shape[1]), int(g.shape[2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError, describe
+from ..._errors import PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import binary, float_only, size_of, var, wrap
@@ -177,8 +177,8 @@ def binary_cross_entropy(p: Any, t: Any, *, weight: Any = None,
     xp = p.xp
     pa = p.array
     if size_of(pa) and (bool(xp.any(pa < 0)) or bool(xp.any(pa > 1))):
-        raise ValueError(f"{op}(p): expected probabilities in [0, 1], got values in "
-                         f"[{float(xp.min(pa))}, {float(xp.max(pa))}]")
+        raise PortagradValueError(f"{op}(p): expected probabilities in [0, 1], got values in "
+                                  f"[{float(xp.min(pa))}, {float(xp.max(pa))}]")
     # Where p (1 - p) >= 1e-12 no clamp is active and the plain formula has PyTorch's
     # gradient; elsewhere (p within 1e-12 of 0 or 1) the loss is linear in t with constant
     # logs, plus a term of slope (p - t) / 1e-12 in p and of value 0.

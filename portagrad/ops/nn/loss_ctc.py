@@ -13,7 +13,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
+from ..._errors import (
+    DTypeError,
+    IndexOutOfRangeError,
+    PortagradTypeError,
+    PortagradValueError,
+    ShapeError,
+    describe,
+)
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import float_only, var, wrap
@@ -157,7 +164,7 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
                          f"{tuple(lp.array.shape)}")
     n_t, b, c = lp.array.shape
     if not isinstance(blank, int) or isinstance(blank, bool) or not 0 <= blank < c:
-        raise ValueError(f"{op}(blank): expected a class index in [0, {c}), got {blank!r}")
+        raise PortagradValueError(f"{op}(blank): expected a class index in [0, {c}), got {blank!r}")
     tg = raw(targets)
     if not hasattr(tg, "dtype") or not is_integral(xp, tg.dtype):
         raise DTypeError(f"{op}(targets): expected integer labels, got {describe(tg)}")
@@ -168,9 +175,9 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     tg = _padded(op, tg, tl, b, blank, xp)
     if b and (int(xp.max(il)) > n_t or int(xp.min(il)) < 0 or int(xp.max(tl)) > tg.shape[1]
               or int(xp.min(tl)) < 0):
-        raise ValueError(f"{op}(input_lengths): expected input lengths in [0, {n_t}] and "
-                         f"target lengths in [0, {tg.shape[1]}], got input lengths up to "
-                         f"{int(xp.max(il))} and target lengths up to {int(xp.max(tl))}")
+        raise PortagradValueError(f"{op}(input_lengths): expected input lengths in [0, {n_t}] and "
+                                  f"target lengths in [0, {tg.shape[1]}], got input lengths up to "
+                                  f"{int(xp.max(il))} and target lengths up to {int(xp.max(tl))}")
     if tg.shape[1] and b and (int(xp.min(tg)) < 0 or int(xp.max(tg)) >= c):
         keep = xp.reshape(xp.arange(tg.shape[1], device=tg.device), (1, -1)) < \
             xp.reshape(tl, (-1, 1))
@@ -226,11 +233,11 @@ def connectionist_temporal_classification(x: Sequence[Any], t: Any, blank_symbol
     op = "connectionist_temporal_classification"
     check_reduce(op, reduce, ("mean", "no"))
     if not isinstance(blank_symbol, int) or isinstance(blank_symbol, bool):
-        raise TypeError(f"{op}(blank_symbol): expected a non-negative int, got "
-                        f"{blank_symbol!r}")
+        raise PortagradTypeError(f"{op}(blank_symbol): expected a non-negative int, got "
+                                 f"{blank_symbol!r}")
     if isinstance(x, Variable) or not isinstance(x, (list, tuple)) or not x:
-        raise TypeError(f"{op}(x): expected a non-empty list of (B, V) arrays, got "
-                        f"{type(x).__name__}")
+        raise PortagradTypeError(f"{op}(x): expected a non-empty list of (B, V) arrays, got "
+                                 f"{type(x).__name__}")
     vs = [var(v, op, f"x[{i}]") for i, v in enumerate(x)]
     float_only(vs[0], op, "x[0]")
     xp = vs[0].xp

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import float_only, var, wrap
 from ..std.elementwise import abs as _abs
@@ -225,7 +225,7 @@ def discriminative_margin_based_clustering_loss(
         raise ShapeError(f"{op}(embeddings): expected (B, {d}, H, W) embeddings and (B, H, W) "
                          f"labels, got {tuple(ev.array.shape)} and {tuple(la.shape)}")
     if norm not in (1, 2):
-        raise ValueError(f"{op}(norm): expected 1 or 2, got {norm!r}")
+        raise PortagradValueError(f"{op}(norm): expected 1 or 2, got {norm!r}")
 
     def nrm(v: Variable, axis: Any) -> Variable:
         if norm == 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import IndexOutOfRangeError, ShapeError
+from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import float_var, size_of, var, wrap
 from ..std.elementwise import maximum, where
@@ -57,7 +57,7 @@ def hinge(x: Any, t: Any, norm: str = "L1", reduce: str = "mean") -> Variable:
     op = "hinge"
     check_reduce(op, reduce, ("mean", "no"))
     if norm not in ("L1", "L2"):
-        raise ValueError(f"{op}(norm): expected 'L1' or 'L2', got {norm!r}")
+        raise PortagradValueError(f"{op}(norm): expected 'L1' or 'L2', got {norm!r}")
     xv = float_var(x, op, "x")
     xp = xv.xp
     ta = int_labels(op, xp, t)
@@ -121,7 +121,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     op = "multi_margin_loss"
     check_reduction(op, reduction)
     if p not in (1, 2):
-        raise ValueError(f"{op}(p): expected 1 or 2, got {p}")
+        raise PortagradValueError(f"{op}(p): expected 1 or 2, got {p}")
     x, t, single = _batched(op, input, target)
     xp = x.xp
     c = x.array.shape[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import var
@@ -115,7 +115,7 @@ def huber_loss(x: Any, t: Any, *, delta: float = 1.0, reduction: str = "mean",
     op = "huber_loss"
     check_reduction(op, reduction, ("sum_along_second_axis",))
     if not delta > 0:
-        raise ValueError(f"{op}(delta): expected a positive value, got {delta}")
+        raise PortagradValueError(f"{op}(delta): expected a positive value, got {delta}")
     x, tv = pair(op, x, t, ("x", "t"))
     d = x - tv
     ad = _abs(d)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import IndexOutOfRangeError, ShapeError
+from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import float_only, size_of, var, wrap
 from ..std.elementwise import log
@@ -242,15 +242,16 @@ def softmax_cross_entropy(x: Any, t: Any, *, axis: int = 1, ignore_label: int | 
     op = "softmax_cross_entropy"
     x, ax = _check(op, x, "x", axis, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
-                         f"{label_smoothing}")
+        raise PortagradValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
+                                  f"{label_smoothing}")
     tr = t.array if isinstance(t, Variable) else t
     # Soft targets are floats of x's shape (Chainer's test; anything else must be labels).
     if hasattr(tr, "dtype") and not is_integral(x.xp, tr.dtype) and tuple(
             tr.shape) == tuple(x.array.shape):
         if soft_target_loss not in _SOFT_LOSSES:
-            raise ValueError(f"{op}(soft_target_loss): expected one of {_SOFT_LOSSES}, got "
-                             f"{soft_target_loss!r}")
+            raise PortagradValueError(
+                f"{op}(soft_target_loss): expected one of {_SOFT_LOSSES}, got "
+                f"{soft_target_loss!r}")
         return _soft_xent(op, x, t, ax, class_weight, float(label_smoothing), reduction,
                           soft_target_loss)
     return _class_nll(op, x, tr, ax, ignore_label, class_weight, label_smoothing, reduction,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradNotImplementedError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import size_of, var, wrap
 from ..std.shape import _norm_axis
@@ -248,11 +248,11 @@ def r2_score(pred: Any, true: Any, sample_weight: Any = None,
     """
     op = "r2_score"
     if sample_weight is not None:
-        raise NotImplementedError(f"{op}(sample_weight): weights are not supported (as in "
-                                  f"Chainer); pass None")
+        raise PortagradNotImplementedError(f"{op}(sample_weight): weights are not supported (as in "
+                                           f"Chainer); pass None")
     if multioutput not in ("uniform_average", "raw_values"):
-        raise ValueError(f"{op}(multioutput): expected 'uniform_average' or 'raw_values', "
-                         f"got {multioutput!r}")
+        raise PortagradValueError(f"{op}(multioutput): expected 'uniform_average' or 'raw_values', "
+                                  f"got {multioutput!r}")
     pv = var(pred, op, "pred")
     xp = pv.xp
     p, t = pv.array, _raw(true)

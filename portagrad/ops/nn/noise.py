@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import binary, float_only, var, wrap
 from .._core import float_var as _float
@@ -27,7 +27,7 @@ __all__ = ["dropout", "alpha_dropout", "zoneout", "simplified_dropconnect"]
 def _ratio(ratio: float, op: str) -> float:
     r = float(ratio)
     if not 0.0 <= r <= 1.0:
-        raise ValueError(f"{op}(ratio): expected a probability in [0, 1], got {ratio}")
+        raise PortagradValueError(f"{op}(ratio): expected a probability in [0, 1], got {ratio}")
     return r
 
 
@@ -163,7 +163,7 @@ def zoneout(h: Any, x: Any, ratio: float = 0.5, *, train: bool | None = None,
         raise ShapeError(f"{op}(x): expected h's shape {tuple(hv.array.shape)}, got "
                          f"{tuple(xv.array.shape)}")
     if not 0.0 <= ratio <= 1.0:
-        raise ValueError(f"{op}(ratio): expected a probability in [0, 1], got {ratio}")
+        raise PortagradValueError(f"{op}(ratio): expected a probability in [0, 1], got {ratio}")
     if not resolve_train(train):
         return xv
     xp = xv.xp
@@ -217,7 +217,7 @@ def simplified_dropconnect(x: Any, W: Any, b: Any = None, ratio: float = 0.5,
         raise ShapeError(f"{op}(W): expected {xm.array.shape[1]} input columns, got W of "
                          f"shape {tuple(wv.array.shape)}")
     if not 0.0 <= ratio < 1.0:
-        raise ValueError(f"{op}(ratio): expected a probability in [0, 1), got {ratio}")
+        raise PortagradValueError(f"{op}(ratio): expected a probability in [0, 1), got {ratio}")
     xp = xv.xp
     if not train:
         y = matmul(xm, matrix_transpose(wv))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import float_var as _f
@@ -116,8 +116,8 @@ def group_norm(x: Any, num_groups: int, weight: Any = None, bias: Any = None,
     xv = _f(x, op)
     _, c, bshape = _channel_axes(xv, op)
     if not isinstance(num_groups, int) or num_groups < 1 or c % num_groups:
-        raise ValueError(f"{op}(num_groups): expected a positive divisor of the {c} "
-                         f"channels, got {num_groups!r}")
+        raise PortagradValueError(f"{op}(num_groups): expected a positive divisor of the {c} "
+                                  f"channels, got {num_groups!r}")
     shape = tuple(xv.array.shape)
     g = reshape(xv, (shape[0], num_groups, -1))
     y = reshape(_normalize_over(g, (2,), eps), shape)
@@ -160,8 +160,8 @@ def instance_norm(x: Any, weight: Any = None, bias: Any = None, eps: float = 1e-
                          f"{tuple(xv.array.shape)}")
     if not use_input_stats:
         if state is None or state.mean is None:
-            raise ValueError(f"{op}(state): expected running statistics with "
-                             f"use_input_stats=False, got none")
+            raise PortagradValueError(f"{op}(state): expected running statistics with "
+                                      f"use_input_stats=False, got none")
         return fixed_batch_norm(xv, weight, bias, state.mean, state.var, eps=eps)
     axes = tuple(range(2, xv.array.ndim))
     mu = _mean(xv, axis=axes, keepdims=True)
@@ -240,7 +240,7 @@ def local_response_norm(x: Any, size: int, alpha: float = 1e-4, beta: float = 0.
     xv = _f(x, op)
     _, c, _ = _channel_axes(xv, op)
     if not isinstance(size, int) or size < 1:
-        raise ValueError(f"{op}(size): expected a positive int, got {size!r}")
+        raise PortagradValueError(f"{op}(size): expected a positive int, got {size!r}")
     xp = xv.xp
     a = xv.array
     sq = xv * xv
@@ -389,6 +389,6 @@ def local_response_normalization(x: Any, n: int = 5, k: float = 2, alpha: float 
     op = "local_response_normalization"
     xv = _f(x, op)
     if not isinstance(n, int) or n < 1:
-        raise ValueError(f"{op}(n): expected a positive int, got {n!r}")
+        raise PortagradValueError(f"{op}(n): expected a positive int, got {n!r}")
     width = 2 * (n // 2) + 1
     return local_response_norm(xv, width, alpha * width, beta, float(k))

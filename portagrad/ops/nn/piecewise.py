@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import PortagradValueError
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
 from ...xp import ensure_array
@@ -82,8 +83,8 @@ def hard_tanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Variable:
     """
     lo, hi = float(min_val), float(max_val)
     if lo > hi:
-        raise ValueError(f"hard_tanh(min_val, max_val): expected min_val <= max_val, got "
-                         f"{min_val} and {max_val}")
+        raise PortagradValueError(f"hard_tanh(min_val, max_val): expected min_val <= max_val, got "
+                                  f"{min_val} and {max_val}")
     return _hard_tanh(_f(x, "hard_tanh"), lo=lo, hi=hi)
 
 
@@ -126,7 +127,7 @@ def clipped_relu(x: Any, z: float = 20.0) -> Variable:
     array([0., 1., 5.])
     """
     if z < 0:
-        raise ValueError(f"clipped_relu(z): expected a non-negative ceiling, got {z}")
+        raise PortagradValueError(f"clipped_relu(z): expected a non-negative ceiling, got {z}")
     return hard_tanh(_f(x, "clipped_relu"), 0.0, float(z))
 
 
@@ -158,7 +159,7 @@ def hard_sigmoid(x: Any, slope: float = 1.0 / 6.0, offset: float = 0.5) -> Varia
     """
     s, o = float(slope), float(offset)
     if not s > 0:
-        raise ValueError(f"hard_sigmoid(slope): expected a positive slope, got {slope}")
+        raise PortagradValueError(f"hard_sigmoid(slope): expected a positive slope, got {slope}")
     x = _f(x, "hard_sigmoid")
     a = x.array
     # The corners are tested on x (not on s * x + o, whose rounding could move them), as
@@ -213,10 +214,11 @@ def softshrink(x: Any, lambd: float = 0.5) -> Variable:
     """
     lam = float(lambd)
     if lam < 0:
-        raise ValueError(f"softshrink(lambd): expected a value >= 0, got {lambd}")
+        raise PortagradValueError(f"softshrink(lambd): expected a value >= 0, got {lambd}")
     x = _f(x, "softshrink")
     a = x.array
-    return where(a > lam, x - lam, where(a < -lam, x + lam, 0.0))
+    # The dead zone is tested as a closed band so that NaN, in no band, passes through.
+    return where(a > lam, x - lam, where((a >= -lam) & (a <= lam), 0.0, x + lam))
 
 
 def hardshrink(x: Any, lambd: float = 0.5) -> Variable:
@@ -239,7 +241,8 @@ def hardshrink(x: Any, lambd: float = 0.5) -> Variable:
     x = _f(x, "hardshrink")
     lam = float(lambd)
     a = x.array
-    return where((a > lam) | (a < -lam), x, 0.0)
+    # Zero inside the closed band, ``x`` elsewhere: NaN is in no band and passes through.
+    return where((a >= -lam) & (a <= lam), 0.0, x)
 
 
 def tanhshrink(x: Any) -> Variable:
@@ -281,4 +284,5 @@ def threshold(x: Any, threshold: float, value: float) -> Variable:
     array([-7.,  2.])
     """
     x = _f(x, "threshold")
-    return where(x.array > float(threshold), x, float(value))
+    # Replace where x <= threshold (not keep where x > threshold): NaN is kept, as in PyTorch.
+    return where(x.array <= float(threshold), float(value), x)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..._errors import PortagradValueError
 from ...tape._variable import Variable
 from .._core import wrap
 from ..std.indexing import take_along_axis
@@ -29,8 +30,9 @@ def _sizes(op: str, output_size: Any, x: Variable, nd: int) -> tuple[int, ...]:
     sizes = (output_size,) * nd if hasattr(output_size, "__index__") else tuple(output_size)
     if len(sizes) != nd or any(o is not None and (not hasattr(o, "__index__") or o < 1)
                                for o in sizes):
-        raise ValueError(f"{op}(output_size): expected a positive int or {nd} of them (None "
-                         f"keeps an axis), got {output_size!r}")
+        raise PortagradValueError(
+            f"{op}(output_size): expected a positive int or {nd} of them (None "
+            f"keeps an axis), got {output_size!r}")
     return tuple(x.array.shape[2 + i] if o is None else int(o) for i, o in enumerate(sizes))
 
 
@@ -175,10 +177,10 @@ def spatial_pyramid_pooling_2d(x: Any, pyramid_height: int, pooling: str | None 
     if pooling is None:
         pooling = "max"
     if pooling != "max":
-        raise ValueError(f"{op}(pooling): expected 'max', got {pooling!r}")
+        raise PortagradValueError(f"{op}(pooling): expected 'max', got {pooling!r}")
     if not isinstance(pyramid_height, int) or pyramid_height < 1:
-        raise ValueError(f"{op}(pyramid_height): expected a positive int, got "
-                         f"{pyramid_height!r}")
+        raise PortagradValueError(f"{op}(pyramid_height): expected a positive int, got "
+                                  f"{pyramid_height!r}")
     n, c, h, w = xv.array.shape
     ys = []
     for level in range(pyramid_height):

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..._errors import PortagradValueError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import wrap
@@ -86,8 +87,8 @@ def _avg_pool(op: str, nd: int | None, x: Any, kernel_size: Any, stride: Any, pa
     xv, nd = pool_input(x, op, nd)
     if divisor_override is not None and (not isinstance(divisor_override, int)
                                          or divisor_override == 0):
-        raise ValueError(f"{op}(divisor_override): expected a nonzero int, got "
-                         f"{divisor_override!r}")
+        raise PortagradValueError(f"{op}(divisor_override): expected a nonzero int, got "
+                                  f"{divisor_override!r}")
     k, s, d, out, pad, p = pool_window(op, xv, nd, kernel_size, stride, padding, 1,
                                        bool(ceil_mode))
     xp = xv.xp
@@ -184,7 +185,7 @@ def _chainer(op: str, nd: int | None, x: Any, ksize: Any, stride: Any, pad: Any,
     s = k if stride is None else ints(stride, nd, op, "stride", 1)
     p = ints(pad, nd, op, "pad", 0)
     if pad_value is not None and pad_value != 0:
-        raise ValueError(f"{op}(pad_value): expected 0 or None, got {pad_value!r}")
+        raise PortagradValueError(f"{op}(pad_value): expected 0 or None, got {pad_value!r}")
     y = _avg_pool(op, nd, chainer_padded(xv, k, s, p, False, op, 0.0), k, s, 0)
     if pad_value is None and any(p):
         xp = xv.xp

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._core import float_var as _f
 from .._core import wrap
@@ -129,7 +129,7 @@ def rrelu(x: Any, l: float = 1.0 / 8, u: float = 1.0 / 3, *, r: Any = None,  # n
     op = "rrelu"
     xv = _f(x, op)
     if not l <= u:
-        raise ValueError(f"{op}(l, u): expected l <= u, got l={l}, u={u}")
+        raise PortagradValueError(f"{op}(l, u): expected l <= u, got l={l}, u={u}")
     xp = xv.xp
     a = xv.array
     if not resolve_train(train):
@@ -168,9 +168,10 @@ def crelu(x: Any, axis: int = 1) -> Variable:
 
 
 def _nonpositive(x: Variable) -> Variable:
-    """``x`` where ``x <= 0``, else 0, with gradient only where ``x <= 0``: keeps exp of a
-    large positive input (the branch ``where`` discards) from overflowing."""
-    return where(x.array <= 0, x, 0.0)
+    """0 where ``x > 0``, else ``x``, with gradient only where not ``x > 0``: keeps exp of a
+    large positive input (the branch ``where`` discards) from overflowing, and keeps NaN
+    (which is not > 0) for the exponential side to propagate."""
+    return where(x.array > 0, 0.0, x)
 
 
 def elu(x: Any, alpha: float = 1.0) -> Variable:
@@ -238,7 +239,7 @@ def celu(x: Any, alpha: float = 1.0) -> Variable:
     """
     x = _f(x, "celu")
     if alpha == 0:
-        raise ValueError("celu(alpha): expected a non-zero value, got 0")
+        raise PortagradValueError("celu(alpha): expected a non-zero value, got 0")
     a = float(alpha)
     return where(x.array > 0, x, expm1(_nonpositive(x) / a) * a)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import PortagradValueError
 from ...tape._variable import Variable
 from .._core import float_var as _f
 from ..std.elementwise import tanh
@@ -17,8 +18,8 @@ __all__ = ["rnn_cell", "n_step_elman"]
 
 def _activation(nonlinearity: str, op: str) -> Any:
     if nonlinearity not in ("tanh", "relu"):
-        raise ValueError(f"{op}(nonlinearity): expected 'tanh' or 'relu', got "
-                         f"{nonlinearity!r}")
+        raise PortagradValueError(f"{op}(nonlinearity): expected 'tanh' or 'relu', got "
+                                  f"{nonlinearity!r}")
     return tanh if nonlinearity == "tanh" else relu
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import var
@@ -32,8 +32,9 @@ def _batch(op: str, xs: Any) -> tuple[Variable, Any, Any, list[int]]:
     """The list over time as ``(T, B, I)`` zero-padded, its mask ``(T, B)``, the index that
     reverses each sequence within its length, and the batch size of each step."""
     if isinstance(xs, Variable) or not isinstance(xs, (list, tuple)) or not xs:
-        raise TypeError(f"{op}(xs): expected a non-empty list over time of (B_t, I) arrays, "
-                        f"got {type(xs).__name__}")
+        raise PortagradTypeError(
+            f"{op}(xs): expected a non-empty list over time of (B_t, I) arrays, "
+            f"got {type(xs).__name__}")
     xv = [var(x, op, f"xs[{t}]") for t, x in enumerate(xs)]
     sizes = [int(x.array.shape[0]) for x in xv]
     if sizes != sorted(sizes, reverse=True):
@@ -99,7 +100,8 @@ def _hx(hx: Any, op: str, name: str, layers: int) -> Variable:
 
 def _elman(activation: str, op: str) -> Callable[..., tuple]:
     if activation not in ("tanh", "relu"):
-        raise ValueError(f"{op}(activation): expected 'tanh' or 'relu', got {activation!r}")
+        raise PortagradValueError(
+            f"{op}(activation): expected 'tanh' or 'relu', got {activation!r}")
 
     def run(xs: Variable, h0: Variable, *weights: Variable, mask: Any) -> tuple:
         return n_step_elman(xs, h0, *weights, nonlinearity=activation, mask=mask)

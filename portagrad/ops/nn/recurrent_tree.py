@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, ShapeError
 from ...tape._variable import Variable
 from .._core import float_only, var
 from ..std.elementwise import tanh
@@ -84,8 +84,8 @@ def tree_lstm(*inputs: Any) -> tuple[Variable, Variable]:
     """
     op = "tree_lstm"
     if len(inputs) < 2:
-        raise TypeError(f"{op}(inputs): expected the children's cells and x, got "
-                        f"{len(inputs)} argument(s)")
+        raise PortagradTypeError(f"{op}(inputs): expected the children's cells and x, got "
+                                 f"{len(inputs)} argument(s)")
     cs = [var(c, op, f"inputs[{i}]") for i, c in enumerate(inputs[:-1])]
     g = _gates(var(inputs[-1], op, "x"), cs[0], 3 + len(cs), False, op)
     c = tanh(g[0]) * sigmoid(g[1])

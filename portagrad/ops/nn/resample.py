@@ -15,7 +15,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import float_only, var, wrap
@@ -143,7 +143,7 @@ def interpolate(x: Any, size: int | Sequence[int] | None = None,
 def _sizes(op: str, v: Any, nd: int, arg: str) -> list[int]:
     t = [int(v)] * nd if isinstance(v, int) else [int(i) for i in v]
     if len(t) != nd:
-        raise ValueError(f"{op}({arg}): expected an int or {nd} ints, got {v!r}")
+        raise PortagradValueError(f"{op}({arg}): expected an int or {nd} ints, got {v!r}")
     return t
 
 
@@ -158,22 +158,22 @@ def _interpolate(op: str, arg: str, x: Any, size: Any, scale_factor: Any, mode: 
         raise ShapeError(f"{op}({arg}): expected (N, C, *spatial), got shape "
                          f"{tuple(xv.shape)}")
     if mode not in ("nearest", "nearest-exact", "area", *_LINEAR):
-        raise ValueError(f"{op}(mode): expected 'nearest', 'nearest-exact', 'linear', "
-                         f"'bilinear', 'bicubic', 'trilinear' or 'area', got {mode!r}")
+        raise PortagradValueError(f"{op}(mode): expected 'nearest', 'nearest-exact', 'linear', "
+                                  f"'bilinear', 'bicubic', 'trilinear' or 'area', got {mode!r}")
     if mode in _LINEAR and _LINEAR[mode] != nd:
         raise ShapeError(f"{op}({arg}): expected {_LINEAR[mode]} spatial axes for mode "
                          f"{mode!r}, got shape {tuple(xv.shape)}")
     if align_corners is not None and mode not in _LINEAR:
-        raise ValueError(f"{op}(align_corners): only the linear and cubic modes take it, "
-                         f"got mode {mode!r}")
+        raise PortagradValueError(f"{op}(align_corners): only the linear and cubic modes take it, "
+                                  f"got mode {mode!r}")
     if antialias:
-        raise ValueError(f"{op}(antialias): expected False, got True; anti-aliased "
-                         f"resampling is not available")
+        raise PortagradValueError(f"{op}(antialias): expected False, got True; anti-aliased "
+                                  f"resampling is not available")
     if index_dtype not in ("float32", "float64"):
-        raise ValueError(f"{op}(index_dtype): expected 'float32' or 'float64', got "
-                         f"{index_dtype!r}")
+        raise PortagradValueError(f"{op}(index_dtype): expected 'float32' or 'float64', got "
+                                  f"{index_dtype!r}")
     if (size is None) == (scale_factor is None):
-        raise ValueError(f"{op}(size): expected exactly one of size and scale_factor")
+        raise PortagradValueError(f"{op}(size): expected exactly one of size and scale_factor")
     spatial = [int(s) for s in xv.shape[2:]]
     scales: list[float | None]
     if size is not None:
@@ -183,11 +183,11 @@ def _interpolate(op: str, arg: str, x: Any, size: Any, scale_factor: Any, mode: 
         sf = ([float(scale_factor)] * nd if isinstance(scale_factor, (int, float))
               else [float(s) for s in scale_factor])
         if len(sf) != nd:
-            raise ValueError(f"{op}(scale_factor): expected {nd} factors, got {sf}")
+            raise PortagradValueError(f"{op}(scale_factor): expected {nd} factors, got {sf}")
         out = [int(math.floor(n * s)) for n, s in zip(spatial, sf)]
         scales = [None] * nd if recompute_scale_factor else list(sf)
     if min(out) < 1:
-        raise ValueError(f"{op}(size): expected positive output sizes, got {out}")
+        raise PortagradValueError(f"{op}(size): expected positive output sizes, got {out}")
     if mode == "area":
         return adaptive_avg_pool(xv, tuple(out))
     kind = "cubic" if mode == "bicubic" else ("linear" if mode in _LINEAR else mode)
@@ -233,10 +233,11 @@ def resize_images(x: Any, output_shape: Sequence[int], *, mode: str = "bilinear"
     if xv.ndim != 4:
         raise ShapeError(f"{op}(x): expected (N, C, H, W), got shape {tuple(xv.shape)}")
     if mode not in ("bilinear", "nearest"):
-        raise ValueError(f"{op}(mode): expected 'bilinear' or 'nearest', got {mode!r}")
+        raise PortagradValueError(f"{op}(mode): expected 'bilinear' or 'nearest', got {mode!r}")
     out = _sizes(op, output_shape, 2, "output_shape")
     if min(out) < 1:
-        raise ValueError(f"{op}(output_shape): expected positive sizes, got {output_shape!r}")
+        raise PortagradValueError(
+            f"{op}(output_shape): expected positive sizes, got {output_shape!r}")
     align = bool(align_corners) if mode == "bilinear" else None
     # Chainer computes nearest-neighbour source indices in double precision.
     return _interpolate(op, "x", xv, out, None, mode, align, None, False, "float64")

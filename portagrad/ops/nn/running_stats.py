@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import PortagradTypeError, PortagradValueError
 from ...tape._variable import Variable
 from .._core import unwrap, var
 
@@ -53,7 +54,8 @@ class BatchNormState:
     def __init__(self, mean: Any = None, var: Any = None, *, momentum: float | None = 0.1,
                  num_batches: int = 0) -> None:
         if (mean is None) != (var is None):
-            raise ValueError("BatchNormState(mean, var): expected both or neither, got one")
+            raise PortagradValueError(
+                "BatchNormState(mean, var): expected both or neither, got one")
         self.mean = mean
         self.var = var
         self.momentum = momentum
@@ -96,9 +98,9 @@ def write_into(op: str, arg: str, target: Any, value: Any) -> None:
     try:
         a[...] = xp.astype(xp.reshape(value, tuple(a.shape)), a.dtype)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"{op}({arg}): expected a mutable array to update in place, got "
-                        f"{type(a).__name__} ({err}). Use portagrad.ops.batch_norm with a "
-                        f"BatchNormState for immutable arrays") from err
+        raise PortagradTypeError(f"{op}({arg}): expected a mutable array to update in place, got "
+                                 f"{type(a).__name__} ({err}). Use portagrad.ops.batch_norm with a "
+                                 f"BatchNormState for immutable arrays") from err
 
 
 def running_state(x: Variable, shape: tuple, running_mean: Any, running_var: Any,

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import DTypeError, ShapeError
+from ..._errors import DTypeError, PortagradIndexError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import wrap
@@ -61,8 +61,9 @@ def unpool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[int]
     base = tuple((n - 1) * st - 2 * pp + kk for n, st, pp, kk in zip(spatial, s, p, k))
     size = base if output_size is None else tuple(int(v) for v in output_size)
     if len(size) != nd or any(not 0 <= sz - b < st for sz, b, st in zip(size, base, s)):
-        raise ValueError(f"{op}(output_size): expected sizes from {base} to "
-                         f"{tuple(b + st - 1 for b, st in zip(base, s))}, got {output_size!r}")
+        raise PortagradValueError(
+            f"{op}(output_size): expected sizes from {base} to "
+            f"{tuple(b + st - 1 for b, st in zip(base, s))}, got {output_size!r}")
     if any(v < 1 for v in size):
         raise ShapeError(f"{op}(x): expected a positive output size, got {size}")
     xp = xv.xp
@@ -118,7 +119,8 @@ def _max_unpool(op: str, x: Any, indices: Any, output_size: Sequence[int],
     plane, length = math.prod(out), math.prod(xv.array.shape[2:])
     a = xp.reshape(xp.astype(ind, xp.int64), (n * c, length))
     if length and (int(xp.min(a)) < 0 or int(xp.max(a)) >= plane):
-        raise IndexError(f"{op}(indices): expected indices in [0, {plane}) for output size "
+        raise PortagradIndexError(
+            f"{op}(indices): expected indices in [0, {plane}) for output size "
                          f"{out}, got values in [{int(xp.min(a))}, {int(xp.max(a))}]")
     offs = xp.reshape(xp.arange(n * c, dtype=a.dtype, device=a.device) * plane, (-1, 1))
     target = xp.reshape(a + offs, (-1,))

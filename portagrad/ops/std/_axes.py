@@ -7,7 +7,7 @@ import builtins
 import operator
 from typing import Any
 
-from ..._errors import AxisError, describe
+from ..._errors import AxisError, PortagradTypeError, describe
 
 __all__: list[str] = []
 
@@ -19,7 +19,7 @@ def _index(value: Any, op: str, arg: str) -> int:
             return operator.index(value)
         except TypeError:
             pass
-    raise TypeError(f"{op}({arg}): expected an integer, got {describe(value)}")
+    raise PortagradTypeError(f"{op}({arg}): expected an integer, got {describe(value)}")
 
 
 def _norm_axis(axis: int, ndim: int, op: str, arg: str = "axis") -> int:

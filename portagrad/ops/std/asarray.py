@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._errors import PortagradValueError
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import infer_namespace, namespace_of
@@ -49,8 +50,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     """
     if isinstance(obj, Variable):
         if copy is False and dtype is not None and dtype != obj.dtype:
-            raise ValueError(f"asarray(copy): expected copy=None or True to cast dtype "
-                             f"{obj.dtype} to {dtype}, got copy=False")
+            raise PortagradValueError(f"asarray(copy): expected copy=None or True to cast dtype "
+                                      f"{obj.dtype} to {dtype}, got copy=False")
         if (dtype is None or dtype == obj.dtype) and (device is None or device == obj.device):
             return _copy(obj) if copy else obj
         # As for an array of the library (and in array-api-strict): complex to a real

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import infer_namespace, namespace_of
@@ -295,7 +295,7 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Variable]:
     (2, 3)
     """
     if indexing not in ("xy", "ij"):
-        raise ValueError(f"meshgrid(indexing): expected 'xy' or 'ij', got {indexing!r}")
+        raise PortagradValueError(f"meshgrid(indexing): expected 'xy' or 'ij', got {indexing!r}")
     vs = [var(a, "meshgrid", f"arrays[{i}]") for i, a in enumerate(arrays)]
     for i, v in enumerate(vs):
         if v.array.ndim != 1:

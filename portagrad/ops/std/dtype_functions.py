@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ..._errors import DTypeError, describe
+from ..._errors import DTypeError, PortagradValueError, describe
 from ...tape._variable import Variable
 from ...xp import binary_result_dtype, default_namespace, infer_namespace
 from ...xp._namespace import is_array, namespace_of
@@ -37,7 +37,8 @@ def _kind_matches(name: str, kind: Any) -> Any:
         if kind in ("bool", "signed integer", "unsigned integer", "real floating",
                     "complex floating"):
             return kind in _KINDS[name]
-        raise ValueError(f"isdtype(kind): expected a dtype kind of the standard, got {kind!r}")
+        raise PortagradValueError(
+            f"isdtype(kind): expected a dtype kind of the standard, got {kind!r}")
     kind_name = dtype_name(kind)
     if kind_name is None:
         raise DTypeError(f"isdtype(kind): expected a dtype, a kind string or a tuple of "
@@ -135,7 +136,7 @@ def result_type(*arrays_and_dtypes: Any) -> Any:
     portagrad.ops.complex64
     """
     if not arrays_and_dtypes:
-        raise ValueError("result_type(): expected at least one array or dtype, got none")
+        raise PortagradValueError("result_type(): expected at least one array or dtype, got none")
     xp, dtypes, scalars = _split(arrays_and_dtypes, "result_type")
     if not dtypes:
         raise DTypeError("result_type: expected at least one array or dtype, got only "

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import DTypeError, GradientError, IndexOutOfRangeError, ShapeError, describe
+from ..._errors import (
+    DTypeError,
+    GradientError,
+    IndexOutOfRangeError,
+    PortagradTypeError,
+    ShapeError,
+    describe,
+)
 from ...tape import primitive
 from ...tape._mode import state
 from ...tape._variable import Variable
@@ -332,8 +339,8 @@ def setitem(x: Variable, key: Any, value: Any) -> None:
                              f"fits {dtype}, got {describe(value)}")
         vshape = ()
     else:
-        raise TypeError(f"Variable.__setitem__(value): expected an array, a Variable or a "
-                        f"Python scalar, got {describe(value)}")
+        raise PortagradTypeError(f"Variable.__setitem__(value): expected an array, a Variable or a "
+                                 f"Python scalar, got {describe(value)}")
     target = tuple(selected.array.shape)
     if len(vshape) > len(target) or any(
             v != 1 and v != t for v, t in zip(vshape[::-1], target[::-1])):

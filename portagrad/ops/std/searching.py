@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from ...xp import ensure_array
 from .._core import binary, unwrap, var, wrap
@@ -95,7 +95,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     array([2])
     """
     if side not in ("left", "right"):
-        raise ValueError(f"searchsorted(side): expected 'left' or 'right', got {side!r}")
+        raise PortagradValueError(f"searchsorted(side): expected 'left' or 'right', got {side!r}")
     a = var(x1, "searchsorted", "x1")
     if a.array.ndim != 1:
         raise ShapeError(f"searchsorted(x1): expected a 1-d array, got shape {a.shape}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from ...xp import ensure_array
 from .._core import var, wrap
@@ -46,7 +46,7 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
     if nd == 0:
         raise ShapeError("diff(x): expected an array of at least 1 dimension, got a 0-d one")
     if n < 0:
-        raise ValueError(f"diff(n): expected a non-negative integer, got {n}")
+        raise PortagradValueError(f"diff(n): expected a non-negative integer, got {n}")
     axis = _norm_axis(axis, nd, "diff")
     if n == 0:
         return v

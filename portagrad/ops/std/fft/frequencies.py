@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...._errors import PortagradValueError
 from ....tape._variable import Variable
 from ....xp import default_float, infer_namespace
 from ..._core import var, wrap
@@ -73,7 +74,7 @@ def ifftshift(x: Any, /, *, axes: int | Sequence[int] | None = None) -> Variable
 
 def _freq(op: str, n: int, d: float, dtype: Any, device: Any, half: bool) -> Variable:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"{op}(n): expected a positive integer, got {n!r}")
+        raise PortagradValueError(f"{op}(n): expected a positive integer, got {n!r}")
     xp = infer_namespace(dtype, device)
     dtype = resolve_dtype(xp, dtype, op)
     if dtype is None:

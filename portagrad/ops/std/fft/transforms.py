@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...._errors import DTypeError, ShapeError
+from ...._errors import DTypeError, PortagradValueError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable
 from ..._core import var, wrap
@@ -110,8 +110,8 @@ def _fit(v: Variable, axis: int, n: int) -> Variable:
 
 def _check_norm(op: str, norm: str) -> None:
     if norm not in _DUAL:
-        raise ValueError(f"{op}(norm): expected 'backward', 'ortho' or 'forward', got "
-                         f"{norm!r}")
+        raise PortagradValueError(f"{op}(norm): expected 'backward', 'ortho' or 'forward', got "
+                                  f"{norm!r}")
 
 
 def _floating(op: str, x: Any, want_complex: bool | None) -> Variable:
@@ -141,13 +141,13 @@ def _axes(op: str, v: Variable, s: Sequence[int] | None,
         axes = tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd))
     ax = tuple(_norm_axis(int(a), nd, op, "axes") for a in axes)
     if len(set(ax)) != len(ax):
-        raise ValueError(f"{op}(axes): expected distinct axes, got {tuple(axes)}")
+        raise PortagradValueError(f"{op}(axes): expected distinct axes, got {tuple(axes)}")
     if s is not None:
         s = tuple(int(n) for n in s)
         if len(s) != len(ax):
             raise ShapeError(f"{op}(s): expected one length per axis ({len(ax)}), got {s}")
         if any(n < 1 for n in s):
-            raise ValueError(f"{op}(s): expected positive lengths, got {s}")
+            raise PortagradValueError(f"{op}(s): expected positive lengths, got {s}")
     return ax, s
 
 

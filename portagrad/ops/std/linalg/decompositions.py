@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from ...._errors import GradientError
+from ...._errors import GradientError, PortagradValueError
 from ....tape import primitive
 from ....tape._variable import Variable
 from ..._core import wrap
@@ -157,7 +157,8 @@ def qr(x: Any, /, *, mode: str = "reduced") -> QRResult:
     True
     """
     if mode not in ("reduced", "complete"):
-        raise ValueError(f"linalg.qr(mode): expected 'reduced' or 'complete', got {mode!r}")
+        raise PortagradValueError(
+            f"linalg.qr(mode): expected 'reduced' or 'complete', got {mode!r}")
     v = floating_matrix(x, "linalg.qr")
     m, n = v.shape[-2:]
     if m >= n:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...._errors import ShapeError
+from ...._errors import PortagradValueError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable
 from ....xp import ensure_array
@@ -236,7 +236,7 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
         nz = xp.astype(a.array != 0, a.array.dtype)
         return wrap(xp.sum(nz, axis=axes, keepdims=keepdims), xp)
     if not isinstance(ord, (int, float)) or isinstance(ord, bool):
-        raise ValueError(f"linalg.vector_norm(ord): expected a number, got {ord!r}")
+        raise PortagradValueError(f"linalg.vector_norm(ord): expected a number, got {ord!r}")
     return _sum(a ** float(ord), axis=axes, keepdims=keepdims) ** (1.0 / ord)
 
 
@@ -283,8 +283,8 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False,
         sums = _sum(a, axis=_axes_tuple(reduce_axis, v.array.ndim, "matrix_norm"))
         out = _max(sums, axis=-1) if ord > 0 else _min(sums, axis=-1)
     else:
-        raise ValueError(f"linalg.matrix_norm(ord): expected 'fro', 'nuc', 1, -1, 2, -2, "
-                         f"inf or -inf, got {ord!r}")
+        raise PortagradValueError(f"linalg.matrix_norm(ord): expected 'fro', 'nuc', 1, -1, 2, -2, "
+                                  f"inf or -inf, got {ord!r}")
     if keepdims:
         out = reshape(out, (*out.shape, 1, 1))
     return out

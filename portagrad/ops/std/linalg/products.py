@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...._errors import DTypeError, ShapeError
+from ...._errors import DTypeError, PortagradTypeError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable, _fresh
 from ....xp import ensure_array
@@ -133,7 +133,7 @@ def matmul(x1: Any, x2: Any, /) -> Variable:
     """
     a, b = binary("matmul", x1, x2)
     if not isinstance(a, Variable) or not isinstance(b, Variable):
-        raise TypeError("matmul(x1, x2): expected two arrays, got a Python scalar")
+        raise PortagradTypeError("matmul(x1, x2): expected two arrays, got a Python scalar")
     sa, sb = a.array.shape, b.array.shape
     if len(sa) == 0 or len(sb) == 0:
         raise ShapeError(f"matmul(x1, x2): expected arrays of at least 1 dimension, got "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...._errors import DTypeError, LinAlgError, ShapeError
+from ...._errors import DTypeError, LinAlgError, PortagradTypeError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable
 from ....xp import ensure_array
@@ -260,7 +260,7 @@ def matrix_power(x: Any, n: int, /) -> Variable:
            [0., 1.]])
     """
     if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"linalg.matrix_power(n): expected an integer, got {n!r}")
+        raise PortagradTypeError(f"linalg.matrix_power(n): expected an integer, got {n!r}")
     v = floating_matrix(x, "linalg.matrix_power", square=True)
     k = v.shape[-1]
     if n == 0:
