@@ -1,0 +1,919 @@
+"""Chainer 7.8's fifteen gradient methods and their update rules.
+
+Each rule's arithmetic is Chainer's CPU update in the same order of operations (so
+float64 trajectories agree with Chainer's to rounding): Chainer's defaults (``AdaGrad``
+lr 0.001, ``Adam`` alpha 0.001), Chainer's eps placements (Adam adds eps to
+``sqrt(v)`` without bias correction; RMSpropGraves inside the square root) and Chainer's
+decoupled weight decay (``Adam(weight_decay_rate=)`` decays by ``eta * rate``, not by
+``alpha * rate``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..._errors import PortagradValueError
+from ...xp import namespace_of
+from ._base import GradientMethod, Hyperparameter, HyperparameterProxy, UpdateRule, _array
+
+__all__ = ["SGD", "MomentumSGD", "CorrectedMomentumSGD", "NesterovAG", "AdaGrad",
+           "AdaDelta", "RMSprop", "RMSpropGraves", "SMORMS3", "MSVAG", "Adam", "AdamW",
+           "AMSGrad", "AdaBound", "AMSBound", "SGDRule", "MomentumSGDRule",
+           "CorrectedMomentumSGDRule", "NesterovAGRule", "AdaGradRule", "AdaDeltaRule",
+           "RMSpropRule", "RMSpropGravesRule", "SMORMS3Rule", "MSVAGRule", "AdamRule"]
+
+
+def _defaults(**values: Any) -> Hyperparameter:
+    hp = Hyperparameter()
+    for k, v in values.items():
+        setattr(hp, k, v)
+    return hp
+
+
+def _rule_init(rule: UpdateRule, defaults: Hyperparameter, parent: Any,
+               given: dict[str, Any]) -> None:
+    UpdateRule.__init__(rule, parent or defaults)
+    for k, v in given.items():
+        if v is not None:
+            setattr(rule.hyperparam, k, v)
+
+
+def _zeros(param: Any) -> Any:
+    a = _array(param)
+    return namespace_of(a).zeros_like(a)
+
+
+def _method_init(opt: GradientMethod, **values: Any) -> None:
+    GradientMethod.__init__(opt)
+    for k, v in values.items():
+        setattr(opt.hyperparam, k, v)
+
+
+# -- SGD family ------------------------------------------------------------------------
+
+_sgd = _defaults(lr=0.01)
+
+
+class SGDRule(UpdateRule):
+    """``param -= lr * grad``."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None) -> None:
+        _rule_init(self, _sgd, parent_hyperparam, {"lr": lr})
+
+    def update_core(self, param: Any) -> None:
+        g = param.grad
+        if g is None:
+            return
+        param.data = param.data - self.hyperparam.lr * g
+
+
+class SGD(GradientMethod):
+    """Vanilla stochastic gradient descent.
+
+    Parameters
+    ----------
+    lr
+        Learning rate.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.SGD().lr
+    0.01
+    """
+
+    lr = HyperparameterProxy("lr")
+
+    def __init__(self, lr: float = _sgd.lr) -> None:
+        _method_init(self, lr=lr)
+
+    def create_update_rule(self) -> SGDRule:
+        return SGDRule(self.hyperparam)
+
+
+_momentum = _defaults(lr=0.01, momentum=0.9)
+
+
+class MomentumSGDRule(UpdateRule):
+    """``v = momentum * v - lr * grad; param += v``."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None, momentum: float | None = None) -> None:
+        _rule_init(self, _momentum, parent_hyperparam, {"lr": lr, "momentum": momentum})
+
+    def init_state(self, param: Any) -> None:
+        self.state["v"] = _zeros(param)
+
+    def update_core(self, param: Any) -> None:
+        g = param.grad
+        if g is None:
+            return
+        hp = self.hyperparam
+        v = self.state["v"] * hp.momentum
+        v = v - hp.lr * g
+        self.state["v"] = v
+        param.data = param.data + v
+
+
+class MomentumSGD(GradientMethod):
+    """Classical momentum SGD (the lr sits inside the velocity).
+
+    Parameters
+    ----------
+    lr
+        Learning rate.
+    momentum
+        Decay of the velocity.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> opt = optimizers.MomentumSGD(lr=0.1)
+    >>> opt.lr, opt.momentum
+    (0.1, 0.9)
+    """
+
+    lr = HyperparameterProxy("lr")
+    momentum = HyperparameterProxy("momentum")
+
+    def __init__(self, lr: float = _momentum.lr, momentum: float = _momentum.momentum) -> None:
+        _method_init(self, lr=lr, momentum=momentum)
+
+    def create_update_rule(self) -> MomentumSGDRule:
+        return MomentumSGDRule(self.hyperparam)
+
+
+class CorrectedMomentumSGDRule(UpdateRule):
+    """``v = momentum * v - grad; param += lr * v`` (Goyal et al.'s correction)."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None, momentum: float | None = None) -> None:
+        _rule_init(self, _momentum, parent_hyperparam, {"lr": lr, "momentum": momentum})
+
+    def init_state(self, param: Any) -> None:
+        self.state["v"] = _zeros(param)
+
+    def update_core(self, param: Any) -> None:
+        g = param.grad
+        if g is None:
+            return
+        hp = self.hyperparam
+        v = self.state["v"] * hp.momentum
+        v = v - g
+        self.state["v"] = v
+        param.data = param.data + hp.lr * v
+
+
+class CorrectedMomentumSGD(GradientMethod):
+    """Momentum SGD with the velocity outside the lr, so changing lr mid-run is smooth.
+
+    Parameters
+    ----------
+    lr
+        Learning rate.
+    momentum
+        Decay of the velocity.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.CorrectedMomentumSGD().momentum
+    0.9
+    """
+
+    lr = HyperparameterProxy("lr")
+    momentum = HyperparameterProxy("momentum")
+
+    def __init__(self, lr: float = _momentum.lr, momentum: float = _momentum.momentum) -> None:
+        _method_init(self, lr=lr, momentum=momentum)
+
+    def create_update_rule(self) -> CorrectedMomentumSGDRule:
+        return CorrectedMomentumSGDRule(self.hyperparam)
+
+
+class NesterovAGRule(UpdateRule):
+    """``v = momentum * v - lr * g; param += momentum**2 * v - (1 + momentum) * lr * g``."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None, momentum: float | None = None) -> None:
+        _rule_init(self, _momentum, parent_hyperparam, {"lr": lr, "momentum": momentum})
+
+    def init_state(self, param: Any) -> None:
+        self.state["v"] = _zeros(param)
+
+    def update_core(self, param: Any) -> None:
+        g = param.grad
+        if g is None:
+            return
+        lr, momentum = self.hyperparam.lr, self.hyperparam.momentum
+        v = self.state["v"] * momentum
+        v = v - lr * g
+        self.state["v"] = v
+        data = param.data + momentum * momentum * v
+        param.data = data - (1 + momentum) * lr * g
+
+
+class NesterovAG(GradientMethod):
+    """Nesterov's accelerated gradient in Sutskever's form (Chainer's, not PyTorch's).
+
+    Parameters
+    ----------
+    lr
+        Learning rate.
+    momentum
+        Decay of the velocity.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.NesterovAG(lr=0.1).lr
+    0.1
+    """
+
+    lr = HyperparameterProxy("lr")
+    momentum = HyperparameterProxy("momentum")
+
+    def __init__(self, lr: float = _momentum.lr, momentum: float = _momentum.momentum) -> None:
+        _method_init(self, lr=lr, momentum=momentum)
+
+    def create_update_rule(self) -> NesterovAGRule:
+        return NesterovAGRule(self.hyperparam)
+
+
+# -- adaptive methods ------------------------------------------------------------------
+
+_adagrad = _defaults(lr=0.001, eps=1e-8)
+
+
+class AdaGradRule(UpdateRule):
+    """``h += g * g; param -= lr * g / (sqrt(h) + eps)``."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None, eps: float | None = None) -> None:
+        _rule_init(self, _adagrad, parent_hyperparam, {"lr": lr, "eps": eps})
+
+    def init_state(self, param: Any) -> None:
+        self.state["h"] = _zeros(param)
+
+    def update_core(self, param: Any) -> None:
+        g = param.grad
+        if g is None:
+            return
+        xp = namespace_of(g)
+        hp = self.hyperparam
+        h = self.state["h"] + g * g
+        self.state["h"] = h
+        param.data = param.data - hp.lr * g / (xp.sqrt(h) + hp.eps)
+
+
+class AdaGrad(GradientMethod):
+    """AdaGrad (Duchi et al.), Chainer's default lr 0.001.
+
+    Parameters
+    ----------
+    lr
+        Learning rate.
+    eps
+        Added to ``sqrt(h)``.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.AdaGrad().lr
+    0.001
+    """
+
+    lr = HyperparameterProxy("lr")
+    eps = HyperparameterProxy("eps")
+
+    def __init__(self, lr: float = _adagrad.lr, eps: float = _adagrad.eps) -> None:
+        _method_init(self, lr=lr, eps=eps)
+
+    def create_update_rule(self) -> AdaGradRule:
+        return AdaGradRule(self.hyperparam)
+
+
+_adadelta = _defaults(rho=0.95, eps=1e-6)
+
+
+class AdaDeltaRule(UpdateRule):
+    """Zeiler's ADADELTA (no learning rate)."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 rho: float | None = None, eps: float | None = None) -> None:
+        _rule_init(self, _adadelta, parent_hyperparam, {"rho": rho, "eps": eps})
+
+    def init_state(self, param: Any) -> None:
+        self.state["msg"] = _zeros(param)
+        self.state["msdx"] = _zeros(param)
+
+    def update_core(self, param: Any) -> None:
+        g = param.grad
+        if g is None:
+            return
+        xp = namespace_of(g)
+        rho, eps = self.hyperparam.rho, self.hyperparam.eps
+        msg = self.state["msg"] * rho
+        msg = msg + (1 - rho) * g * g
+        msdx = self.state["msdx"]
+        dx = xp.sqrt((msdx + eps) / (msg + eps)) * g
+        msdx = msdx * rho
+        msdx = msdx + (1 - rho) * dx * dx
+        self.state["msg"], self.state["msdx"] = msg, msdx
+        param.data = param.data - dx
+
+
+class AdaDelta(GradientMethod):
+    """Zeiler's ADADELTA.
+
+    Parameters
+    ----------
+    rho
+        Decay of the running averages.
+    eps
+        Added inside both square roots.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.AdaDelta().rho
+    0.95
+    """
+
+    rho = HyperparameterProxy("rho")
+    eps = HyperparameterProxy("eps")
+
+    def __init__(self, rho: float = _adadelta.rho, eps: float = _adadelta.eps) -> None:
+        _method_init(self, rho=rho, eps=eps)
+
+    def create_update_rule(self) -> AdaDeltaRule:
+        return AdaDeltaRule(self.hyperparam)
+
+
+_rmsprop = _defaults(lr=0.01, alpha=0.99, eps=1e-8, eps_inside_sqrt=False)
+
+
+def _eps_in_dtype(eps: float, like: Any, name: str) -> float:
+    """Chainer refuses an eps that rounds to zero in the parameter's dtype."""
+    xp = namespace_of(like)
+    if eps != 0 and float(xp.asarray(eps, dtype=like.dtype)) == 0:
+        raise PortagradValueError(f"{name}(eps): {eps} is too small for {like.dtype}; "
+                                  f"it rounds to zero")
+    return eps
+
+
+class RMSpropRule(UpdateRule):
+    """``ms = alpha * ms + (1 - alpha) * g * g; param -= lr * g / (sqrt(ms) + eps)``."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None, alpha: float | None = None,
+                 eps: float | None = None, eps_inside_sqrt: bool | None = None) -> None:
+        _rule_init(self, _rmsprop, parent_hyperparam,
+                   {"lr": lr, "alpha": alpha, "eps": eps, "eps_inside_sqrt": eps_inside_sqrt})
+
+    def init_state(self, param: Any) -> None:
+        self.state["ms"] = _zeros(param)
+
+    def update_core(self, param: Any) -> None:
+        g = param.grad
+        if g is None:
+            return
+        xp = namespace_of(g)
+        hp = self.hyperparam
+        eps = _eps_in_dtype(hp.eps, g, "RMSprop")
+        ms = self.state["ms"] * hp.alpha
+        ms = ms + (1 - hp.alpha) * g * g
+        self.state["ms"] = ms
+        denom = xp.sqrt(ms + eps) if hp.eps_inside_sqrt else xp.sqrt(ms) + eps
+        param.data = param.data - hp.lr * g / denom
+
+
+class RMSprop(GradientMethod):
+    """RMSprop (Tieleman and Hinton); eps outside the root unless ``eps_inside_sqrt``.
+
+    Parameters
+    ----------
+    lr
+        Learning rate.
+    alpha
+        Decay of the mean square.
+    eps
+        Added to ``sqrt(ms)`` (or to ``ms`` with ``eps_inside_sqrt``).
+    eps_inside_sqrt
+        Divide by ``sqrt(ms + eps)``.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.RMSprop().alpha
+    0.99
+    """
+
+    lr = HyperparameterProxy("lr")
+    alpha = HyperparameterProxy("alpha")
+    eps = HyperparameterProxy("eps")
+    eps_inside_sqrt = HyperparameterProxy("eps_inside_sqrt")
+
+    def __init__(self, lr: float = _rmsprop.lr, alpha: float = _rmsprop.alpha,
+                 eps: float = _rmsprop.eps,
+                 eps_inside_sqrt: bool = _rmsprop.eps_inside_sqrt) -> None:
+        _method_init(self, lr=lr, alpha=alpha, eps=eps, eps_inside_sqrt=eps_inside_sqrt)
+
+    def create_update_rule(self) -> RMSpropRule:
+        return RMSpropRule(self.hyperparam)
+
+
+_graves = _defaults(lr=1e-4, alpha=0.95, momentum=0.9, eps=1e-4)
+
+
+class RMSpropGravesRule(UpdateRule):
+    """Graves' RMSprop: centred mean square, eps inside the root, momentum."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None, alpha: float | None = None,
+                 momentum: float | None = None, eps: float | None = None) -> None:
+        _rule_init(self, _graves, parent_hyperparam,
+                   {"lr": lr, "alpha": alpha, "momentum": momentum, "eps": eps})
+
+    def init_state(self, param: Any) -> None:
+        for k in ("n", "g", "delta"):
+            self.state[k] = _zeros(param)
+
+    def update_core(self, param: Any) -> None:
+        grad = param.grad
+        if grad is None:
+            return
+        xp = namespace_of(grad)
+        hp = self.hyperparam
+        n = self.state["n"] * hp.alpha
+        n = n + (1 - hp.alpha) * grad * grad
+        g = self.state["g"] * hp.alpha
+        g = g + (1 - hp.alpha) * grad
+        delta = self.state["delta"] * hp.momentum
+        delta = delta - hp.lr * grad / xp.sqrt(n - g * g + hp.eps)
+        self.state["n"], self.state["g"], self.state["delta"] = n, g, delta
+        param.data = param.data + delta
+
+
+class RMSpropGraves(GradientMethod):
+    """Alex Graves' RMSprop (arXiv:1308.0850).
+
+    Parameters
+    ----------
+    lr
+        Learning rate.
+    alpha
+        Decay of the first and second moments of the gradient.
+    momentum
+        Decay of the step.
+    eps
+        Added inside the square root.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.RMSpropGraves().lr
+    0.0001
+    """
+
+    lr = HyperparameterProxy("lr")
+    alpha = HyperparameterProxy("alpha")
+    momentum = HyperparameterProxy("momentum")
+    eps = HyperparameterProxy("eps")
+
+    def __init__(self, lr: float = _graves.lr, alpha: float = _graves.alpha,
+                 momentum: float = _graves.momentum, eps: float = _graves.eps) -> None:
+        _method_init(self, lr=lr, alpha=alpha, momentum=momentum, eps=eps)
+
+    def create_update_rule(self) -> RMSpropGravesRule:
+        return RMSpropGravesRule(self.hyperparam)
+
+
+_smorms3 = _defaults(lr=0.001, eps=1e-16)
+
+
+class SMORMS3Rule(UpdateRule):
+    """Simon Funk's SMORMS3."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None, eps: float | None = None) -> None:
+        _rule_init(self, _smorms3, parent_hyperparam, {"lr": lr, "eps": eps})
+
+    def init_state(self, param: Any) -> None:
+        a = _array(param)
+        self.state["mem"] = namespace_of(a).ones_like(a)
+        self.state["g"] = _zeros(param)
+        self.state["g2"] = _zeros(param)
+
+    def update_core(self, param: Any) -> None:
+        grad = param.grad
+        if grad is None:
+            return
+        xp = namespace_of(grad)
+        hp = self.hyperparam
+        mem, g, g2 = self.state["mem"], self.state["g"], self.state["g2"]
+        r = 1 / (mem + 1)
+        g = (1 - r) * g + r * grad
+        g2 = (1 - r) * g2 + r * grad * grad
+        x = g * g / (g2 + hp.eps)
+        param.data = param.data - grad * xp.minimum(x, hp.lr) / (xp.sqrt(g2) + hp.eps)
+        mem = 1 + mem * (1 - x)
+        self.state["mem"], self.state["g"], self.state["g2"] = mem, g, g2
+
+
+class SMORMS3(GradientMethod):
+    """SMORMS3 (http://sifter.org/~simon/journal/20150420.html).
+
+    Parameters
+    ----------
+    lr
+        Learning rate (the cap of the per-element step factor).
+    eps
+        Small value for stability.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.SMORMS3().eps
+    1e-16
+    """
+
+    lr = HyperparameterProxy("lr")
+    eps = HyperparameterProxy("eps")
+
+    def __init__(self, lr: float = _smorms3.lr, eps: float = _smorms3.eps) -> None:
+        _method_init(self, lr=lr, eps=eps)
+
+    def create_update_rule(self) -> SMORMS3Rule:
+        return SMORMS3Rule(self.hyperparam)
+
+
+_msvag = _defaults(lr=0.1, beta=0.9, eta=1.0, weight_decay_rate=0)
+
+
+class MSVAGRule(UpdateRule):
+    """M-SVAG (Balles and Hennig), with decoupled weight decay."""
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 lr: float | None = None, beta: float | None = None,
+                 eta: float | None = None, weight_decay_rate: float | None = None) -> None:
+        _rule_init(self, _msvag, parent_hyperparam, {
+            "lr": lr, "beta": beta, "eta": eta, "weight_decay_rate": weight_decay_rate})
+        self.beta_power = self.hyperparam.beta
+
+    def init_state(self, param: Any) -> None:
+        self.state["m"] = _zeros(param)
+        self.state["v"] = _zeros(param)
+
+    def serialize(self, serializer: Any) -> None:
+        super().serialize(serializer)
+        # Chainer keeps beta_power outside the state; it is a function of t.
+        self.beta_power = self.hyperparam.beta ** (self.t + 1)
+
+    def update_core(self, param: Any) -> None:
+        grad = param.grad
+        if grad is None:
+            return
+        xp = namespace_of(grad)
+        hp = self.hyperparam
+        bp = self.beta_power
+        rho = (((1.0 - hp.beta) ** 2) * (1.0 - bp ** 2)
+               / (((1.0 - bp) ** 2) * (1.0 - hp.beta ** 2)))
+        rho = min(rho, 0.9999)
+        m = self.state["m"] + (1 - hp.beta) * (grad - self.state["m"])
+        v = self.state["v"] + (1 - hp.beta) * (grad * grad - self.state["v"])
+        self.state["m"], self.state["v"] = m, v
+        mt = m / (1 - bp)
+        vt = v / (1 - bp)
+        mt2 = mt ** 2
+        s = (vt - mt2) / (1 - rho)
+        den = mt2 + rho * s
+        zero = den == 0
+        safe = xp.where(zero, xp.ones_like(den), den)
+        # Chainer divides and then maps NaN (0/0) to 0; x/0 with x > 0 clips to 1.
+        ratio = xp.where(zero, xp.where(mt2 > 0, xp.ones_like(den), xp.zeros_like(den)),
+                         mt2 / safe)
+        factor = xp.clip(ratio, 0, 1)
+        factor = xp.where(xp.isnan(factor), xp.zeros_like(factor), factor)
+        data = param.data
+        param.data = data - hp.eta * (hp.lr * mt * factor + hp.weight_decay_rate * data)
+        self.beta_power = bp * hp.beta
+
+
+class MSVAG(GradientMethod):
+    """M-SVAG (arXiv:1705.07774), with AdamW's decoupled weight decay.
+
+    Parameters
+    ----------
+    lr
+        Learning rate.
+    beta
+        Decay of the first and second moments.
+    eta
+        Schedule multiplier.
+    weight_decay_rate
+        Decoupled weight decay (scaled by ``eta``, not ``lr``).
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.MSVAG().lr
+    0.1
+    """
+
+    lr = HyperparameterProxy("lr")
+    beta = HyperparameterProxy("beta")
+    eta = HyperparameterProxy("eta")
+    weight_decay_rate = HyperparameterProxy("weight_decay_rate")
+
+    def __init__(self, lr: float = _msvag.lr, beta: float = _msvag.beta,
+                 eta: float = _msvag.eta,
+                 weight_decay_rate: float = _msvag.weight_decay_rate) -> None:
+        _method_init(self, lr=lr, beta=beta, eta=eta, weight_decay_rate=weight_decay_rate)
+
+    def create_update_rule(self) -> MSVAGRule:
+        return MSVAGRule(self.hyperparam)
+
+
+# -- Adam and its variants -------------------------------------------------------------
+
+_adam = _defaults(alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8, eta=1.0,
+                  weight_decay_rate=0, amsgrad=False, adabound=False, final_lr=0.1,
+                  gamma=1e-3)
+
+
+def _alpha_t(hp: Any, t: int) -> float:
+    if t == 0:
+        raise RuntimeError("Can't determine the learning rate of Adam optimizer because "
+                           "the update steps have not been started.")
+    fix1 = 1.0 - math.pow(hp.beta1, t)
+    fix2 = 1.0 - math.pow(hp.beta2, t)
+    return hp.alpha * math.sqrt(fix2) / fix1
+
+
+class AdamRule(UpdateRule):
+    """Adam's update with Chainer's options: AMSGrad, AdaBound, decoupled weight decay.
+
+    ``param = (1 - eta * weight_decay_rate) * param - eta * step * m`` with
+    ``step = alpha_t / (sqrt(v) + eps)`` (clipped to AdaBound's bounds).
+    """
+
+    is_elementwise = True
+
+    def __init__(self, parent_hyperparam: Hyperparameter | None = None,
+                 alpha: float | None = None, beta1: float | None = None,
+                 beta2: float | None = None, eps: float | None = None,
+                 eta: float | None = None, weight_decay_rate: float | None = None,
+                 amsgrad: bool | None = None, adabound: bool | None = None,
+                 final_lr: float | None = None, gamma: float | None = None) -> None:
+        _rule_init(self, _adam, parent_hyperparam, {
+            "alpha": alpha, "beta1": beta1, "beta2": beta2, "eps": eps, "eta": eta,
+            "weight_decay_rate": weight_decay_rate, "amsgrad": amsgrad,
+            "adabound": adabound, "final_lr": final_lr, "gamma": gamma})
+        if self.hyperparam.adabound:
+            self.initial_alpha = self.hyperparam.alpha
+
+    def init_state(self, param: Any) -> None:
+        self.state["m"] = _zeros(param)
+        self.state["v"] = _zeros(param)
+        if self.hyperparam.amsgrad:
+            self.state["vhat"] = _zeros(param)
+
+    @property
+    def alpha_t(self) -> float:
+        """The bias-corrected step size at this rule's step ``t``."""
+        return _alpha_t(self.hyperparam, self.t)
+
+    @property
+    def lr(self) -> float:
+        """Chainer's old name of :attr:`alpha_t`."""
+        return self.alpha_t
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """AdaBound's ``(lower, upper)`` step bounds at step ``t``."""
+        if self.t == 0:
+            raise RuntimeError("Can't determine the bounds of AdaBound optimizer because "
+                               "the update steps have not been started.")
+        hp = self.hyperparam
+        final_lr = hp.final_lr * hp.alpha / self.initial_alpha
+        lower = final_lr * (1.0 - 1.0 / (hp.gamma * self.t + 1))
+        upper = final_lr * (1.0 + 1.0 / (hp.gamma * self.t))
+        return lower, upper
+
+    def update_core(self, param: Any) -> None:
+        grad = param.grad
+        if grad is None:
+            return
+        xp = namespace_of(grad)
+        hp = self.hyperparam
+        dtype = param.data.dtype
+        interm = xp.float32 if dtype == getattr(xp, "float16", None) else dtype
+        _eps_in_dtype(hp.eps, xp.zeros((), dtype=interm), "Adam")
+        grad = xp.astype(grad, interm)
+        m, v = self.state["m"], self.state["v"]
+        m = m + (1.0 - hp.beta1) * (grad - m)
+        v = v + (1.0 - hp.beta2) * (grad * grad - v)
+        m, v = xp.astype(m, dtype), xp.astype(v, dtype)
+        self.state["m"], self.state["v"] = m, v
+        if hp.amsgrad:
+            vhat = xp.maximum(self.state["vhat"], v)
+            self.state["vhat"] = vhat
+        else:
+            vhat = v
+        vhat = xp.astype(vhat, interm)
+        step = self.alpha_t / (xp.sqrt(vhat) + hp.eps)
+        if hp.adabound:
+            lower, upper = self.bounds
+            step = xp.clip(step, lower, upper)
+        a = 1.0 - hp.eta * hp.weight_decay_rate
+        data = param.data
+        data = data - hp.eta * (step * m) if a == 1 else a * data + -hp.eta * (step * m)
+        param.data = xp.astype(data, dtype)
+
+
+class Adam(GradientMethod):
+    """Adam (Kingma and Ba) with Chainer's AMSGrad/AdaBound flags and AdamW decay.
+
+    Parameters
+    ----------
+    alpha
+        Step size (the lr; :attr:`alpha_t` is the bias-corrected one).
+    beta1, beta2
+        Decays of the first and second moments.
+    eps
+        Added to ``sqrt(v)`` (not bias-corrected, as in Chainer).
+    eta
+        Schedule multiplier of the whole step and of the weight decay.
+    weight_decay_rate
+        Decoupled weight decay: ``param *= 1 - eta * weight_decay_rate``.
+    amsgrad
+        Use the running maximum of ``v`` (AMSGrad).
+    adabound
+        Clip the step to AdaBound's bounds.
+    final_lr, gamma
+        AdaBound's final SGD lr and bound speed.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> opt = optimizers.Adam(alpha=0.01)
+    >>> opt.alpha, opt.eps, opt.amsgrad
+    (0.01, 1e-08, False)
+    """
+
+    alpha = HyperparameterProxy("alpha")
+    beta1 = HyperparameterProxy("beta1")
+    beta2 = HyperparameterProxy("beta2")
+    eps = HyperparameterProxy("eps")
+    eta = HyperparameterProxy("eta")
+    weight_decay_rate = HyperparameterProxy("weight_decay_rate")
+    amsgrad = HyperparameterProxy("amsgrad")
+    adabound = HyperparameterProxy("adabound")
+    final_lr = HyperparameterProxy("final_lr")
+    gamma = HyperparameterProxy("gamma")
+
+    def __init__(self, alpha: float = _adam.alpha, beta1: float = _adam.beta1,
+                 beta2: float = _adam.beta2, eps: float = _adam.eps, eta: float = _adam.eta,
+                 weight_decay_rate: float = _adam.weight_decay_rate,
+                 amsgrad: bool = _adam.amsgrad, adabound: bool = _adam.adabound,
+                 final_lr: float = _adam.final_lr, gamma: float = _adam.gamma) -> None:
+        _method_init(self, alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                     weight_decay_rate=weight_decay_rate, amsgrad=amsgrad,
+                     adabound=adabound, final_lr=final_lr, gamma=gamma)
+
+    def create_update_rule(self) -> AdamRule:
+        return AdamRule(self.hyperparam)
+
+    @property
+    def alpha_t(self) -> float:
+        """The bias-corrected step size at the optimizer's step ``t``."""
+        return _alpha_t(self.hyperparam, self.t)
+
+    @property
+    def lr(self) -> float:
+        """Chainer's old name of :attr:`alpha_t`."""
+        return self.alpha_t
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter): Chainer's ``Adam`` with
+    ``weight_decay_rate``.
+
+    Parameters
+    ----------
+    alpha, beta1, beta2, eps, eta
+        As for :class:`Adam`.
+    weight_decay_rate
+        ``param *= 1 - eta * weight_decay_rate`` each step (not scaled by ``alpha``).
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.AdamW(weight_decay_rate=0.01).weight_decay_rate
+    0.01
+    """
+
+    def __init__(self, alpha: float = _adam.alpha, beta1: float = _adam.beta1,
+                 beta2: float = _adam.beta2, eps: float = _adam.eps, eta: float = _adam.eta,
+                 weight_decay_rate: float = _adam.weight_decay_rate) -> None:
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                         weight_decay_rate=weight_decay_rate)
+
+
+class AMSGrad(Adam):
+    """Adam with the running maximum of the second moment (Reddi et al.).
+
+    Parameters
+    ----------
+    alpha, beta1, beta2, eps, eta
+        As for :class:`Adam`.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> optimizers.AMSGrad().amsgrad
+    True
+    """
+
+    def __init__(self, alpha: float = _adam.alpha, beta1: float = _adam.beta1,
+                 beta2: float = _adam.beta2, eps: float = _adam.eps,
+                 eta: float = _adam.eta) -> None:
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                         amsgrad=True)
+
+
+class AdaBound(Adam):
+    """Adam with the step clipped into bounds that tighten to ``final_lr`` (Luo et al.).
+
+    Parameters
+    ----------
+    alpha, beta1, beta2
+        As for :class:`Adam`.
+    final_lr
+        The SGD lr the bounds converge to.
+    gamma
+        Speed of the bounds.
+    eps, eta
+        As for :class:`Adam`.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> opt = optimizers.AdaBound()
+    >>> opt.adabound, opt.amsgrad, opt.final_lr
+    (True, False, 0.1)
+    """
+
+    def __init__(self, alpha: float = _adam.alpha, beta1: float = _adam.beta1,
+                 beta2: float = _adam.beta2, final_lr: float = _adam.final_lr,
+                 gamma: float = _adam.gamma, eps: float = _adam.eps,
+                 eta: float = _adam.eta) -> None:
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                         amsgrad=False, adabound=True, final_lr=final_lr, gamma=gamma)
+
+
+class AMSBound(Adam):
+    """AdaBound with AMSGrad's running maximum.
+
+    Parameters
+    ----------
+    alpha, beta1, beta2, final_lr, gamma, eps, eta
+        As for :class:`AdaBound`.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import optimizers
+    >>> opt = optimizers.AMSBound()
+    >>> opt.adabound, opt.amsgrad
+    (True, True)
+    """
+
+    def __init__(self, alpha: float = _adam.alpha, beta1: float = _adam.beta1,
+                 beta2: float = _adam.beta2, final_lr: float = _adam.final_lr,
+                 gamma: float = _adam.gamma, eps: float = _adam.eps,
+                 eta: float = _adam.eta) -> None:
+        super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
+                         amsgrad=True, adabound=True, final_lr=final_lr, gamma=gamma)

@@ -1,0 +1,253 @@
+"""Make the reference values of portagrad.chainer's optimizers, hooks and training
+tests by running Chainer 7.8.1 itself.
+
+Chainer 7.8.1 needs NumPy < 2, so it runs in its own virtual environment, not
+portagrad's. To recreate it::
+
+    python3.11 -m venv v && v/bin/pip install numpy==1.26.4 'setuptools<70' && \
+        v/bin/pip install --no-build-isolation chainer==7.8.1
+
+then run this script with that interpreter (it imports nothing of portagrad)::
+
+    v/bin/python scripts/make_chainer_fixtures_train.py
+
+It writes two files under ``tests/chainer/fixtures/train/``:
+
+- ``optimizers.npz``: for each case (the list ``CASES`` below, stored in the file as
+  JSON under ``cases``) the gradient sequence fed to two float64 parameters, the
+  parameters after every update, and the optimizer's state after the last update;
+- ``loop.npz``: the index sequences of SerialIterator (shuffled by a seeded
+  RandomState, repeating or not, batches larger than the dataset), the orders of
+  ``split_dataset_random``/``get_cross_validation_datasets_random``,
+  ``concat_examples`` with padding, the values set by the seven shift extensions, and
+  the firing patterns of the interval/manual/best-value/once/early-stopping triggers.
+
+The tests replay each case in portagrad and read only these files. Rerunning the script
+gives the same files (every random draw comes from a fixed seed).
+"""
+
+import json
+import os
+import sys
+
+import chainer
+import numpy as np
+from chainer import optimizer_hooks, optimizers
+
+assert chainer.__version__ == "7.8.1", chainer.__version__
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "chainer",
+                   "fixtures", "train", "optimizers.npz")
+STEPS = 12
+SHAPES = {"W": (3, 4), "b": (5,)}
+
+# name, optimizer, kwargs, hooks [(hook, kwargs)], changes {step: {attr: value}},
+# per-rule hyperparameters {param: {name: value}}
+CASES = [
+    ("SGD", "SGD", {"lr": 0.1}, [], {}, {}),
+    ("MomentumSGD", "MomentumSGD", {"lr": 0.05, "momentum": 0.8}, [], {}, {}),
+    ("CorrectedMomentumSGD", "CorrectedMomentumSGD", {"lr": 0.05}, [],
+     {"6": {"lr": 0.02}}, {}),
+    ("NesterovAG", "NesterovAG", {"lr": 0.05, "momentum": 0.9}, [], {}, {}),
+    ("AdaGrad", "AdaGrad", {}, [], {}, {}),
+    ("AdaGrad_lr", "AdaGrad", {"lr": 0.1, "eps": 1e-3}, [], {}, {}),
+    ("AdaDelta", "AdaDelta", {"rho": 0.9, "eps": 1e-4}, [], {}, {}),
+    ("RMSprop", "RMSprop", {"lr": 0.01, "alpha": 0.9, "eps": 1e-2}, [], {}, {}),
+    ("RMSprop_inside", "RMSprop", {"lr": 0.01, "alpha": 0.9, "eps": 1e-2,
+                                   "eps_inside_sqrt": True}, [], {}, {}),
+    ("RMSpropGraves", "RMSpropGraves", {"lr": 1e-2}, [], {}, {}),
+    ("SMORMS3", "SMORMS3", {"lr": 0.01}, [], {}, {}),
+    ("MSVAG", "MSVAG", {"lr": 0.1, "beta": 0.8, "weight_decay_rate": 0.01}, [], {}, {}),
+    ("Adam", "Adam", {}, [], {}, {}),
+    ("Adam_eps", "Adam", {"alpha": 0.05, "eps": 1e-2, "eta": 0.5,
+                          "weight_decay_rate": 0.1}, [], {"5": {"alpha": 0.01}}, {}),
+    ("AdamW", "AdamW", {"alpha": 0.02, "weight_decay_rate": 0.05}, [], {}, {}),
+    ("AMSGrad", "AMSGrad", {"alpha": 0.05, "beta2": 0.9}, [], {}, {}),
+    ("AdaBound", "AdaBound", {"alpha": 0.05, "final_lr": 0.02, "gamma": 0.1}, [], {},
+     {}),
+    ("AMSBound", "AMSBound", {"alpha": 0.05, "final_lr": 0.02, "gamma": 0.1,
+                              "beta2": 0.9}, [], {}, {}),
+    ("Adam_amsgrad_flag", "Adam", {"alpha": 0.05, "amsgrad": True, "beta2": 0.9}, [], {},
+     {}),
+    ("per_rule_lr", "MomentumSGD", {"lr": 0.05}, [], {}, {"b": {"lr": 0.5}}),
+    ("WeightDecay", "MomentumSGD", {"lr": 0.05}, [("WeightDecay", {"rate": 0.1})], {}, {}),
+    ("Lasso", "SGD", {"lr": 0.05}, [("Lasso", {"rate": 0.1})], {}, {}),
+    ("GradientClipping", "SGD", {"lr": 0.1}, [("GradientClipping", {"threshold": 1.5})],
+     {}, {}),
+    ("GradientHardClipping", "Adam", {"alpha": 0.05},
+     [("GradientHardClipping", {"lower_bound": -0.5, "upper_bound": 0.3})], {}, {}),
+    ("GradientLARS", "MomentumSGD", {"lr": 0.05},
+     [("GradientLARS", {"threshold": 0.5, "weight_decay": 0.01})], {}, {}),
+    ("two_hooks", "AdaGrad", {"lr": 0.1},
+     [("WeightDecay", {"rate": 0.01}), ("GradientClipping", {"threshold": 1.0})], {}, {}),
+]
+
+
+class Model(chainer.Link):
+    def __init__(self, init):
+        super().__init__()
+        with self.init_scope():
+            self.W = chainer.Parameter(init["W"].copy())
+            self.b = chainer.Parameter(init["b"].copy())
+
+
+def main():
+    rng = np.random.RandomState(0)
+    init = {k: rng.randn(*s) for k, s in SHAPES.items()}
+    grads = {k: rng.randn(STEPS, *s) for k, s in SHAPES.items()}
+    # Zero gradients at some steps and elements exercise the 0/0 branches (MSVAG).
+    grads["b"][0, :2] = 0.0
+    grads["b"][3] = 0.0
+    grads["W"][7, 0] = 0.0
+    out = {"init/" + k: v for k, v in init.items()}
+    out.update({"grads/" + k: v for k, v in grads.items()})
+    for name, opt_name, kwargs, hooks, changes, rule_hyper in CASES:
+        model = Model(init)
+        opt = getattr(optimizers, opt_name)(**kwargs)
+        opt.setup(model)
+        for hname, hkw in hooks:
+            opt.add_hook(getattr(optimizer_hooks, hname)(**hkw))
+        for pname, hp in rule_hyper.items():
+            for k, v in hp.items():
+                setattr(getattr(model, pname).update_rule.hyperparam, k, v)
+        traj = {k: [] for k in SHAPES}
+        for step in range(STEPS):
+            for k, v in changes.get(str(step), {}).items():
+                setattr(opt, k, v)
+            for k in SHAPES:
+                getattr(model, k).grad = grads[k][step].copy()
+            opt.update()
+            for k in SHAPES:
+                traj[k].append(getattr(model, k).array.copy())
+        for k in SHAPES:
+            out[f"{name}/traj/{k}"] = np.stack(traj[k])
+            rule = getattr(model, k).update_rule
+            for sk, sv in rule.state.items():
+                out[f"{name}/state/{k}/{sk}"] = np.asarray(sv)
+        out[f"{name}/t"] = np.asarray(opt.t)
+    out["cases"] = np.asarray(json.dumps(CASES))
+    np.savez(OUT, **out)
+    print(f"wrote {len(CASES)} cases to {os.path.normpath(OUT)}", file=sys.stderr)
+    loop_fixtures()
+
+
+ITERATOR_CASES = [
+    # name, dataset size, batch size, repeat, shuffle seed (None: no shuffle), batches
+    ("plain", 10, 3, True, None, 8),
+    ("shuffled", 10, 3, True, 0, 9),
+    ("large_batch", 4, 7, True, 1, 4),
+    ("no_repeat", 10, 4, False, 2, 3),
+    ("no_repeat_plain", 5, 2, False, None, 3),
+]
+
+SHIFTS = [
+    ("ExponentialShift", {"attr": "lr", "rate": 0.5}, 1.0),
+    ("ExponentialShift_target", {"attr": "lr", "rate": 0.5, "target": 0.1}, 1.0),
+    ("InverseShift", {"attr": "lr", "gamma": 0.3, "power": 0.75}, 0.2),
+    ("LinearShift", {"attr": "lr", "value_range": (0.1, 0.5), "time_range": (2, 6)}, 0.3),
+    ("MultistepShift", {"attr": "lr", "gamma": 0.1, "step_value": [2, 5], "init": 0.5},
+     0.3),
+    ("PolynomialShift", {"attr": "lr", "rate": 0.9, "max_count": 8}, 0.2),
+    ("StepShift", {"attr": "lr", "gamma": 0.5, "step": 3}, 0.4),
+    ("WarmupShift", {"attr": "lr", "warmup_start": 0.0, "warmup_iter": 4, "init": 0.1},
+     0.3),
+]
+
+
+class _Updater:
+    def __init__(self, opt):
+        self.opt = opt
+        self.iteration = 0
+        self.epoch = 0
+        self.epoch_detail = 0.0
+        self.previous_epoch_detail = None
+
+    def get_optimizer(self, name):
+        return self.opt
+
+
+class _Trainer:
+    def __init__(self, opt=None):
+        self.updater = _Updater(opt)
+        self.observation = {}
+
+
+class _Opt:
+    lr = 0.3
+
+
+def loop_fixtures():
+    from chainer import dataset, datasets, iterators
+    from chainer.training import extensions, triggers
+
+    out = {}
+    for name, n, bs, repeat, seed, batches in ITERATOR_CASES:
+        sampler = (iterators.ShuffleOrderSampler(np.random.RandomState(seed))
+                   if seed is not None else None)
+        it = iterators.SerialIterator(list(range(n)), bs, repeat=repeat,
+                                      shuffle=None if seed is not None else False,
+                                      order_sampler=sampler)
+        seq, info = [], []
+        for _ in range(batches):
+            try:
+                b = it.next()
+            except StopIteration:
+                b = []
+            seq.append(b + [-1] * (3 * max(bs, n) - len(b)))
+            info.append([it.epoch, it.epoch_detail, -1.0 if it.previous_epoch_detail is None
+                         else it.previous_epoch_detail, float(it.is_new_epoch)])
+        out[f"iter/{name}/batches"] = np.array(seq)
+        out[f"iter/{name}/info"] = np.array(info)
+    a, b = datasets.split_dataset_random(list(range(10)), 4, seed=3)
+    out["split_random"] = np.array(list(a) + list(b))
+    folds = datasets.get_cross_validation_datasets_random(list(range(7)), 3, seed=5)
+    out["cv_random"] = np.array([list(tr) + [-1] + list(te) for tr, te in folds])
+    x = dataset.concat_examples([(np.arange(3), np.array([1.0])),
+                                 (np.arange(1), np.array([2.0, 3.0]))], padding=-1)
+    out["concat_pad/0"], out["concat_pad/1"] = x
+    for name, kwargs, start in SHIFTS:
+        opt = _Opt()
+        opt.lr = start
+        ext = getattr(extensions, name.split("_")[0])(**kwargs)
+        trainer = _Trainer(opt)
+        ext.initialize(trainer)
+        values = [opt.lr]
+        for _ in range(10):
+            ext(trainer)
+            values.append(opt.lr)
+        out[f"shift/{name}"] = np.array(values, dtype=np.float64)
+    # Triggers on an updater of 5 iterations per epoch.
+    trig_cases = {
+        "interval_iter": triggers.IntervalTrigger(3, "iteration"),
+        "interval_epoch": triggers.IntervalTrigger(1, "epoch"),
+        "interval_half_epoch": triggers.IntervalTrigger(0.5, "epoch"),
+        "manual_iter": triggers.ManualScheduleTrigger([2, 7, 11], "iteration"),
+        "manual_epoch": triggers.ManualScheduleTrigger([1, 2.5], "epoch"),
+        "once": triggers.OnceTrigger(),
+        "min_value": triggers.MinValueTrigger("v", (1, "epoch")),
+        "max_value": triggers.MaxValueTrigger("v", (1, "epoch")),
+        "early": triggers.EarlyStoppingTrigger((1, "epoch"), "v", patience=2,
+                                               max_trigger=(4, "epoch")),
+    }
+    values = [0.9, 0.5, 0.7, 0.4, 0.6, 0.3, 0.8, 0.2, 0.95, 0.1, 0.85, 0.7, 0.75, 0.74,
+              0.76, 0.8, 0.79, 0.81, 0.9, 0.2, 0.5, 0.4, 0.3, 0.2, 0.1]
+    for name, trig in trig_cases.items():
+        trainer = _Trainer()
+        fired = []
+        for it in range(1, 21):
+            u = trainer.updater
+            u.previous_epoch_detail = u.epoch_detail if it > 1 else None
+            u.iteration = it
+            u.epoch_detail = it / 5
+            u.epoch = it // 5
+            trainer.observation = {"v": values[it - 1]}
+            fired.append(bool(trig(trainer)))
+        out[f"trigger/{name}"] = np.array(fired)
+    out["trigger/values"] = np.array(values)
+    path = os.path.join(os.path.dirname(OUT), "loop.npz")
+    np.savez(path, **out)
+    print(f"wrote {os.path.normpath(path)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
