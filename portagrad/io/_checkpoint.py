@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import stat
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
@@ -21,13 +24,30 @@ import numpy as np
 from .._errors import CheckpointError, describe
 from ..xp import to_numpy
 from ..xp._namespace import is_array
-from ._format import dtype_code, file_size, parse_json, read_header, read_tensor, write_tensors
+from ._format import (
+    dtype_code,
+    file_size,
+    open_regular,
+    parse_json,
+    read_header,
+    read_tensor,
+    write_tensors,
+)
+from ._validate import check_kinds, check_state_tree
 
-__all__ = ["save", "load", "atomic_write", "read_state"]
+__all__ = ["save", "load", "atomic_write", "read_state", "remove_stale_temps"]
 
 _STATE_KEY = "portagrad.state"
 _MAX_TREE_DEPTH = 64
 _RESERVED = ("__tensor__", "__float__")
+# The temporary files atomic_write makes: "." + target name + "." + tempfile.mkstemp's 8
+# random characters + ".tmp". Only such names are ever removed as leftovers.
+_TEMP_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+# A leftover younger than this is left alone even when unlocked: it closes the window
+# between a writer's mkstemp and its flock.
+STALE_TEMP_SECONDS = 2.0
+# Where files cannot be locked, only the age tells a leftover from a slow live writer.
+STALE_UNLOCKED_SECONDS = 24 * 3600.0
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
@@ -36,6 +56,21 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
     ``write(f)`` fills a unique temporary file in the same folder; it is flushed and
     fsynced, renamed over ``path`` with :func:`os.replace`, and the folder is fsynced so
     the rename survives a power cut. On any error the temporary file is removed.
+
+    A writer holds an exclusive ``flock`` on its temporary file until the rename, so a
+    process killed mid-write (``SIGKILL``, a power cut) leaves an unlocked
+    ``.<name>.<8 characters>.tmp``; each call first removes such leftovers from the folder:
+    only names of that pattern, only regular files that no live writer holds locked, and
+    only when at least ``STALE_TEMP_SECONDS`` old (``STALE_UNLOCKED_SECONDS`` where the
+    filesystem has no locks). Concurrent writers in one folder thus never remove each
+    other's files.
+
+    Parameters
+    ----------
+    path
+        The file to write.
+    write
+        Called with the temporary file (opened for binary writing) to fill it.
 
     Examples
     --------
@@ -48,15 +83,18 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
     """
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    remove_stale_temps(folder)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.",
                                suffix=".tmp")
     try:
+        # Held until after the rename, so no cleaner ever sees this file unlocked.
+        _lock(fd, blocking=True)
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -71,6 +109,80 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def _lock(fd: int, blocking: bool) -> bool | None:
+    """Take an exclusive flock: ``True`` taken, ``False`` held by another process,
+    ``None`` when the platform or filesystem has no such locks."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    except OSError:
+        return None
+    return True
+
+
+def remove_stale_temps(folder: str | os.PathLike) -> list[str]:
+    """Remove the temporary files that killed :func:`atomic_write` calls left in ``folder``.
+
+    Returns the names removed. Called by :func:`atomic_write` (and so by every save);
+    see there for which files count as leftovers. Errors (a folder that cannot be listed,
+    a file removed by someone else meanwhile) are ignored: cleaning up must never make a
+    save fail.
+
+    Parameters
+    ----------
+    folder
+        The folder to clean.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from portagrad.io import remove_stale_temps
+    >>> d = tempfile.mkdtemp()
+    >>> leftover = os.path.join(d, ".m.safetensors.abcd1234.tmp")
+    >>> open(leftover, "wb").close()
+    >>> os.utime(leftover, (0, 0))  # as if left by a save killed long ago
+    >>> remove_stale_temps(d), os.listdir(d)
+    (['.m.safetensors.abcd1234.tmp'], [])
+    """
+    removed = []
+    try:
+        names = [n for n in os.listdir(folder) if _TEMP_NAME.fullmatch(n)]
+    except OSError:
+        return removed
+    now = time.time()
+    for name in names:
+        p = os.path.join(folder, name)
+        try:
+            # Opened for writing: NFS emulates flock with byte-range locks, which need it.
+            fd = os.open(p, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_NONBLOCK", 0))
+        except OSError:  # gone, a symlink, or not ours to open
+            continue
+        try:
+            st = os.fstat(fd)
+            age = now - st.st_mtime
+            if not stat.S_ISREG(st.st_mode) or age < STALE_TEMP_SECONDS:
+                continue
+            locked = _lock(fd, blocking=False)
+            if locked is False or (locked is None and age < STALE_UNLOCKED_SECONDS):
+                continue
+            # Remove only the file we hold: the name may have been reused meanwhile.
+            try:
+                if os.stat(p, follow_symlinks=False).st_ino == st.st_ino:
+                    os.unlink(p)
+                    removed.append(name)
+            except OSError:
+                pass
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _state_of(obj: Any) -> Any:
@@ -181,7 +293,14 @@ def _tensor_paths(tree: Any, out: dict[str, Any], depth: int = 0) -> None:
 
 
 def _expected(state: Any, path: tuple[str, ...], out: dict[str, Any]) -> None:
-    """Arrays (or ``None`` placeholders of lazy parameters) of a live state, by path."""
+    """Arrays (or ``None`` placeholders of lazy parameters) of a live state, by path.
+
+    A dict marked ``__portagrad_open__`` (an optimizer's per-parameter state, which
+    depends on the steps taken) accepts any arrays under it: ``path/`` maps to ``...``.
+    """
+    if getattr(state, "__portagrad_open__", False):
+        out["/".join(path) + "/"] = ...
+        return
     if isinstance(state, dict):
         for k, v in state.items():
             _expected(v, (*path, str(k)), out)
@@ -204,10 +323,7 @@ def read_state(path: str | os.PathLike, expected: dict[str, Any] | None = None,
     dtypes are checked before any tensor is read.
     """
     path = os.fspath(path)
-    try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise CheckpointError(f"load({path}): cannot open the file ({e.strerror})") from None
+    f = open_regular(path)
     with f:
         size = file_size(f)
         header = read_header(f, size, path)
@@ -227,16 +343,21 @@ def read_state(path: str | os.PathLike, expected: dict[str, Any] | None = None,
         if expected is not None:
             _check_expected(path, header, expected, strict)
         arrays = {name: read_tensor(f, header, name) for name in header.tensors}
-    return _decode(tree, arrays)
+    state = _decode(tree, arrays)
+    check_state_tree(state, path)
+    return state
 
 
 def _check_expected(path: str, header: Any, expected: dict[str, Any], strict: bool) -> None:
     from ..nn._module import _dtype_name
 
     stored = header.tensors
+    open_prefixes = tuple(n for n, v in expected.items() if v is ...)
+    expected = {n: v for n, v in expected.items() if v is not ...}
     if strict:
         missing = [n for n in expected if n not in stored]
-        unexpected = [n for n in stored if n not in expected]
+        unexpected = [n for n in stored if n not in expected
+                      and not (open_prefixes and n.startswith(open_prefixes))]
         if missing or unexpected:
             raise CheckpointError(
                 f"load({path}): expected the arrays of the target, got {len(missing)} "
@@ -271,14 +392,18 @@ def _decode(tree: Any, arrays: dict[str, np.ndarray]) -> Any:
 def load(path: str | os.PathLike, obj: Any = None, strict: bool = True) -> Any:
     """Load a file written by :func:`save` (or any safetensors file) into ``obj``.
 
-    The file is validated before anything is allocated: header size cap, JSON without
-    duplicates, dtype allow-list, offsets inside the file, consistent, without overlap or
-    gap; then (with ``strict``) the stored arrays must be exactly those of
-    ``obj.state_dict()`` with the same shapes and dtypes. Any of these failures raises
+    The file is validated before anything is allocated: it must be a regular file (a FIFO,
+    a device or a directory is refused without blocking), then header size cap, JSON
+    without duplicates, dtype allow-list, offsets inside the file, consistent, without
+    overlap or gap, the metadata's checksum; then (with ``strict``) the stored arrays must
+    be exactly those of ``obj.state_dict()`` with the same shapes and dtypes, and each
+    scalar of the state must have the kind (bool, int, number) of ``obj``'s. Every tensor
+    is checked against its CRC-32 as it is read. Any of these failures raises
     :class:`portagrad.CheckpointError` before ``obj`` is touched; values that only
-    ``obj.load_state_dict`` can judge (an optimizer's step count, an iterator's order)
-    are checked there and raise the same error. No code in the file is ever executed
-    (there is no pickle).
+    ``obj.load_state_dict`` can judge (an optimizer's step count and hyperparameters, an
+    iterator's order) are checked there and raise the same error. Files written before
+    checksums existed load with every check but the checksums. No code in the file is
+    ever executed (there is no pickle).
 
     Returns the loaded state tree (NumPy arrays); with ``obj``, also calls
     ``obj.load_state_dict(state)``, which moves arrays to ``obj``'s library and device.
@@ -301,11 +426,14 @@ def load(path: str | os.PathLike, obj: Any = None, strict: bool = True) -> Any:
     portagrad._errors.CheckpointError: load(...): W: expected shape (4, 2), got (3, 2)
     """
     expected = None
+    live = None
     if obj is not None:
         expected = {}
-        _expected(_state_of(obj), (), expected)
+        live = _state_of(obj)
+        _expected(live, (), expected)
     state = read_state(path, expected, strict)
     if obj is not None and hasattr(obj, "load_state_dict"):
+        check_kinds(state, live, os.fspath(path))
         try:
             if strict:
                 obj.load_state_dict(state)
@@ -313,7 +441,8 @@ def load(path: str | os.PathLike, obj: Any = None, strict: bool = True) -> Any:
                 _load_lenient(obj, state)
         except CheckpointError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError,
+                ArithmeticError, RecursionError) as e:
             raise CheckpointError(f"load({os.fspath(path)}): the file's state does not fit "
                                   f"{type(obj).__name__}: {type(e).__name__}: {e}") from e
     return state

@@ -5,25 +5,42 @@ each tensor name to ``{"dtype", "shape", "data_offsets": [begin, end]}`` (offset
 byte buffer that follows), plus an optional ``"__metadata__"`` mapping of strings to
 strings; then the buffer, each tensor's raw little-endian C-order bytes. Nothing here can
 execute code: the header is JSON and tensors are raw bytes.
+
+Checksums live in two metadata entries, so other safetensors readers still read the file:
+``"portagrad.crc32"`` is a JSON object giving, for every tensor, the CRC-32 (8 hex digits)
+of ``json.dumps([dtype, shape])`` followed by its bytes, so a flipped dtype or shape is
+caught as well as a flipped byte; ``"portagrad.crc32.metadata"`` is the CRC-32 of the
+other metadata entries (compact JSON, sorted keys), which covers the saved state tree.
+A file without either entry (written before checksums existed, or by another writer)
+loads with every structural check but no checksum; a file with only one of them, a
+tensor missing from the table or a mismatch is a :class:`CheckpointError`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
+import zlib
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from .._errors import CheckpointError
 
-__all__ = ["DTYPES", "MAX_HEADER", "write_tensors", "read_header", "read_tensor", "Header"]
+__all__ = ["DTYPES", "MAX_HEADER", "write_tensors", "read_header", "read_tensor", "Header",
+           "open_regular", "CRC_KEY", "META_CRC_KEY"]
 
 # Header size cap: the JSON is parsed in memory, so a hostile length must not make us
 # allocate gigabytes. Real headers are ~100 bytes per tensor.
 MAX_HEADER = 16 * 1024 * 1024
 MAX_DIMS = 32
+# numpy refuses arrays whose dimensions (zeros counted as one) times the item size pass
+# the index range, even when they hold no element; refuse such shapes up front.
+MAX_EXTENT = 2**62
+CRC_KEY = "portagrad.crc32"
+META_CRC_KEY = "portagrad.crc32.metadata"
 
 DTYPES: dict[str, np.dtype] = {
     "F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"),
@@ -41,13 +58,27 @@ def dtype_code(dtype: np.dtype) -> str:
     return code
 
 
+def tensor_crc(code: str, shape: list[int] | tuple[int, ...], data: Any) -> str:
+    """CRC-32 of a tensor's dtype code, shape and bytes, as 8 hex digits."""
+    crc = zlib.crc32(json.dumps([code, list(shape)], separators=(",", ":")).encode())
+    return f"{zlib.crc32(data, crc):08x}"
+
+
+def metadata_crc(metadata: dict[str, str]) -> str:
+    """CRC-32 of every metadata entry but the two checksum entries, as 8 hex digits."""
+    rest = {k: v for k, v in metadata.items() if k not in (CRC_KEY, META_CRC_KEY)}
+    raw = json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return f"{zlib.crc32(raw.encode()):08x}"
+
+
 def write_tensors(f: BinaryIO, tensors: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
-    """Write ``tensors`` (host arrays) and string ``metadata`` in the safetensors layout."""
+    """Write ``tensors`` (host arrays) and string ``metadata`` in the safetensors layout,
+    with the checksum entries added to the metadata."""
     header: dict[str, Any] = {}
-    if metadata:
-        header["__metadata__"] = metadata
     offset = 0
     prepared = []
+    crcs: dict[str, str] = {}
+    entries: dict[str, Any] = {}
     for name, a in tensors.items():
         code = dtype_code(a.dtype)
         # (not ascontiguousarray: it turns 0-d arrays into 1-d ones)
@@ -55,27 +86,82 @@ def write_tensors(f: BinaryIO, tensors: dict[str, np.ndarray], metadata: dict[st
         if not a.flags.c_contiguous:
             a = a.copy(order="C")
         n = a.nbytes
-        header[name] = {"dtype": code, "shape": list(a.shape),
-                        "data_offsets": [offset, offset + n]}
+        entries[name] = {"dtype": code, "shape": list(a.shape),
+                         "data_offsets": [offset, offset + n]}
+        crcs[name] = tensor_crc(code, a.shape, _bytes_of(a))
         prepared.append(a)
         offset += n
+    metadata = {k: v for k, v in metadata.items() if k not in (CRC_KEY, META_CRC_KEY)}
+    metadata[META_CRC_KEY] = metadata_crc(metadata)
+    metadata[CRC_KEY] = json.dumps(crcs, separators=(",", ":"))
+    header["__metadata__"] = metadata
+    header.update(entries)
     raw = json.dumps(header, separators=(",", ":"), allow_nan=False).encode("utf-8")
     # Pad with spaces so the buffer starts 8-byte aligned (as the reference writer does).
     raw += b" " * (-len(raw) % 8)
     f.write(struct.pack("<Q", len(raw)))
     f.write(raw)
     for a in prepared:
-        f.write(memoryview(a.reshape(-1)).cast("B") if a.size else b"")
+        f.write(_bytes_of(a))
+
+
+def _bytes_of(a: np.ndarray) -> Any:
+    return memoryview(a.reshape(-1)).cast("B") if a.size else b""
+
+
+def open_regular(path: str) -> BinaryIO:
+    """Open ``path`` for reading only if it is a regular file, without ever blocking.
+
+    A FIFO (or a symlink to one) would block ``open`` until a writer appears, and a device
+    would be read forever; so the target is checked with ``os.stat`` first, opened with
+    ``O_NONBLOCK`` (in case it was swapped for a FIFO since), and checked again with
+    ``os.fstat`` on the descriptor actually opened.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise CheckpointError(f"load({path}): cannot open the file ({e.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise CheckpointError(f"load({path}): expected a regular file, got "
+                              f"{_kind(st.st_mode)}")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise CheckpointError(f"load({path}): cannot open the file ({e.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CheckpointError(f"load({path}): expected a regular file, got "
+                                  f"{_kind(st.st_mode)} (it was replaced while opening)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return f"a file of mode {oct(stat.S_IFMT(mode))}"
 
 
 class Header:
     """A validated header: tensors by name (dtype, shape, begin, end) and metadata."""
 
     def __init__(self, tensors: dict[str, tuple[np.dtype, tuple[int, ...], int, int]],
-                 metadata: dict[str, str], data_start: int) -> None:
+                 metadata: dict[str, str], data_start: int,
+                 checksums: dict[str, str] | None = None) -> None:
         self.tensors = tensors
         self.metadata = metadata
         self.data_start = data_start
+        self.checksums = checksums
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -108,7 +194,11 @@ def read_header(f: BinaryIO, file_size: int, path: str = "") -> Header:
     if file_size < 8:
         raise CheckpointError(f"load{where}: expected at least 8 bytes (header length), got "
                               f"{file_size}; the file is truncated")
-    (n,) = struct.unpack("<Q", f.read(8))
+    first = f.read(8)
+    if len(first) != 8:
+        raise CheckpointError(f"load{where}: expected 8 bytes (header length), got "
+                              f"{len(first)}; the file changed while reading")
+    (n,) = struct.unpack("<Q", first)
     if n > MAX_HEADER:
         raise CheckpointError(f"load{where}: header length {n} exceeds the cap of "
                               f"{MAX_HEADER} bytes")
@@ -133,6 +223,7 @@ def read_header(f: BinaryIO, file_size: int, path: str = "") -> Header:
     tensors: dict[str, tuple[np.dtype, tuple[int, ...], int, int]] = {}
     for name, info in header.items():
         tensors[name] = _check_entry(name, info, data_size, where)
+    crcs = _check_checksums(metadata, tensors, where)
     spans = sorted((b, e, name) for name, (_, _, b, e) in tensors.items())
     pos = 0
     for b, e, name in spans:
@@ -143,7 +234,30 @@ def read_header(f: BinaryIO, file_size: int, path: str = "") -> Header:
     if pos != data_size:
         raise CheckpointError(f"load{where}: tensors cover {pos} bytes, the buffer has "
                               f"{data_size}; the file is truncated or has trailing data")
-    return Header(tensors, metadata, 8 + n)
+    return Header(tensors, metadata, 8 + n, crcs)
+
+
+def _check_checksums(metadata: dict[str, str], tensors: dict[str, Any],
+                     where: str) -> dict[str, str] | None:
+    """The tensors' checksum table, after checking the metadata's own checksum; ``None``
+    for a file written without checksums."""
+    has_table, has_meta = CRC_KEY in metadata, META_CRC_KEY in metadata
+    if not has_table and not has_meta:
+        return None
+    if not (has_table and has_meta):
+        missing = CRC_KEY if not has_table else META_CRC_KEY
+        raise CheckpointError(f"load{where}: the metadata has one checksum entry but not "
+                              f"{missing!r}; the file is damaged")
+    if metadata[META_CRC_KEY] != metadata_crc(metadata):
+        raise CheckpointError(f"load{where}: the metadata (the saved state tree) does not "
+                              f"match its checksum; the file is damaged")
+    table = parse_json(metadata[CRC_KEY], "the checksum table")
+    if (not isinstance(table, dict) or set(table) != set(tensors)
+            or not all(isinstance(v, str) and len(v) == 8 for v in table.values())):
+        raise CheckpointError(f"load{where}: expected a checksum for each of the "
+                              f"{len(tensors)} tensors, got a malformed table; the file is "
+                              f"damaged")
+    return table
 
 
 def _check_entry(name: str, info: Any, data_size: int,
@@ -170,12 +284,17 @@ def _check_entry(name: str, info: Any, data_size: int,
         raise CheckpointError(f"load{where}: tensor {name!r}: data_offsets {offs} fall "
                               f"outside the {data_size}-byte buffer")
     dtype = DTYPES[code]
-    count = 1
+    count, extent = 1, dtype.itemsize
     for d in shape:
         count *= d
+        extent *= max(d, 1)
     if count * dtype.itemsize != e - b:
-        raise CheckpointError(f"load{where}: tensor {name!r}: shape {shape} of {code} needs "
-                              f"{count * dtype.itemsize} bytes, data_offsets give {e - b}")
+        raise CheckpointError(f"load{where}: tensor {name!r}: shape {str(shape)[:80]} of "
+                              f"{code} needs {count * dtype.itemsize} bytes, data_offsets "
+                              f"give {e - b}")
+    if extent > MAX_EXTENT:
+        raise CheckpointError(f"load{where}: tensor {name!r}: shape {str(shape)[:80]} is "
+                              f"larger than an array can be")
     return dtype, tuple(shape), b, e
 
 
@@ -190,6 +309,11 @@ def read_tensor(f: BinaryIO, header: Header, name: str) -> np.ndarray:
         if got != e - b:
             raise CheckpointError(f"load: tensor {name!r}: expected {e - b} bytes, got {got}; "
                                   f"the file changed while reading")
+    if header.checksums is not None:
+        code = dtype_code(dtype)
+        if tensor_crc(code, shape, _bytes_of(out)) != header.checksums[name]:
+            raise CheckpointError(f"load: tensor {name!r}: its bytes do not match the "
+                                  f"checksum stored with them; the file is damaged")
     return out.astype(dtype.newbyteorder("="), copy=False)
 
 
