@@ -2,6 +2,7 @@
 
 from ._engine import backward as backward
 from ._engine import grad as grad
+from ._hooks import RemovableHandle as RemovableHandle
 from ._mode import (
     debug as debug,
 )
@@ -24,5 +25,8 @@ from ._node import PRIMITIVES as PRIMITIVES
 from ._node import Node as Node
 from ._node import Primitive as Primitive
 from ._node import primitive as primitive
+from ._tensor import install as _install_tensor_methods
 from ._variable import Variable as Variable
 from ._variable import as_variable as as_variable
+
+_install_tensor_methods()

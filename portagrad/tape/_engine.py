@@ -20,6 +20,7 @@ from typing import Any
 from .._errors import GradientError, ShapeError, describe
 from ..xp._accumulate import accumulate
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
+from ._hooks import HOOKED_LEAVES, HOOKED_NODES, apply_hooks
 from ._mode import set_debug, set_grad_enabled, state
 from ._node import Node, check_finite
 from ._shapes import sum_to
@@ -60,8 +61,8 @@ def _run(roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
         if run.pending:
             # Leaves some of whose edges received no gradient at all.
             for count_var in list(run.pending.values()):
-                _fire(count_var[1])
-    return run.results()
+                run.complete(count_var[1])
+        return run.results()
 
 
 class _Run:
@@ -74,7 +75,8 @@ class _Run:
     """
 
     __slots__ = ("targets", "leaf_grads", "inner", "inner_grads", "needed", "through",
-                 "buffers", "heap", "counter", "pending", "owned", "symbolic", "acc", "keep")
+                 "buffers", "heap", "counter", "pending", "owned", "symbolic", "acc", "keep",
+                 "intercept", "parts")
 
     def __init__(self, roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                  targets: dict[int, Variable] | None) -> None:
@@ -94,7 +96,13 @@ class _Run:
         self.buffers: dict[Node, list] = {}
         self.heap: list = []
         self.counter = 0
-        self.pending = _count_hooked_edges(roots) if targets is None and _HOOKED else None
+        # Leaves with gradient hooks: backward sums their gradients apart (``parts``) and
+        # hands the total to the hooks before it reaches ``grad``.
+        self.intercept = ({k for k, v in list(HOOKED_LEAVES.items()) if v._grad_hooks}
+                          if targets is None and HOOKED_LEAVES else None) or None
+        self.parts: dict[int, Variable] = {}
+        self.pending = (_count_hooked_edges(roots, self.intercept or ())
+                        if targets is None and (_HOOKED or self.intercept) else None)
         self.owned: set[int] = set()
         # Forward-mode tangents ride on Variables: with a level open, sums go through ops.
         self.symbolic = create_graph or bool(state.fwd)
@@ -109,7 +117,7 @@ class _Run:
                 if y.requires_grad:
                     self.add_leaf(y, g)
                     if self.pending is not None:
-                        _arrive(self.pending, y, self.owned)
+                        self.arrive(y)
                 continue
             if needed is not None and id(c) not in needed:
                 continue
@@ -124,7 +132,9 @@ class _Run:
     def add_leaf(self, v: Variable, g: Variable) -> None:
         """Sum ``g`` into the gradient of the leaf ``v`` (its result, for ``grad``)."""
         targets = self.targets
-        if targets is None:
+        if self.intercept is not None and id(v) in self.intercept:
+            self.add_part(v, g)
+        elif targets is None:
             old = v.grad_var
             v.grad_var = self.keep(g) if old is None else self.acc(old, g)
         elif id(v) in targets:
@@ -132,21 +142,57 @@ class _Run:
             old = leaf_grads.get(id(v))
             leaf_grads[id(v)] = self.keep(g) if old is None else self.acc(old, g)
 
+    def add_part(self, v: Variable, g: Variable) -> None:
+        """Sum ``g`` into this pass's gradient of the hooked leaf ``v``."""
+        old = self.parts.get(id(v))
+        self.parts[id(v)] = self.keep(g) if old is None else self.acc(old, g)
+
+    def arrive(self, leaf: Variable) -> None:
+        """One more edge into a hooked leaf is done; complete it after the last."""
+        pending = self.pending
+        entry = pending.get(id(leaf))  # type: ignore[union-attr]
+        if entry is None:
+            return
+        entry[0] -= 1
+        if entry[0] == 0:
+            del pending[id(leaf)]  # type: ignore[union-attr]
+            self.complete(leaf)
+
+    def complete(self, leaf: Variable) -> None:
+        """Every gradient of ``leaf`` is in: run its gradient hooks on their total, add
+        the result to ``grad``, then call its post-accumulate hooks."""
+        part = self.parts.pop(id(leaf), None)
+        owned = self.owned
+        if part is not None:
+            owned.discard(id(part))  # handed to user code from here on
+            part = apply_hooks(leaf._grad_hooks, part, self.symbolic)
+            old = leaf.grad_var
+            leaf.grad_var = part if old is None else self.acc(old, part)
+        # Complete: nothing more is summed into it, and a hook may replace it (whose id
+        # could then come back as another array's).
+        g = leaf.grad_var
+        if g is not None:
+            owned.discard(id(g))
+        if leaf._hooks:
+            _fire(leaf)
+
     def backprop(self, retain_graph: bool) -> None:
         """Run every reached node's vjp, latest first, once all its gradients are in."""
         buffers, heap, counter, owned = self.buffers, self.heap, self.counter, self.owned
         acc, keep, pending, needed = self.acc, self.keep, self.pending, self.needed
         inner, through, symbolic = self.inner, self.through, self.symbolic
-        # add_leaf and acc spelled out below for this case: a leaf such as a weight takes
+        # add_leaf and acc spelled out below (no leaf has gradient hooks): a weight takes
         # one gradient per use, so that runs as often as the loop over edges itself.
-        leaves_in_place = self.targets is None and not symbolic
-        debug = state.debug
+        leaves_in_place = self.targets is None and not symbolic and self.intercept is None
+        debug, hooked_nodes = state.debug, HOOKED_NODES or None
         while heap:
             node = heappop(heap)[2]
             gys = buffers.pop(node)
             if owned:
                 for gy in gys:
                     owned.discard(id(gy))
+            if hooked_nodes is not None and id(node) in hooked_nodes:
+                _node_hooks(node, gys, symbolic)
             if inner and id(node) in inner:
                 self._keep_inner(node, gys)
             edges = node.edges
@@ -154,8 +200,7 @@ class _Run:
                 node._freed_error("inputs and outputs")
             if needed is not None and id(node) not in through:
                 continue  # it only created a target: its gradient is kept, its vjp not run
-            prim = node.prim
-            vjp = prim.vjp
+            prim, vjp = node.prim, node.prim.vjp
             gy_arg = gys[0] if prim.nout == 1 else _zeros_for_missing(node, gys)
             if debug or vjp is None or (prim.sums_into and not symbolic):
                 gxs, into = self._call_vjp(node, gy_arg, debug)
@@ -207,9 +252,8 @@ class _Run:
                     else:
                         self.add_leaf(e, gx)
                 if pending is not None and type(e) is not tuple:
-                    _arrive(pending, e, owned)
-            if not retain_graph:
-                # Node.release, inlined (once per node).
+                    self.arrive(e)
+            if not retain_graph:  # Node.release, inlined (once per node)
                 node.saved_inputs = node.saved_outputs = node.out_tangents = None
                 node.edges = ()
 
@@ -275,6 +319,11 @@ class _Run:
                     g = self.inner_grads.get((id(t.creator), t.index))
                     if g is not None:
                         leaf_grads[key] = g
+                elif key in leaf_grads and getattr(t, "_grad_hooks", None):
+                    # A leaf's hooks see its gradient in grad() too, as in PyTorch.
+                    self.owned.discard(id(leaf_grads[key]))
+                    leaf_grads[key] = apply_hooks(t._grad_hooks, leaf_grads[key],
+                                                  self.symbolic)
         return leaf_grads
 
 
@@ -349,14 +398,24 @@ def _sum_into(xp: Any, total: Any, term: Any) -> Any:
     return total
 
 
-def _count_hooked_edges(roots: Sequence[tuple[Variable, Variable]]) -> dict[int, list]:
-    """For each hooked leaf, how many edges into it backward will traverse."""
+def _node_hooks(node: Node, gys: list, symbolic: bool) -> None:
+    """Run the gradient hooks of ``node``'s outputs on their summed gradients (in place
+    in ``gys``)."""
+    for idx, hooks in node.out_hooks.items():
+        if hooks and gys[idx] is not None:
+            gys[idx] = apply_hooks(hooks, gys[idx], symbolic)
+
+
+def _count_hooked_edges(roots: Sequence[tuple[Variable, Variable]],
+                        intercept: Any) -> dict[int, list]:
+    """For each hooked leaf (post-accumulate hooks, or gradient hooks when its id is in
+    ``intercept``), how many edges into it backward will traverse."""
     pending: dict[int, list] = {}
     seen: set[int] = set()
     stack = []
     for y, _ in roots:
         if y.creator is None:
-            if y._hooks:
+            if y._hooks or id(y) in intercept:
                 pending.setdefault(id(y), [0, y])[0] += 1
         elif id(y.creator) not in seen:
             seen.add(id(y.creator))
@@ -370,24 +429,9 @@ def _count_hooked_edges(roots: Sequence[tuple[Variable, Variable]]) -> dict[int,
                 if id(e[0]) not in seen:
                     seen.add(id(e[0]))
                     stack.append(e[0])
-            elif e._hooks:
+            elif e._hooks or id(e) in intercept:
                 pending.setdefault(id(e), [0, e])[0] += 1
     return pending
-
-
-def _arrive(pending: dict[int, list], leaf: Variable, owned: set[int]) -> None:
-    entry = pending.get(id(leaf))
-    if entry is None:
-        return
-    entry[0] -= 1
-    if entry[0] == 0:
-        del pending[id(leaf)]
-        # Complete: nothing more is summed into it, and a hook may replace it (whose id
-        # could then come back as another array's).
-        g = leaf.grad_var
-        if g is not None:
-            owned.discard(id(g))
-        _fire(leaf)
 
 
 def _fire(leaf: Variable) -> None:

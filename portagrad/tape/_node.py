@@ -159,12 +159,12 @@ class Node:
     index, a leaf ``Variable``, or ``None`` when input ``i`` needs no gradient.
     """
 
-    # saved_inputs, saved_outputs, out_meta, out_tangents (forward mode) and stack are set
-    # only when used (the constructor is on every op's path); readers use getattr with a
-    # default.
+    # saved_inputs, saved_outputs, out_meta, out_tangents (forward mode), stack and
+    # out_hooks (gradient hooks of the outputs, see ._hooks) are set only when used (the
+    # constructor is on every op's path); readers use getattr with a default.
     __slots__ = ("prim", "edges", "generation", "params", "in_shapes", "saved_inputs",
                  "saved_outputs", "out_refs", "out_meta", "out_tangents", "xp", "stack",
-                 "sum_into", "__weakref__")
+                 "sum_into", "out_hooks", "__weakref__")
 
     def __init__(self, prim: Primitive, edges: tuple, generation: int, params: dict,
                  in_shapes: tuple, xp: Any) -> None:

@@ -74,6 +74,9 @@ class Variable:
         # True on a leaf that a recorded op kept by reference while it required gradients
         # (read with getattr): assigning into it later would change that op's gradient.
         "_kept",
+        # A leaf's gradient hooks (register_hook; read with getattr). A non-leaf's live on
+        # its creator node.
+        "_grad_hooks",
         "__weakref__",
     )
     # NumPy must hand mixed expressions (``ndarray * Variable``) to the Variable.
@@ -129,11 +132,12 @@ class Variable:
 
     @property
     def size(self) -> int:
-        """Number of elements."""
+        """Number of elements, an int; called, PyTorch's ``size()``: the shape, or
+        ``size(dim)``, one dimension's size."""
         n = 1
         for d in self.array.shape:
             n *= d
-        return n
+        return _Size(n, tuple(self.array.shape))
 
     def __len__(self) -> int:
         if self.array.ndim == 0:
@@ -435,6 +439,27 @@ class Variable:
         return nested(self.array)
 
     __hash__ = object.__hash__
+
+
+class _Size(int):
+    """The number of elements (an int, as the standard's ``size``), callable as PyTorch's
+    ``size()``/``size(dim)``."""
+
+    _shape: tuple
+
+    def __new__(cls, n: int, shape: tuple) -> _Size:
+        out = super().__new__(cls, n)
+        out._shape = shape
+        return out
+
+    def __call__(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return self._shape
+        k = len(self._shape)
+        if not -k <= dim < k:
+            raise ShapeError(f"Variable.size(dim): expected a dimension in [-{k}, {k}), got "
+                             f"{dim}")
+        return self._shape[dim]
 
 
 class _HookHandle:
