@@ -15,6 +15,7 @@ from typing import Any
 from .. import ops
 from .._errors import DTypeError, IndexOutOfRangeError, PortagradValueError, ShapeError
 from ..ops._adapters import adapts
+from ..ops._core import same_library
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -54,6 +55,7 @@ def _class_input(op: str, input: Any, target: Any, weight: Any,
     xp = x.xp
     ta = getattr(target, "array", target)
     w = getattr(weight, "array", weight)
+    same_library(op, [("input", x), ("target", ta), ("weight", w)])
     if w is not None and tuple(w.shape) != (c,):
         raise ShapeError(f"{op}(weight): expected shape ({c},), got {tuple(w.shape)}")
     if hasattr(ta, "dtype") and xp.isdtype(ta.dtype, "real floating") and (

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import operator
+import os
+from collections.abc import Iterable
 from typing import Any
 
-from .._errors import PortagradTypeError
+from .._errors import PortagradTypeError, SizeError, describe
 from ..tape._variable import Variable, _leaf
 from ..xp import binary_result_dtype, check_same_device, check_same_namespace
 from ..xp._dtypes import is_inexact as is_floating_dtype
 from ..xp._namespace import (
     _MULTI_DEVICE,
     LIBRARY_SCALAR_TYPES,
+    is_array,
     library_scalar_to_array,
     namespace_name,
+    namespace_of,
 )
 
 # The argument checks live in the public module for writing ops; every op imports them
@@ -22,7 +27,7 @@ from .extend import input_variable as var
 from .extend import require_float as float_only
 
 __all__ = ["var", "float_var", "binary", "float_only", "scalar_like", "wrap", "unwrap",
-           "SCALARS", "size_of"]
+           "SCALARS", "size_of", "same_library", "int_arg", "check_elements", "MAX_BYTES"]
 
 SCALARS = (bool, int, float, complex)
 _MULTI: dict[Any, bool] = {}
@@ -124,3 +129,77 @@ def _scalar_for(x: Variable, s: Any, op: str) -> tuple[Variable, Any]:
 def scalar_like(x: Variable, s: Any) -> Any:
     """A 0-d array of ``x``'s dtype and device holding ``s``."""
     return x.xp.asarray(s, dtype=x.array.dtype, device=x.array.device)
+
+
+def same_library(op: str, named: Iterable[tuple[str, Any]]) -> None:
+    """Raise :class:`~portagrad.NamespaceMismatchError` (or ``DeviceMismatchError``) unless
+    every array among ``(name, value)`` pairs comes from one library and device.
+
+    Every op taking more than one array calls this at its boundary, index, label, length
+    and mask arguments included: a NumPy index into a torch array would otherwise fail
+    inside the library, or succeed by a silent copy. Variables, raw arrays and
+    library scalars count; ``None``, Python numbers, tuples and lists are skipped.
+    """
+    names: list[str] = []
+    spaces: list[Any] = []
+    arrays: list[Any] = []
+    for name, v in named:
+        if isinstance(v, Variable):
+            names.append(name)
+            spaces.append(v.xp)
+            arrays.append(v.array)
+        elif v is not None and not isinstance(v, (*SCALARS, tuple, list, str)) and is_array(v):
+            names.append(name)
+            spaces.append(namespace_of(v))
+            arrays.append(v)
+    if len(spaces) < 2:
+        return
+    first = spaces[0]
+    if any(xp is not first for xp in spaces[1:]):
+        check_same_namespace(op, tuple(names), spaces)
+    if _multi_device(first):
+        check_same_device(op, tuple(names), arrays, first)
+
+
+def int_arg(op: str, arg: str, value: Any, *, lo: int | None = None,
+            hi: int | None = None) -> int:
+    """``value`` as a Python int, or a clear error naming ``op`` and ``arg``.
+
+    Python ints and integer scalars of any library (``numpy.int64(2)``, a 0-d integer
+    array) pass; bools, floats, None and the rest raise
+    :class:`~portagrad.PortagradTypeError`; a value outside ``[lo, hi]`` raises
+    :class:`~portagrad.SizeError` before it reaches a loop or an allocation.
+    """
+    if isinstance(value, bool) or isinstance(value, float) or value is None:
+        raise PortagradTypeError(f"{op}({arg}): expected an int, got {describe(value)}")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise PortagradTypeError(f"{op}({arg}): expected an int, got {describe(value)}") from None
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        lo_s = "-inf" if lo is None else str(lo)
+        hi_s = "inf" if hi is None else str(hi)
+        raise SizeError(f"{op}({arg}): expected an int in [{lo_s}, {hi_s}], got {n}")
+    return n
+
+
+def _memory_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+# What one array may take: the host's memory, and at least 256 GiB (an accelerator may
+# hold more than the host). Bigger requests are refused up front instead of hanging in
+# a loop or failing inside the library.
+MAX_BYTES = max(_memory_bytes(), 2 ** 38)
+
+
+def check_elements(op: str, arg: str, count: int, itemsize: int = 8) -> None:
+    """Raise :class:`~portagrad.SizeError` if ``count`` elements of ``itemsize`` bytes
+    cannot fit in :data:`MAX_BYTES` (or ``count`` is negative)."""
+    if count < 0 or count * itemsize > MAX_BYTES:
+        raise SizeError(f"{op}({arg}): expected a size that fits in memory (at most "
+                        f"{MAX_BYTES // itemsize} elements of {itemsize} bytes), got "
+                        f"{count} elements")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._errors import ShapeError
+from ...tape import primitive
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import binary, float_only, var
@@ -21,6 +22,25 @@ from ..std.nondiff import trunc
 from ..std.shape import reshape
 
 __all__ = ["fmod", "rsqrt", "squared_difference", "linear_interpolate", "bias", "scale"]
+
+
+@primitive(elementwise=True)
+def _fmod(xp: Any, x: Any, d: Any) -> Any:
+    # x - d * trunc(x / d) loses every digit once x / d passes 2**53: the library's fmod is
+    # exact (C's), and where the namespace has none the standard's remainder is moved
+    # to the sign of x.
+    f = getattr(xp, "fmod", None)
+    if f is not None:
+        return f(x, d)
+    r = xp.remainder(x, d)
+    return xp.where((r != 0) & ((r < 0) != (x < 0)), r - d, r)
+
+
+@_fmod.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    x, d = ctx.inputs
+    # trunc(x / d) is piecewise constant: the derivative in d is exact to every order.
+    return gy, -(gy * trunc(x / d))
 
 
 def fmod(x: Any, divisor: Any) -> Variable:
@@ -47,8 +67,10 @@ def fmod(x: Any, divisor: Any) -> Variable:
     array([-1.,  1.])
     """
     xv, dv = binary("fmod", x, divisor, ("x", "divisor"))
-    float_only(xv, "fmod")
-    return xv - dv * trunc(xv / dv)
+    for arg, v in (("x", xv), ("divisor", dv)):
+        if isinstance(v, Variable):
+            float_only(v, "fmod", arg)
+    return _fmod(xv, dv)
 
 
 def rsqrt(x: Any) -> Variable:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import DTypeError, PortagradValueError
+from ..._errors import DTypeError, SizeError
 from ...tape import primitive
 from ...tape._variable import Variable
-from .._core import binary, float_only, float_var, size_of, var
+from .._core import binary, float_only, float_var, int_arg, size_of, var
 from ..std.elementwise.selection import where
 from ..std.shape import broadcast_shapes
 
@@ -41,6 +41,10 @@ def _shift(xp: Any, x: Any) -> int:
     return 10 + max(0, math.ceil(-max(lo, _LOWEST)))
 
 
+# The largest n whose n! is finite in float64: polygamma of a higher order overflows.
+_MAX_ORDER = 170
+
+
 def _poles(xp: Any, x: Any) -> Any:
     return ((x <= 0) & (x == xp.floor(x))) | (x < _LOWEST)
 
@@ -59,8 +63,10 @@ def _lgamma_raw(xp: Any, x: Any) -> Any:
         p = p * zz
     for k in range(s):
         out = out - xp.log(xp.abs(xs + k))
-    return xp.where(bad, xp.where(x < _LOWEST, xp.full_like(x, math.nan),
-                                  xp.full_like(x, math.inf)), out)
+    out = xp.where(bad, xp.where(x < _LOWEST, xp.full_like(x, math.nan),
+                                 xp.full_like(x, math.inf)), out)
+    # log |Gamma(+-inf)| = +inf (C99's lgamma); the series gives inf - inf there.
+    return xp.where(xp.isinf(x), xp.full_like(x, math.inf), out)
 
 
 def _zeta_tail(xp: Any, s: Any, z: Any) -> Any:
@@ -97,7 +103,10 @@ def _polygamma_raw(xp: Any, x: Any, n: int) -> Any:
         total = _zeta_tail(xp, xp.full_like(z, float(n + 1)), z)
         for k in range(s):
             total = total + 1.0 / (xs + k) ** (n + 1)
-        out = total * ((-1.0) ** (n + 1) * math.factorial(n))
+        # n! as a float: beyond 170 it overflows (math.factorial would be exact but slow
+        # and its conversion raises), the orders the backward reaches past the public cap.
+        fact = float(math.factorial(n)) if n <= _MAX_ORDER else math.inf
+        out = total * ((-1.0) ** (n + 1) * fact)
     return xp.where(bad, xp.full_like(x, math.nan), out)
 
 
@@ -213,17 +222,17 @@ def polygamma(n: Any, x: Any) -> Variable:
     op = "polygamma"
     xv = float_var(x, op)
     xp = xv.xp
-    if isinstance(n, int):
-        if n < 0:
-            raise PortagradValueError(f"{op}(n): expected a non-negative order, got {n}")
-        return _polygamma(xv, n=n)
+    if not hasattr(n, "shape") or isinstance(n, bool):
+        return _polygamma(xv, n=int_arg(op, "n", n, lo=0, hi=_MAX_ORDER))
     na = n.array if isinstance(n, Variable) else n
     if not hasattr(na, "dtype") or not xp.isdtype(na.dtype, "integral"):
         raise DTypeError(f"{op}(n): expected an int or an integer array, got "
                          f"{getattr(na, 'dtype', type(na).__name__)}")
     orders = sorted({int(v) for v in xp.reshape(xp.unique_values(na), (-1,))})
-    if orders and orders[0] < 0:
-        raise PortagradValueError(f"{op}(n): expected non-negative orders, got {orders[0]}")
+    if orders and (orders[0] < 0 or orders[-1] > _MAX_ORDER):
+        bad = orders[0] if orders[0] < 0 else orders[-1]
+        raise SizeError(f"{op}(n): expected orders in [0, {_MAX_ORDER}] (n! overflows float64 "
+                        f"beyond), got {bad}")
     out = None
     nv = var(xp.astype(na, xv.array.dtype), op, "n")
     for k in orders:

@@ -62,7 +62,9 @@ _INTEGRAL: dict[Any, bool] = {}
 def is_integral(xp: Any, dtype: Any) -> bool:
     """``xp.isdtype(dtype, "integral")``, remembered per dtype (it is asked on every step
     of a training loop)."""
-    key = (dtype.__class__, dtype)
+    # Keyed by the namespace too: one library's answer about another's dtype would let
+    # a mixed call through once the cache is warm.
+    key = (xp, dtype.__class__, dtype)
     r = _INTEGRAL.get(key)
     if r is None:
         r = _INTEGRAL[key] = xp.isdtype(dtype, "integral")

@@ -8,7 +8,7 @@ from typing import Any
 from ..._errors import PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import binary, float_only, size_of, var, wrap
+from .._core import binary, float_only, same_library, size_of, var, wrap
 from ..std.elementwise import log, log1p, where
 from ..std.reduction import sum as _sum
 from ._loss_common import check_reduce, check_reduction, is_integral, pair, raw
@@ -73,12 +73,16 @@ def sigmoid_cross_entropy(x: Any, t: Any, *, ignore_label: int | None = -1,
         raise ShapeError(f"{op}(t): expected an array of x's shape {tuple(x.array.shape)}, "
                          f"got {describe(traw)}")
     pw = None if pos_weight is None else var(pos_weight, op, "pos_weight")
+    same_library(op, [("x", x), ("t", traw), ("weight", weight), ("pos_weight", pw)])
     if is_integral(xp, traw.dtype):
         valid = (traw != ignore_label) if ignore_label is not None else (
             xp.ones_like(traw, dtype=xp.bool))
         mask = xp.astype(valid, x.array.dtype)
         tt = wrap(xp.astype(xp.where(valid, traw, xp.zeros_like(traw)), x.array.dtype), xp)
-        loss = _logistic(x, tt, pw) * wrap(mask, xp)
+        # Ignored entries are masked before the loss is computed: an ignored -inf (or NaN)
+        # logit times a zero mask would be NaN.
+        keep = wrap(valid, xp)
+        loss = where(keep, _logistic(where(keep, x, 0.0), tt, pw), 0.0)
         if weight is not None:
             loss = loss * var(weight, op, "weight")
         if reduction == "mean":

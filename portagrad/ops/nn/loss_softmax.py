@@ -15,8 +15,8 @@ from typing import Any
 
 from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
-from .._core import float_only, size_of, var, wrap
-from ..std.elementwise import log
+from .._core import float_only, same_library, size_of, var, wrap
+from ..std.elementwise import log, where
 from ..std.indexing import take_along_axis
 from ..std.reduction import mean as _mean
 from ..std.reduction import sum as _sum
@@ -84,6 +84,7 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
     """Weighted negative log-likelihood of integer labels under log-probabilities (or
     under ``log_softmax`` of logits, when ``logits``)."""
     xp = scores.xp
+    same_library(op, [("x", scores), ("t", t), ("class_weight", class_weight)])
     a = scores.array
     n_class = a.shape[axis]
     t, tshape = _labels(op, scores, t, axis)
@@ -105,6 +106,10 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
                                            f"ignore_label {ignore_label}, got values from "
                                            f"{lo} to {hi}")
         mask = xp.astype(valid, a.dtype)
+        if n and not bool(xp.all(valid)):
+            # Ignored samples are masked before the loss: a -inf (or NaN) score there would
+            # make its zero-weighted term NaN.
+            scores = where(wrap(xp.expand_dims(valid, axis=axis), xp), scores, 0.0)
     cw = None
     w = mask
     if class_weight is not None:
