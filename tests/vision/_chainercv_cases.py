@@ -83,6 +83,14 @@ def cases() -> list[tuple[str, str, tuple, dict]]:
         np.array([[2, 2, 3, 3], [0, 0, 1, 1]], np.float32))
     m1, m2 = _masks(rs, 3), _masks(rs, 4)
     add("mask_iou", "utils.mask_iou", m1, m2)
+    sm = _masks(rs, 3, 9, 13)
+    add("scale_mask", "utils.scale_mask", sm, np.array([[1, 2, 6, 9], [0.5, 0.2, 8.7, 11.6],
+                                                        [3, 4, 9, 12]], np.float32), 20)
+    add("scale_mask_tall", "utils.scale_mask", np.swapaxes(sm, 1, 2),
+        np.array([[2, 1, 9, 6], [0, 0, 12, 9], [4.5, 3, 9, 8]], np.float32), 7)
+    tiles = rs.uniform(0, 255, (5, 3, 4, 3)).astype(np.float32)
+    add("tile_images", "utils.tile_images", tiles, 2)
+    add("tile_images_pad", "utils.tile_images", tiles, 3, (3, 1), np.array([1.0, 2.0, 3.0]))
     add("mask_to_bbox", "utils.mask_to_bbox", np.concatenate([m1, np.zeros((1, 12, 10), bool)]))
     boxes, score = _boxes(rs, 12), rs.rand(12).astype(np.float32)
     for thresh in (0.1, 0.5):
@@ -105,6 +113,10 @@ def cases() -> list[tuple[str, str, tuple, dict]]:
     img = rs.uniform(0, 255, (3, 9, 7)).astype(np.float32)
     add("flip_x", "transforms.flip", img, x_flip=True)
     add("flip_xy", "transforms.flip", img, y_flip=True, x_flip=True)
+    small = rs.uniform(0, 255, (2, 4, 5)).astype(np.float32)
+    add("resize_up_nearest", "transforms.resize", small, (8, 10), 0)
+    add("resize_up_bilinear", "transforms.resize", small, (8, 15), 2)
+    add("flip_copy", "transforms.flip", img, copy=True)
     add("center_crop", "transforms.center_crop", img, (4, 5), return_param=True)
     add("ten_crop", "transforms.ten_crop", img, (4, 3))
     bb = _boxes(rs, 6, 9.0)
@@ -138,6 +150,23 @@ def cases() -> list[tuple[str, str, tuple, dict]]:
     for use07 in (False, True):
         add(f"eval_inst_voc_{int(use07)}", "evaluations.eval_instance_segmentation_voc", *inst,
             use_07_metric=use07)
+    for i, extras in enumerate(("none", "areas", "crowds")):
+        det = list(_detections(rs, 5, 3, False)[:5])
+        if i == 0:  # > 100 detections in one image, tied scores
+            det[0][0] = np.concatenate([det[0][0], _boxes(rs, 110)])
+            det[1][0] = np.concatenate([det[1][0], rs.randint(0, 3, 110).astype(np.int32)])
+            det[2][0] = np.concatenate([det[2][0], np.round(rs.rand(110), 1)
+                                        .astype(np.float32)])
+        areas = [((g[:, 2] - g[:, 0]) * (g[:, 3] - g[:, 1]) * rs.uniform(0.5, 40, len(g)))
+                 .astype(np.float32) for g in det[3]]
+        crowds = [rs.rand(len(g)) < 0.3 for g in det[3]]
+        add(f"eval_coco_{extras}", "evaluations.eval_detection_coco", *det,
+            gt_areas=areas if extras != "none" else None,
+            gt_crowdeds=crowds if extras == "crowds" else None)
+        inst = list(_instances(rs, 4, 3))
+        add(f"eval_inst_coco_{extras}", "evaluations.eval_instance_segmentation_coco", *inst,
+            gt_areas=[m.sum(axis=(1, 2)) * 30.0 for m in inst[3]] if extras != "none" else None,
+            gt_crowdeds=[rs.rand(len(m)) < 0.3 for m in inst[3]] if extras == "crowds" else None)
     preds = [rs.randint(0, 4, (5, 6)) for _ in range(3)]
     gts = [np.where(rs.rand(5, 6) < 0.2, -1, rs.randint(0, 3, (5, 6))) for _ in range(3)]
     add("semantic", "evaluations.eval_semantic_segmentation", preds, gts)

@@ -175,13 +175,14 @@ def _pycocotools_stats(pred_b, pred_l, pred_s, gt_b, gt_l, gt_area, gt_crowd):
     cats = sorted({int(v) for g in gt_l for v in g})
     for i in range(len(gt_b)):
         images.append({"id": i})
+        # boxes reach pycocotools rounded to two decimals, as ChainerCV passes them
         for b, lab, a, c in zip(gt_b[i], gt_l[i], gt_area[i], gt_crowd[i]):
             anns.append({"id": len(anns) + 1, "image_id": i, "category_id": int(lab),
-                         "bbox": [b[1], b[0], b[3] - b[1], b[2] - b[0]], "area": float(a),
-                         "iscrowd": int(c)})
+                         "bbox": list(np.round([b[1], b[0], b[3] - b[1], b[2] - b[0]], 2)),
+                         "area": float(a), "iscrowd": int(c)})
         for b, lab, s in zip(pred_b[i], pred_l[i], pred_s[i]):
             dets.append({"image_id": i, "category_id": int(lab), "score": float(s),
-                         "bbox": [b[1], b[0], b[3] - b[1], b[2] - b[0]]})
+                         "bbox": list(np.round([b[1], b[0], b[3] - b[1], b[2] - b[0]], 2))})
     with contextlib.redirect_stdout(io.StringIO()):
         gt = COCO()
         gt.dataset = {"images": images, "annotations": anns,
@@ -226,7 +227,62 @@ def test_coco_per_class_and_keys():
     assert ap[0] == pytest.approx(1.0) and ap[1] == 0.0 and np.isnan(ap[2])
     assert r["map/iou=0.50:0.95/area=all/max_dets=100"] == pytest.approx(0.5)
     assert r["existent_labels"].tolist() == [0, 1, 2]
-    assert len([k for k in r if k.startswith("m")]) == 12
+    # as ChainerCV: the size-dependent rows only when the true areas are given
+    assert len([k for k in r if k.startswith("m")]) == 6
+    r = E.eval_detection_coco(pred, [np.array([0, 2])], [np.array([0.9, 0.8])], gt,
+                              [np.array([0, 1])], [np.array([100.0, 100.0])])
+    assert sorted(k for k in r if k.startswith("m")) == sorted(E.COCO_METRIC_KEYS)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_instance_segmentation_coco_matches_pycocotools(seed):
+    mask_util = pytest.importorskip("pycocotools.mask")
+    COCO = pytest.importorskip("pycocotools.coco").COCO
+    COCOeval = pytest.importorskip("pycocotools.cocoeval").COCOeval
+    rng = np.random.default_rng(seed)
+    H, W = 40, 50
+
+    def blobs(n):
+        m = np.zeros((n, H, W), bool)
+        for k in range(n):
+            y, x = rng.integers(0, H - 4), rng.integers(0, W - 4)
+            m[k, y:y + rng.integers(2, H - y), x:x + rng.integers(2, W - x)] = True
+        return m
+
+    gm = [blobs(int(rng.integers(1, 5))) for _ in range(4)]
+    gl = [rng.integers(0, 3, len(m)) for m in gm]
+    pm = [np.concatenate([np.roll(m, int(rng.integers(-3, 4)), axis=2), blobs(2)]) for m in gm]
+    pl = [np.concatenate([lab, rng.integers(0, 3, 2)]) for lab in gl]
+    ps = [rng.uniform(size=len(m)) for m in pm]
+    crowd = [rng.uniform(size=len(m)) < 0.2 for m in gm]
+    area = [m.sum(axis=(1, 2)) * rng.uniform(1, 60, len(m)) for m in gm]
+    got = E.eval_instance_segmentation_coco(pm, pl, ps, gm, gl, area, crowd)
+    images, anns, dets = [], [], []
+    for i in range(len(gm)):
+        images.append({"id": i + 1, "height": H, "width": W})
+        for m, lab, a, c in zip(gm[i], gl[i], area[i], crowd[i]):
+            anns.append({"id": len(anns) + 1, "image_id": i + 1, "category_id": int(lab),
+                         "segmentation": mask_util.encode(np.asfortranarray(m, np.uint8)),
+                         "area": float(a), "iscrowd": int(c)})
+        for m, lab, s in zip(pm[i], pl[i], ps[i]):
+            rle = mask_util.encode(np.asfortranarray(m, np.uint8))
+            dets.append({"id": len(dets) + 1, "image_id": i + 1, "category_id": int(lab),
+                         "segmentation": rle, "area": float(mask_util.area(rle)),
+                         "score": float(s), "iscrowd": 0})
+    cats = [{"id": c} for c in sorted({int(v) for lab in gl + pl for v in lab})]
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt, dt = COCO(), COCO()
+        gt.dataset = {"images": images, "annotations": anns, "categories": cats}
+        dt.dataset = {"images": images, "annotations": dets, "categories": cats}
+        gt.createIndex()
+        dt.createIndex()
+        ev = COCOeval(gt, dt, "segm")
+        ev.evaluate()
+        ev.accumulate()
+        ev.summarize()
+    ref = np.where(ev.stats == -1, np.nan, ev.stats)
+    mine = np.array([got[k] for k in E.COCO_METRIC_KEYS])
+    np.testing.assert_allclose(mine, ref, rtol=0, atol=1e-6, equal_nan=True)
 
 
 # --------------------------------------------------------------------- semantic segmentation

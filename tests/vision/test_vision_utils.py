@@ -212,3 +212,35 @@ def test_loc2bbox_class_wise_offsets_match_chainercv():
     assert U.loc2bbox(np.zeros((0, 4)), np.zeros((0, 8), np.float32)).shape == (0, 4)
     with pytest.raises(pg.ShapeError, match="loc2bbox"):
         U.loc2bbox(src, np.zeros((2, 6)))
+
+
+def test_apply_to_iterator_streams_inputs_outputs_and_the_rest():
+    batches = [[(np.zeros((3, 2, 2)), np.array([[0.0, 0, 1, 1]]), np.array([0]))] * 2,
+               [(np.ones((3, 2, 2)), np.array([[1.0, 1, 2, 2]]), np.array([1]))]]
+    seen = []
+
+    def predict(imgs):
+        return [float(i.sum()) for i in imgs], [len(i) for i in imgs]
+
+    ins, outs, rest = U.apply_to_iterator(predict, iter(batches),
+                                          hook=lambda i, o, r: seen.append(len(i[0])))
+    assert len(ins) == 1 and len(outs) == 2 and len(rest) == 2
+    assert list(outs[0]) == [0.0, 0.0, 12.0] and list(outs[1]) == [3, 3, 3]
+    assert [int(lab[0]) for lab in rest[1]] == [0, 0, 1]
+    assert seen == [2, 1]
+    with pytest.raises(ValueError, match="comm"):
+        U.apply_to_iterator(predict, iter(batches), comm=object())
+    xs, ys = U.unzip(iter([(1, 2), (3, 4), (5, 6)]))
+    del ys  # a dropped stream is no longer buffered
+    assert list(xs) == [1, 3, 5]
+
+
+def test_tile_images_and_scale_mask_keep_the_library(backend):
+    tiles = U.tile_images(backend.asarray(np.ones((3, 2, 4, 4))), 2, fill=0.5)
+    assert to_numpy(tiles).shape == (2, 12, 12) and to_numpy(tiles)[0, 0, 0] == 0.5
+    m = np.zeros((1, 4, 6), bool)
+    m[0, 1:3, 2:5] = True
+    out = U.scale_mask(backend.asarray(m), backend.asarray(np.array([[1.0, 2, 3, 5]])), 8)
+    assert to_numpy(out).shape == (1, 8, 12) and to_numpy(out).sum() == 4 * 6
+    with pytest.raises(pg.ShapeError, match="scale_mask"):
+        U.scale_mask(m, np.zeros((2, 4)), 8)

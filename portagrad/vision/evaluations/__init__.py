@@ -6,6 +6,7 @@ Inputs are per-image arrays of any library; the metrics are computed on the host
 from ._coco import COCO_METRIC_KEYS as COCO_METRIC_KEYS
 from ._coco import COCO_METRICS as COCO_METRICS
 from ._coco import eval_detection_coco as eval_detection_coco
+from ._coco import eval_instance_segmentation_coco as eval_instance_segmentation_coco
 from ._semantic import (
     calc_semantic_segmentation_confusion as calc_semantic_segmentation_confusion,
 )
@@ -23,5 +24,6 @@ __all__ = [
     "COCO_METRIC_KEYS", "COCO_METRICS", "calc_detection_voc_ap", "calc_detection_voc_prec_rec",
     "calc_instance_segmentation_voc_prec_rec", "calc_semantic_segmentation_confusion",
     "calc_semantic_segmentation_iou", "eval_detection_coco", "eval_detection_voc",
-    "eval_instance_segmentation_voc", "eval_semantic_segmentation",
+    "eval_instance_segmentation_coco", "eval_instance_segmentation_voc",
+    "eval_semantic_segmentation",
 ]

@@ -1,8 +1,11 @@
-"""The COCO detection metrics (the AP/AR table of ``pycocotools.cocoeval``), reimplemented.
+"""The COCO detection and instance-segmentation metrics (the AP/AR table of
+``pycocotools.cocoeval``), reimplemented.
 
 The matching, accumulation and averaging follow ``COCOeval`` step by step (including its
-tie orders and its 101-point interpolated precision), so the numbers agree with
-pycocotools; pycocotools itself is not needed.
+tie orders and its 101-point interpolated precision), and the inputs reach it as ChainerCV
+hands them to pycocotools (boxes rounded to two decimals, areas from the unrounded boxes or
+the masks), so the numbers agree with ChainerCV's ``eval_detection_coco`` and
+``eval_instance_segmentation_coco``; pycocotools itself is not needed.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import numpy as np
 from ..._errors import ShapeError
 from ._common import as_host_list, nanmean
 
-__all__ = ["eval_detection_coco", "COCO_METRICS", "COCO_METRIC_KEYS"]
+__all__ = ["eval_detection_coco", "eval_instance_segmentation_coco", "COCO_METRICS",
+           "COCO_METRIC_KEYS"]
 
 _IOU_THRS = np.linspace(0.5, 0.95, 10)
 _REC_THRS = np.linspace(0.0, 1.0, 101)
@@ -39,11 +43,33 @@ def _key(kind: str, iou: int | None, area: str, max_dets: int) -> str:
 
 COCO_METRIC_KEYS = tuple(_key("m" + kind, iou, area, max_det)
                          for kind, iou, area, max_det in COCO_METRICS)
-"""The keys of the 12 averages in the order ``COCOeval.summarize`` prints them."""
+"""The keys of the 12 averages in the order ``COCOeval.summarize`` prints them (the six
+that depend on object size are returned only when ``gt_areas`` is given)."""
 
 
 def _xywh(b: np.ndarray) -> np.ndarray:
     return np.stack([b[:, 1], b[:, 0], b[:, 3] - b[:, 1], b[:, 2] - b[:, 0]], axis=1)
+
+
+def _coco_box(b: np.ndarray) -> np.ndarray:
+    """``(x, y, w, h)`` rounded to two decimals: what ChainerCV gives pycocotools."""
+    return np.round(_xywh(b), 2)
+
+
+def _flat(masks: np.ndarray) -> np.ndarray:
+    return masks.reshape(len(masks), int(np.prod(masks.shape[1:])))
+
+
+def _iou_masks(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
+    """pycocotools' mask IoU; a crowd region's IoU is intersection / detection area."""
+    df = _flat(d).astype(np.float64)
+    gf = _flat(g).astype(np.float64)
+    inter = df @ gf.T
+    da = df.sum(axis=1)[:, None]
+    union = np.where(crowd[None, :], da, da + gf.sum(axis=1)[None, :] - inter)
+    out = np.zeros_like(inter)
+    np.divide(inter, union, out=out, where=union > 0)
+    return out
 
 
 def _iou_xywh(d: np.ndarray, g: np.ndarray, crowd: np.ndarray) -> np.ndarray:
@@ -105,17 +131,20 @@ def eval_detection_coco(pred_bboxes: Iterable[Any], pred_labels: Iterable[Any],
         One entry per image: ground-truth boxes and labels.
     gt_areas
         Optional areas of the ground truths (COCO uses the segmentation area to choose
-        small / medium / large); default: the box areas.
+        small / medium / large). Only with them are the six size-dependent metrics
+        computed, as in ChainerCV.
     gt_crowdeds
         Optional booleans: crowd regions are ignored, and may absorb any number of
         detections (their IoU is intersection over the detection's area).
 
     Returns
     -------
-    A dict with, for each row of :data:`COCO_METRICS`, ``"map/..."`` or ``"mar/..."`` (the
-    average over classes, NaN where undefined) and ``"ap/..."`` or ``"ar/..."`` (one value
-    per class, NaN for classes without ground truth), keyed like
-    ``"map/iou=0.50:0.95/area=all/max_dets=100"``; and ``"existent_labels"``.
+    A dict with, for each row of :data:`COCO_METRICS` (the six rows of a given object size
+    only when ``gt_areas`` is given), ``"map/..."`` or ``"mar/..."`` (the average over
+    classes, NaN where undefined) and ``"ap/..."`` or ``"ar/..."`` (one value per class
+    label up to the largest, NaN for labels without ground truth), keyed like
+    ``"map/iou=0.50:0.95/area=all/max_dets=100"``; and ``"existent_labels"``, the sorted
+    labels seen in the predictions or the ground truth.
 
     Examples
     --------
@@ -134,12 +163,90 @@ def eval_detection_coco(pred_bboxes: Iterable[Any], pred_labels: Iterable[Any],
     ps = as_host_list(op, "pred_scores", pred_scores, n, np.float64)
     gb = as_host_list(op, "gt_bboxes", gt_bboxes, n, np.float64)
     gl = as_host_list(op, "gt_labels", gt_labels, n, np.int64)
+    for i in range(n):
+        for arg, b in (("pred_bboxes", pb[i]), ("gt_bboxes", gb[i])):
+            if b.ndim != 2 or b.shape[1] != 4:
+                raise ShapeError(f"{op}({arg}): image {i} has boxes of shape {b.shape}, "
+                                 f"expected (R, 4)")
+    pred = [(_coco_box(b), (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])) for b in pb]
+    gt = [(_coco_box(b), (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])) for b in gb]
+    return _evaluate(op, pred, pl, ps, gt, gl, gt_areas, gt_crowdeds, _iou_xywh)
+
+
+def eval_instance_segmentation_coco(pred_masks: Iterable[Any], pred_labels: Iterable[Any],
+                                    pred_scores: Iterable[Any], gt_masks: Iterable[Any],
+                                    gt_labels: Iterable[Any],
+                                    gt_areas: Iterable[Any] | None = None,
+                                    gt_crowdeds: Iterable[Any] | None = None
+                                    ) -> dict[str, Any]:
+    """COCO average precision and recall of an instance segmenter (mask IoU).
+
+    Parameters
+    ----------
+    pred_masks, pred_labels, pred_scores
+        One entry per image: ``(R, H, W)`` boolean masks, labels and scores; arrays of any
+        library.
+    gt_masks, gt_labels
+        One entry per image: ground-truth masks and labels.
+    gt_areas
+        Optional areas of the ground truths; only with them are the six size-dependent
+        metrics computed (default areas: the mask pixel counts).
+    gt_crowdeds
+        Optional booleans: crowd regions are ignored and may absorb any number of
+        detections (their IoU is intersection over the detection's area).
+
+    Returns
+    -------
+    The dict of :func:`eval_detection_coco`, from mask IoUs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.evaluations import eval_instance_segmentation_coco
+    >>> gt = np.zeros((1, 10, 10), dtype=bool); gt[0, :, :5] = True
+    >>> pred = np.zeros((1, 10, 10), dtype=bool); pred[0, :, :4] = True  # IoU 0.8
+    >>> r = eval_instance_segmentation_coco([pred], [np.array([0])], [np.array([1.0])],
+    ...                                     [gt], [np.array([0])])
+    >>> round(float(r["map/iou=0.50:0.95/area=all/max_dets=100"]), 6)  # 7 of 10 thresholds
+    0.7
+    """
+    op = "eval_instance_segmentation_coco"
+    pm = as_host_list(op, "pred_masks", pred_masks, dtype=bool)
+    n = len(pm)
+    pl = as_host_list(op, "pred_labels", pred_labels, n, np.int64)
+    ps = as_host_list(op, "pred_scores", pred_scores, n, np.float64)
+    gm = as_host_list(op, "gt_masks", gt_masks, n, bool)
+    gl = as_host_list(op, "gt_labels", gt_labels, n, np.int64)
+    for i in range(n):
+        for arg, m in (("pred_masks", pm[i]), ("gt_masks", gm[i])):
+            if m.ndim != 3:
+                raise ShapeError(f"{op}({arg}): image {i} has masks of shape {m.shape}, "
+                                 f"expected (R, H, W)")
+        if len(pm[i]) and len(gm[i]) and pm[i].shape[1:] != gm[i].shape[1:]:
+            raise ShapeError(f"{op}: image {i} has predicted masks of size "
+                             f"{pm[i].shape[1:]} and ground-truth masks of size "
+                             f"{gm[i].shape[1:]}")
+    pred = [(m, _flat(m).sum(axis=1).astype(np.float64)) for m in pm]
+    gt = [(m, _flat(m).sum(axis=1).astype(np.float64)) for m in gm]
+    return _evaluate(op, pred, pl, ps, gt, gl, gt_areas, gt_crowdeds, _iou_masks)
+
+
+def _evaluate(op: str, pred: list[tuple[np.ndarray, np.ndarray]], pl: list[np.ndarray],
+              ps: list[np.ndarray], gt: list[tuple[np.ndarray, np.ndarray]],
+              gl: list[np.ndarray], gt_areas: Iterable[Any] | None,
+              gt_crowdeds: Iterable[Any] | None, iou: Any) -> dict[str, Any]:
+    """COCOeval over ``(region, area)`` pairs per image, regions compared by ``iou``."""
+    n = len(pred)
     ga = as_host_list(op, "gt_areas", gt_areas, n, np.float64)
     gc = as_host_list(op, "gt_crowdeds", gt_crowdeds, n, bool)
     for i in range(n):
-        if not len(pb[i]) == len(pl[i]) == len(ps[i]) or len(gb[i]) != len(gl[i]):
-            raise ShapeError(f"{op}: image {i} has mismatched numbers of boxes, labels and "
+        if not len(pred[i][0]) == len(pl[i]) == len(ps[i]) or len(gt[i][0]) != len(gl[i]):
+            raise ShapeError(f"{op}: image {i} has mismatched numbers of regions, labels and "
                              f"scores")
+        for arg, extra in (("gt_areas", ga), ("gt_crowdeds", gc)):
+            if extra is not None and len(extra[i]) != len(gl[i]):
+                raise ShapeError(f"{op}({arg}): image {i} has {len(extra[i])} entries for "
+                                 f"{len(gl[i])} ground truths")
     gt_classes = sorted({int(v) for g in gl for v in g})
     existent = sorted(set(gt_classes) | {int(v) for p in pl for v in p})
     n_class = existent[-1] + 1 if existent else 0
@@ -152,14 +259,14 @@ def eval_detection_coco(pred_bboxes: Iterable[Any], pred_labels: Iterable[Any],
             gsel, psel = gl[i] == k, pl[i] == k
             if not gsel.any() and not psel.any():
                 continue
-            g = _xywh(gb[i][gsel])
+            g = gt[i][0][gsel]
             crowd = gc[i][gsel] if gc is not None else np.zeros(len(g), bool)
-            area = ga[i][gsel] if ga is not None else g[:, 2] * g[:, 3]
+            area = ga[i][gsel] if ga is not None else gt[i][1][gsel]
             order = np.argsort(-ps[i][psel], kind="mergesort")[:_MAX_DETS[-1]]
-            d = _xywh(pb[i][psel][order])
+            d = pred[i][0][psel][order]
+            d_area = pred[i][1][psel][order]
             score = ps[i][psel][order]
-            d_area = d[:, 2] * d[:, 3]
-            ious = _iou_xywh(d, g, crowd)
+            ious = iou(d, g, crowd)
             for a, (lo, hi) in enumerate(_AREAS.values()):
                 ignore = crowd | (area < lo) | (area > hi)
                 gorder = np.argsort(ignore, kind="mergesort")
@@ -192,14 +299,16 @@ def eval_detection_coco(pred_bboxes: Iterable[Any], pred_labels: Iterable[Any],
                     precision[t, :, k, a, m] = q
     result: dict[str, Any] = {"existent_labels": np.asarray(existent, dtype=np.int64)}
     areas = list(_AREAS)
-    for kind, iou, area, max_det in COCO_METRICS:
+    for kind, t_index, area, max_det in COCO_METRICS:
+        if area != "all" and ga is None:
+            continue  # as ChainerCV: the size classes need the true (segment) areas
         a, m = areas.index(area), _MAX_DETS.index(max_det)
         src = precision[:, :, :, a, m] if kind == "ap" else recall[:, :, a, m]
-        if iou is not None:
-            src = src[iou:iou + 1]
+        if t_index is not None:
+            src = src[t_index:t_index + 1]
         s = np.where(src > -1, src, np.nan)
         class_axis = s.ndim - 1
         per_class = nanmean(s, axis=tuple(i for i in range(s.ndim) if i != class_axis))
-        result[_key(kind, iou, area, max_det)] = np.asarray(per_class, dtype=np.float64)
-        result[_key("m" + kind, iou, area, max_det)] = nanmean(s)
+        result[_key(kind, t_index, area, max_det)] = np.asarray(per_class, dtype=np.float64)
+        result[_key("m" + kind, t_index, area, max_det)] = nanmean(s)
     return result

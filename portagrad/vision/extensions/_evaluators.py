@@ -122,9 +122,10 @@ class DetectionCOCOEvaluator(_VisionEvaluator):
 
     Examples are ``(img, bbox, label)`` plus optionally ``area`` and ``crowded`` (as
     :class:`~portagrad.vision.datasets.COCOBboxDataset` with ``return_area`` and
-    ``return_crowded``). Reports the twelve averages as ``validation/main/map/iou=...``
+    ``return_crowded``). Reports the averages as ``validation/main/map/iou=...``
     and ``validation/main/mar/...`` (see
-    :data:`~portagrad.vision.evaluations.COCO_METRIC_KEYS`) and the per-class AP at
+    :data:`~portagrad.vision.evaluations.COCO_METRIC_KEYS`; the six of a given object size
+    only when the examples carry areas) and the per-class AP at
     IoU 0.50:0.95 as ``validation/main/ap/<label name>``.
     """
 
@@ -134,7 +135,7 @@ class DetectionCOCOEvaluator(_VisionEvaluator):
         r = eval_detection_coco(bboxes, labels, scores, cols[1], cols[2],
                                 cols[3] if len(cols) > 3 else None,
                                 cols[4] if len(cols) > 4 else None)
-        out = {f"main/{k}": float(r[k]) for k in COCO_METRIC_KEYS}
+        out = {f"main/{k}": float(r[k]) for k in COCO_METRIC_KEYS if k in r}
         out.update(_per_class("main/ap", r["ap/iou=0.50:0.95/area=all/max_dets=100"],
                               self.label_names))
         return out

@@ -23,8 +23,18 @@ def _copy(xp: Any, img: Any, copy: bool) -> Any:
     return xp.asarray(img, copy=True) if copy else img
 
 
-def flip(img: Any, y_flip: bool = False, x_flip: bool = False) -> Any:
+def flip(img: Any, y_flip: bool = False, x_flip: bool = False, copy: bool = False) -> Any:
     """Mirror an image vertically and/or horizontally.
+
+    Parameters
+    ----------
+    img
+        A ``(C, H, W)`` image of any library.
+    y_flip, x_flip
+        Flip the rows (upside down) / the columns (left-right).
+    copy
+        Return a new array even when nothing is flipped (a flip of a NumPy image is a view
+        of it otherwise, as in ChainerCV).
 
     Examples
     --------
@@ -38,7 +48,7 @@ def flip(img: Any, y_flip: bool = False, x_flip: bool = False) -> Any:
         img = xp.flip(img, axis=1)
     if x_flip:
         img = xp.flip(img, axis=2)
-    return img
+    return xp.asarray(img, copy=True) if copy else img
 
 
 def random_flip(img: Any, y_random: bool = False, x_random: bool = False,

@@ -18,10 +18,19 @@ __all__ = ["resize", "scale", "resize_contain", "rotate", "INTERPOLATIONS"]
 INTERPOLATIONS = ("nearest", "bilinear")
 
 
-def _check_interp(op: str, interpolation: str) -> None:
-    if interpolation not in INTERPOLATIONS:
-        raise ValueError(f"{op}(interpolation): expected one of {INTERPOLATIONS}, got "
-                         f"{interpolation!r}")
+# ChainerCV names the methods by Pillow's constants (PIL.Image.NEAREST, BILINEAR, ...).
+_PIL_CODES = {0: "nearest", 2: "bilinear", 1: "lanczos", 3: "bicubic", 4: "box", 5: "hamming"}
+
+
+def _check_interp(op: str, interpolation: Any) -> str:
+    """The method's name, from a name or a Pillow constant."""
+    name = interpolation
+    if isinstance(interpolation, int) and not isinstance(interpolation, bool):
+        name = _PIL_CODES.get(int(interpolation), interpolation)
+    if name not in INTERPOLATIONS:
+        raise ValueError(f"{op}(interpolation): expected one of {INTERPOLATIONS} or Pillow's "
+                         f"PIL.Image.NEAREST (0) / BILINEAR (2), got {interpolation!r}")
+    return name
 
 
 def _resize_axis(xp: Any, img: Any, axis: int, out_len: int, interpolation: str) -> Any:
@@ -45,12 +54,22 @@ def _resize_axis(xp: Any, img: Any, axis: int, out_len: int, interpolation: str)
     return a + (b - a) * w
 
 
-def resize(img: Any, size: Any, interpolation: str = "bilinear") -> Any:
+def resize(img: Any, size: Any, interpolation: Any = "bilinear") -> Any:
     """Resize a ``(C, H, W)`` image to ``size = (H', W')``.
 
     Bilinear sampling uses half-pixel centres with edge clamping (OpenCV's ``INTER_LINEAR``,
     without the antialiasing Pillow applies when shrinking). Integer images are
     interpolated in float32 and rounded back to their dtype.
+
+    Parameters
+    ----------
+    img
+        A ``(C, H, W)`` image of any library.
+    size
+        ``(H', W')``, or one int for a square.
+    interpolation
+        ``"nearest"`` or ``"bilinear"``, or Pillow's ``PIL.Image.NEAREST`` /
+        ``PIL.Image.BILINEAR`` as ChainerCV code passes them.
 
     Examples
     --------
@@ -61,7 +80,7 @@ def resize(img: Any, size: Any, interpolation: str = "bilinear") -> Any:
     array([[[0., 1., 3., 4.]]])
     """
     xp = check_image("resize", img)
-    _check_interp("resize", interpolation)
+    interpolation = _check_interp("resize", interpolation)
     h, w = size_pair("resize", size)
     if h < 1 or w < 1:
         raise ValueError(f"resize(size): expected a positive size, got {(h, w)}")
@@ -71,7 +90,7 @@ def resize(img: Any, size: Any, interpolation: str = "bilinear") -> Any:
     return restore_dtype(xp, out, img.dtype)
 
 
-def scale(img: Any, size: int, fit_short: bool = True, interpolation: str = "bilinear") -> Any:
+def scale(img: Any, size: int, fit_short: bool = True, interpolation: Any = "bilinear") -> Any:
     """Resize keeping the aspect ratio so the shorter (or, with ``fit_short=False``, the
     longer) side becomes ``size``.
 
@@ -91,7 +110,7 @@ def scale(img: Any, size: int, fit_short: bool = True, interpolation: str = "bil
     return resize(img, (out_h, out_w), interpolation)
 
 
-def resize_contain(img: Any, size: Any, fill: Any = 0, interpolation: str = "bilinear",
+def resize_contain(img: Any, size: Any, fill: Any = 0, interpolation: Any = "bilinear",
                    return_param: bool = False) -> Any:
     """Fit the image inside ``size = (H', W')`` keeping its aspect ratio, centred on a
     canvas of ``fill`` (a scalar or one value per channel).
@@ -135,7 +154,7 @@ def rotated_size(size: tuple[int, int], angle: float) -> tuple[int, int]:
 
 
 def rotate(img: Any, angle: float, expand: bool = True, fill: Any = 0,
-           interpolation: str = "bilinear") -> Any:
+           interpolation: Any = "bilinear") -> Any:
     """Rotate an image counter-clockwise by ``angle`` degrees about its centre.
 
     With ``expand`` the canvas grows to hold the whole rotated image (its size is
@@ -153,7 +172,7 @@ def rotate(img: Any, angle: float, expand: bool = True, fill: Any = 0,
            [1., 3.]])
     """
     xp = check_image("rotate", img)
-    _check_interp("rotate", interpolation)
+    interpolation = _check_interp("rotate", interpolation)
     c, h, w = img.shape
     oh, ow = rotated_size((h, w), angle) if expand else (h, w)
     t = math.radians(angle)

@@ -17,14 +17,20 @@ from ._bbox import loc2bbox as loc2bbox
 from ._image import read_image as read_image
 from ._image import read_label as read_label
 from ._image import write_image as write_image
+from ._iterator import ProgressHook as ProgressHook
+from ._iterator import apply_to_iterator as apply_to_iterator
+from ._iterator import unzip as unzip
 from ._mask import mask_iou as mask_iou
 from ._mask import mask_to_bbox as mask_to_bbox
+from ._mask import scale_mask as scale_mask
 from ._nms import non_maximum_suppression as non_maximum_suppression
 from ._random import generate_random_bbox as generate_random_bbox
+from ._tile import tile_images as tile_images
 
 __all__ = [
-    "BBOX_FORMATS", "bbox2loc", "bbox_area", "bbox_iou", "convert_bbox_format",
-    "enumerate_shifted_anchor", "generate_anchor_base", "generate_default_bbox",
-    "generate_random_bbox", "loc2bbox", "mask_iou", "mask_to_bbox",
-    "non_maximum_suppression", "read_image", "read_label", "write_image",
+    "BBOX_FORMATS", "ProgressHook", "apply_to_iterator", "bbox2loc", "bbox_area", "bbox_iou",
+    "convert_bbox_format", "enumerate_shifted_anchor", "generate_anchor_base",
+    "generate_default_bbox", "generate_random_bbox", "loc2bbox", "mask_iou", "mask_to_bbox",
+    "non_maximum_suppression", "read_image", "read_label", "scale_mask", "tile_images",
+    "unzip", "write_image",
 ]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError, describe
-from .._common import namespace
+import numpy as np
 
-__all__ = ["mask_to_bbox", "mask_iou"]
+from ..._errors import ShapeError, describe
+from .._common import host, like, namespace
+
+__all__ = ["mask_to_bbox", "mask_iou", "scale_mask"]
 
 
 def _check_mask(op: str, arg: str, mask: Any) -> None:
@@ -91,3 +93,62 @@ def mask_iou(mask_a: Any, mask_b: Any) -> Any:
     inter = a @ xp.matrix_transpose(b)  # counts are exact in floating point up to 2**53
     union = xp.sum(a, axis=1)[:, None] + xp.sum(b, axis=1)[None, :] - inter
     return xp.where(union > 0, inter / xp.where(union > 0, union, 1.0), 0.0)
+
+
+def scale_mask(mask: Any, bbox: Any, size: int) -> Any:
+    """Masks of the image rescaled so that its shorter side is ``size``, each resized
+    within its own box (the box grown to whole pixels), as ChainerCV's ``scale_mask``.
+
+    Parameters
+    ----------
+    mask
+        ``(R, H, W)`` boolean masks.
+    bbox
+        ``(R, 4)`` boxes holding them, ``(y_min, x_min, y_max, x_max)``.
+    size
+        The length of the shorter side after scaling.
+
+    Returns
+    -------
+    ``(R, H', W')`` boolean masks in the library of ``mask``; ``H'``, ``W'`` are the
+    scaled sides (the longer one rounded down).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.utils import scale_mask
+    >>> m = np.zeros((1, 4, 6), dtype=bool); m[0, 1:3, 2:5] = True
+    >>> out = scale_mask(m, np.array([[1.0, 2.0, 3.0, 5.0]]), 8)   # 4 x 6 -> 8 x 12
+    >>> out.shape, int(out.sum())   # the 2 x 3 mask becomes 4 x 6
+    ((1, 8, 12), 24)
+    """
+    _check_mask("scale_mask", "mask", mask)
+    shape = tuple(getattr(bbox, "shape", ()))
+    if len(shape) != 2 or shape[1] != 4 or shape[0] != mask.shape[0]:
+        raise ShapeError(f"scale_mask(bbox): expected ({mask.shape[0]}, 4) boxes, one per "
+                         f"mask, got {describe(bbox)}")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"scale_mask(size): expected a positive int, got {size!r}")
+    m, b = host(mask).astype(bool), host(bbox).astype(np.float64)
+    R, H, W = m.shape
+    scale = size / min(H, W)
+    out_size = (size, int(size * W / H)) if H < W else (int(size * H / W), size)
+    # the box to whole pixels, then its scaled footprint grown to whole pixels again
+    box = np.concatenate([np.floor(b[:, :2]), np.ceil(b[:, 2:])], axis=1).astype(np.int64)
+    scaled = box * scale
+    scaled = np.concatenate([np.floor(scaled[:, :2]), np.ceil(scaled[:, 2:])],
+                            axis=1).astype(np.int64)
+    out = np.zeros((R,) + out_size, dtype=bool)
+    for i in range(R):
+        crop = m[i, box[i, 0]:box[i, 2], box[i, 1]:box[i, 3]]
+        h, w = scaled[i, 2] - scaled[i, 0], scaled[i, 3] - scaled[i, 1]
+        if crop.size == 0 or h <= 0 or w <= 0:
+            continue
+        # nearest neighbour with half-pixel centres, as the resize ChainerCV calls
+        rows = np.floor((np.arange(h) + 0.5) * crop.shape[0] / h).astype(np.int64)
+        cols = np.floor((np.arange(w) + 0.5) * crop.shape[1] / w).astype(np.int64)
+        resized = crop[np.minimum(rows, crop.shape[0] - 1)][:, np.minimum(cols, crop.shape[1] - 1)]
+        y0, x0 = scaled[i, 0], scaled[i, 1]
+        region = out[i, y0:y0 + h, x0:x0 + w]
+        region[...] = resized[:region.shape[0], :region.shape[1]]
+    return like(out, mask)
