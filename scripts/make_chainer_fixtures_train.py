@@ -244,6 +244,34 @@ def loop_fixtures():
             fired.append(bool(trig(trainer)))
         out[f"trigger/{name}"] = np.array(fired)
     out["trigger/values"] = np.array(values)
+    # Distributions (float64): densities, entropies, KL divergences and their gradients.
+    from chainer import distributions as D
+
+    rng = np.random.RandomState(7)
+    loc, ls, x = rng.randn(2, 3), rng.randn(2, 3) * 0.3, rng.randn(2, 3)
+    loc2, ls2 = rng.randn(2, 3), rng.randn(2, 3) * 0.3
+    logit, logit2 = rng.randn(2, 3), rng.randn(2, 3)
+    xb = (rng.rand(2, 3) < 0.5).astype(np.float64)
+    out["dist/inputs"] = np.stack([loc, ls, x, loc2, ls2, logit, logit2, xb])
+    vloc = chainer.Variable(loc)
+    vls = chainer.Variable(ls)
+    p = D.Normal(vloc, log_scale=vls)
+    q = D.Normal(loc2, log_scale=ls2)
+    out["dist/normal_log_prob"] = p.log_prob(x).array
+    out["dist/normal_entropy"] = p.entropy.array
+    kl = chainer.kl_divergence(p, q)
+    out["dist/normal_kl"] = kl.array
+    kl_sum = chainer.functions.sum(kl)
+    kl_sum.backward()
+    out["dist/normal_kl_grad_loc"] = vloc.grad
+    out["dist/normal_kl_grad_log_scale"] = vls.grad
+    b = D.Bernoulli(logit=logit)
+    out["dist/bernoulli_log_prob"] = b.log_prob(xb).array
+    out["dist/bernoulli_kl"] = chainer.kl_divergence(b, D.Bernoulli(logit=logit2)).array
+    ind = D.Independent(D.Normal(loc, log_scale=ls))
+    ind2 = D.Independent(D.Normal(loc2, log_scale=ls2))
+    out["dist/independent_log_prob"] = ind.log_prob(x).array
+    out["dist/independent_kl"] = chainer.kl_divergence(ind, ind2).array
     path = os.path.join(os.path.dirname(OUT), "loop.npz")
     np.savez(path, **out)
     print(f"wrote {os.path.normpath(path)}", file=sys.stderr)

@@ -72,7 +72,9 @@ _SUBMODULES = ("functions", "links", "initializers", "serializers", "optimizers"
 
 # Top-level names defined by those parts: (module, attribute).
 _LAZY_NAMES = {"Optimizer": "optimizer", "GradientMethod": "optimizer",
-               "UpdateRule": "optimizer", "Hyperparameter": "optimizer"}
+               "UpdateRule": "optimizer", "Hyperparameter": "optimizer",
+               "Distribution": "distributions", "kl_divergence": "distributions",
+               "register_kl": "distributions"}
 
 
 def __getattr__(name: str) -> Any:

@@ -199,6 +199,9 @@ def get_device(device_spec: Any) -> Device:
         spec = device_spec
         if spec == "@numpy":
             return CpuDevice()
+        # Chainer's examples pass --device as a string: '-1', '0', ...
+        if spec.lstrip("-").isdigit():
+            return get_device(int(spec))
         if spec.startswith("@cupy"):
             rest = spec[len("@cupy"):]
             if rest and not (rest.startswith(":") and rest[1:].isdigit()):

@@ -45,7 +45,7 @@ class Evaluator(Extension):
     >>> data = [(np.ones(3, np.float32), np.int32(1)) for _ in range(6)]
     >>> model = L.Classifier(L.Linear(3, 2))
     >>> it = iterators.SerialIterator(data, 4, repeat=False, shuffle=False)
-    >>> sorted(training.extensions.Evaluator(it, model).evaluate())
+    >>> sorted(training.extensions.Evaluator(it, model)())
     ['main/accuracy', 'main/loss']
     """
 

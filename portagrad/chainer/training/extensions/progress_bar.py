@@ -32,7 +32,7 @@ class ProgressBar(Extension):
     >>> import io
     >>> from portagrad.chainer.training import extensions
     >>> bar = extensions.ProgressBar(training_length=(10, "iteration"), out=io.StringIO())
-    >>> bar.lines(5, 0.5, 5, 0, 10.0, 1.0)[0]
+    >>> bar.lines(5, 0.5, 10, 0, 10.0, 1.0)[0]
     '     total [#########################.........................] 50.00%\\n'
     """
 

@@ -1,0 +1,173 @@
+"""What a ported Chainer test suite needs of ``chainer.testing``: ``assert_allclose``,
+``parameterize``, ``product``, ``product_dict``, ``fix_random``.
+
+Examples
+--------
+>>> from portagrad.chainer import testing
+>>> testing.product({"a": [1, 2], "b": ["x"]})
+[{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'x'}]
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import random
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..xp import to_numpy
+
+__all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_random"]
+
+
+def _host(x: Any) -> Any:
+    x = getattr(x, "array", x)
+    return to_numpy(x) if hasattr(x, "__array_namespace__") or hasattr(x, "shape") \
+        else np.asarray(x)
+
+
+def assert_allclose(x: Any, y: Any, atol: float = 1e-5, rtol: float = 1e-4,
+                    verbose: bool = True) -> None:
+    """Assert ``|x - y| <= atol + rtol * |y|`` elementwise (arrays of any library,
+    Variables).
+
+    Parameters
+    ----------
+    x, y
+        What to compare.
+    atol, rtol
+        Tolerances (Chainer's defaults).
+    verbose
+        Show the values on failure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.chainer import testing
+    >>> testing.assert_allclose(np.ones(2), np.ones(2) + 1e-6)
+    """
+    np.testing.assert_allclose(_host(x), _host(y), atol=atol, rtol=rtol, verbose=verbose)
+
+
+def product(parameter: Any) -> list[dict[str, Any]]:
+    """Every combination of the values of a dict of lists (or a list of such lists of
+    dicts, combined).
+
+    Parameters
+    ----------
+    parameter
+        ``{name: [values]}``, or a list of lists of dicts.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import testing
+    >>> testing.product([[{"a": 1}, {"a": 2}], [{"b": 3}]])
+    [{'a': 1, 'b': 3}, {'a': 2, 'b': 3}]
+    """
+    if isinstance(parameter, dict):
+        keys = sorted(parameter)
+        return [dict(zip(keys, vals)) for vals in
+                itertools.product(*(parameter[k] for k in keys))]
+    out = []
+    for combo in itertools.product(*parameter):
+        d: dict[str, Any] = {}
+        for part in combo:
+            d.update(part)
+        out.append(d)
+    return out
+
+
+def product_dict(*parameters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every combination of one dict from each list, merged.
+
+    Parameters
+    ----------
+    *parameters
+        Lists of dicts.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import testing
+    >>> testing.product_dict([{"a": 1}], [{"b": 2}, {"b": 3}])
+    [{'a': 1, 'b': 2}, {'a': 1, 'b': 3}]
+    """
+    return [{k: v for d in combo for k, v in d.items()}
+            for combo in itertools.product(*parameters)]
+
+
+def parameterize(*params: dict[str, Any]) -> Callable[[type], None]:
+    """Class decorator: one copy of a ``unittest.TestCase`` per dict of attributes,
+    named ``<Class>_param_<i>_<attrs>`` in the class's module; the template itself is
+    removed (the decorated name is bound to None), as in Chainer.
+
+    Parameters
+    ----------
+    *params
+        Dicts of class attributes.
+
+    Examples
+    --------
+    >>> import sys, types, unittest
+    >>> from portagrad.chainer import testing
+    >>> mod = types.ModuleType("m"); sys.modules["m"] = mod
+    >>> class T(unittest.TestCase):
+    ...     def test_n(self):
+    ...         assert self.n in (1, 2)
+    >>> T.__module__ = "m"
+    >>> testing.parameterize(*testing.product({"n": [1, 2]}))(T)
+    >>> sorted(k for k in vars(mod) if k.startswith("T_"))
+    ['T_param_0_n_1', 'T_param_1_n_2']
+    >>> del sys.modules["m"]
+    """
+
+    def decorator(cls: type) -> None:
+        import sys
+
+        module = sys.modules[cls.__module__]
+        body = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
+        for i, p in enumerate(params):
+            suffix = "_".join(f"{k}_{v}" for k, v in p.items())
+            name = "".join(c if c.isalnum() or c == "_" else "_"
+                           for c in f"{cls.__name__}_param_{i}_{suffix}")
+            new = type(name, cls.__bases__, {**body, **p})
+            new.__qualname__ = name
+            setattr(module, name, new)
+
+    return decorator
+
+
+def fix_random(seed: int = 0) -> Callable[[Callable], Callable]:
+    """Decorator seeding Python's, NumPy's and portagrad's generators before the test.
+
+    Parameters
+    ----------
+    seed
+        The seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.chainer import testing
+    >>> @testing.fix_random(3)
+    ... def draw():
+    ...     return np.random.rand()
+    >>> draw() == draw()
+    True
+    """
+
+    def decorator(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from .. import random as pg_random
+
+            random.seed(seed)
+            np.random.seed(seed)
+            pg_random.seed(seed)
+            return f(*args, **kwargs)
+
+        return wrapper
+
+    return decorator
