@@ -531,8 +531,8 @@ def lstm(c_prev: Any, x: Any) -> Any:
     >>> c.array, h.array
     (array([[0.]]), array([[0.]]))
     """
-    if x.shape[0] < c_prev.shape[0]:
-        raise ShapeError(f"lstm(x): expected at least {c_prev.shape[0]} rows as c_prev, got "
+    if x.shape[0] > c_prev.shape[0]:
+        raise ShapeError(f"lstm(x): expected at most {c_prev.shape[0]} rows as c_prev, got "
                          f"shape {tuple(x.shape)}")
     n = x.shape[0]
     if n == c_prev.shape[0]:
@@ -807,7 +807,48 @@ def squeeze(x: Any, axis: Any = None) -> Any:
     return ops.squeeze(x, axis)
 
 
-_WRITTEN = {"add": add, "bilinear": bilinear, "fft": fft, "linear": linear, "lstm": lstm,
+@_chainer("copy", ops.copy)
+def copy(x: Any, dst: Any) -> Any:
+    """Chainer's ``copy(x, dst)``: ``x`` copied to the device ``dst`` (a Chainer device
+    specifier: ``-1`` or ``'@numpy'`` the CPU, ``N`` or ``'@cupy:N'`` a GPU); the gradient
+    is copied back.
+
+    Parameters
+    ----------
+    x
+        An array or Variable.
+    dst
+        The destination device; it must hold arrays of ``x``'s library.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.chainer import functions as F
+    >>> F.copy(np.array([1.0, 2.0]), -1).array
+    array([1., 2.])
+    """
+    from ..xp import namespace_name, namespace_of
+    from .device import CpuDevice, GpuDevice, get_device
+
+    d = get_device(dst)
+    a = x.array if hasattr(x, "array") else x
+    lib = namespace_name(namespace_of(a))
+    if isinstance(d, CpuDevice):
+        if lib != "numpy":
+            raise PortagradValueError(f"copy(dst): expected a device of {lib} for a {lib} "
+                                      f"array, got {d.name}; move it with "
+                                      f"chainer.get_device(...).send first")
+        return ops.copy(x, a.device)
+    if isinstance(d, GpuDevice):
+        if lib != "cupy":
+            raise PortagradValueError(f"copy(dst): expected a CuPy array for {d.name}, got "
+                                      f"a {lib} array")
+        return ops.copy(x, d.device)
+    return ops.copy(x, d.device)
+
+
+_WRITTEN = {"add": add, "copy": copy, "bilinear": bilinear, "fft": fft, "linear": linear,
+            "lstm": lstm,
             "matmul": matmul, "n_step_lstm": n_step_lstm, "n_step_gru": n_step_gru,
             "normalize": normalize, "selu": selu, "sparse_matmul": sparse_matmul,
             "squeeze": squeeze}
