@@ -121,12 +121,13 @@ def train(iterations: int = 800, batch_size: int = 32, lr: float = 2e-3, n_val: 
     result = evaluate(model, val_data)
     result.update(history=history, seconds=time.time() - start, model=model)
     if out is not None:
-        draw(model, val_data, os.path.join(out, "detections.png"))
+        result["drawn"] = draw(model, val_data, os.path.join(out, "detections.png"))
         pg.io.save(os.path.join(out, "model.safetensors"), model)
     return result
 
 
-def draw(model: SSD, data, path: str, n: int = 4) -> None:
+def draw(model: SSD, data, path: str, n: int = 4) -> int:
+    """Draw the predictions on ``n`` held-out images; returns how many boxes were drawn."""
     from matplotlib.figure import Figure
 
     from portagrad.vision.visualizations import vis_bbox
@@ -134,11 +135,14 @@ def draw(model: SSD, data, path: str, n: int = 4) -> None:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig = Figure(figsize=(3 * n, 3))
     imgs = [data[i][0] for i in range(n)]
+    drawn = 0
     for k, (img, b, lab, s) in enumerate(zip(imgs, *model.predict(imgs))):
         ax = fig.add_subplot(1, n, k + 1)
         vis_bbox(img, b, lab, s, label_names=data.label_names, linewidth=1.5, ax=ax)
         ax.axis("off")
+        drawn += len(b)
     fig.savefig(path, dpi=100, bbox_inches="tight")
+    return drawn
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -154,7 +158,15 @@ def main(argv: list[str] | None = None) -> dict:
     names = SyntheticShapesDataset.label_names
     print("AP: " + ", ".join(f"{n} {a:.3f}" for n, a in zip(names, r["ap"])))
     print(f"VOC mAP (IoU 0.5): {r['map']:.3f} after {args.iterations} iterations, "
-          f"{r['seconds']:.0f} s; predictions drawn in {args.out}/detections.png")
+          f"{r['seconds']:.0f} s")
+    if r["drawn"]:
+        print(f"{r['drawn']} predicted boxes drawn on 4 held-out images in "
+              f"{args.out}/detections.png")
+    else:
+        print(f"no prediction passed the score threshold (score_thresh="
+              f"{r['model'].score_thresh}) on the 4 held-out images, so "
+              f"{args.out}/detections.png shows them without boxes; train longer "
+              f"(--iterations) or lower model.score_thresh")
     return r
 
 

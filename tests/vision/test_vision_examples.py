@@ -27,6 +27,7 @@ def test_detection_example_learns(tmp_path):
     untrained = ex.evaluate(ex.build_model(3), ex.SyntheticShapesDataset(40, seed=1000))
     assert r["map"] > untrained["map"] + 0.02
     assert (tmp_path / "detections.png").stat().st_size > 0
+    assert isinstance(r["drawn"], int) and r["drawn"] >= 0  # main() says when it is 0
 
 
 @pytest.mark.slow
