@@ -304,6 +304,11 @@ def _face(name: str) -> Callable[..., Any]:
     dropped = _PERFORMANCE_ONLY.get(name, ())
     positional = [p.name for p in target_params if p.kind is p.POSITIONAL_ONLY]
     var_positional = next((p.name for p in target_params if p.kind is p.VAR_POSITIONAL), None)
+    # Chainer's arguments before a ``*args`` of its own go positionally, in its order.
+    kinds = [p.kind for p in chainer_sig.parameters.values()]
+    leading = ([p.name for p in chainer_sig.parameters.values()][
+        :kinds.index(inspect.Parameter.VAR_POSITIONAL)]
+        if inspect.Parameter.VAR_POSITIONAL in kinds else [])
 
     @adapts(target)
     def adapter(*args: Any, **kwargs: Any) -> Any:
@@ -330,6 +335,8 @@ def _face(name: str) -> Callable[..., Any]:
                 value = _REDUCE_VALUES.get(value, value)
             call_kw[tname] = value
         call_kw.update(fixed)
+        if leading:
+            call_pos = [call_kw.pop(renames.get(p, p)) for p in leading] + call_pos
         if positional:
             call_pos = [call_kw.pop(p) for p in positional if p in call_kw] + call_pos
         if var_positional is not None and var_positional in call_kw:
