@@ -25,6 +25,9 @@ It is rerunnable (it overwrites the fixtures) and writes:
     ``<case>/persist<path>``.
 ``initializers.npz``
     ``<name>`` arrays drawn after ``numpy.random.seed(7)``.
+``model_shapes.npz``
+    The names and shapes of the parameters and persistent values of ResNet50Layers and
+    GoogLeNet (``<model><path>``).
 ``chainer_model.npz`` and ``chainer_model_expected.npz``
     A small model saved by ``chainer.serializers.save_npz`` after one training step's
     forward, and its output on a fixed input in test mode.
@@ -224,6 +227,21 @@ def serializer_model() -> None:
         np.savez(os.path.join(OUT, "chainer_model_expected.npz"), x=x, y=y.array)
 
 
+def model_shapes() -> None:
+    """The parameter and persistent names and shapes of the image models."""
+    store = {}
+    for name, make in (("ResNet50Layers", lambda: L.ResNet50Layers(pretrained_model=None)),
+                       ("GoogLeNet", lambda: L.GoogLeNet(pretrained_model=None))):
+        model = make()
+        for path, p in model.namedparams():
+            store[f"{name}{path}"] = np.array(p.shape)
+        for path, link in model.namedlinks():
+            for pname in sorted(link._persistent):
+                v = np.asarray(link.__dict__[pname])
+                store[f"{name}{path.rstrip('/')}/{pname}"] = np.array(v.shape)
+    np.savez_compressed(os.path.join(OUT, "model_shapes.npz"), **store)
+
+
 def main() -> None:
     os.makedirs(OUT, exist_ok=True)
     for name, fill in (("functions", functions), ("links", links),
@@ -233,6 +251,7 @@ def main() -> None:
         np.savez_compressed(os.path.join(OUT, f"{name}.npz"), **store)
         print(f"{name}: {len(store)} arrays", file=sys.stderr)
     serializer_model()
+    model_shapes()
 
 
 if __name__ == "__main__":

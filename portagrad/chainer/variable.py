@@ -515,6 +515,11 @@ class Parameter(Variable):
         if self.array is not None:
             self.grad = self.xp.zeros_like(self.array)
 
+    def update(self) -> None:
+        """Apply the optimizer's rule to this parameter (nothing without a rule)."""
+        if self.update_rule is not None:
+            self.update_rule.update(self)
+
     def __repr__(self) -> str:
         if self.array is None:
             return f"Parameter(<uninitialized>, name={self.name!r})"

@@ -1,0 +1,121 @@
+"""The image models' layout against Chainer 7.8.1's (names and shapes), their local npz
+weights (``pretrained_model`` as a path and as ``'auto'`` in Chainer's cache), the links
+that draw random numbers by their laws, and a model that learns in a plain loop."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad import chainer
+from portagrad.chainer import functions as F
+from portagrad.chainer import links as L
+from portagrad.chainer import serializers
+
+_SHAPES = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "core",
+                               "model_shapes.npz"))
+
+
+def _layout(name, model):
+    got = {f"{name}{path}": tuple(p.shape) for path, p in model.namedparams()}
+    for path, link in model.namedlinks():
+        for pname in sorted(link._persistent):
+            got[f"{name}{path.rstrip('/')}/{pname}"] = np.shape(link.__dict__[pname])
+    return got
+
+
+def _want(name):
+    return {k: tuple(int(s) for s in _SHAPES[k]) for k in _SHAPES.files
+            if k.startswith(name + "/")}
+
+
+@pytest.mark.slow
+def test_resnet50_has_chainers_layout_and_says_where_auto_looks(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAINER_DATASET_ROOT", str(tmp_path))
+    with pytest.raises(pg.CheckpointError, match="ResNet-50-model.npz"):
+        L.ResNet50Layers()
+    model = L.ResNet50Layers(pretrained_model=None)
+    assert _layout("ResNet50Layers", model) == _want("ResNet50Layers")
+    with chainer.using_config("train", False):
+        out = model(np.zeros((1, 3, 32, 32), np.float32), layers=["pool5", "prob"])
+    assert out["pool5"].shape == (1, 2048) and out["prob"].shape == (1, 1000)
+
+
+@pytest.mark.slow
+def test_googlenet_layout_and_local_weights(tmp_path, monkeypatch):
+    model = L.GoogLeNet(pretrained_model=None)
+    assert _layout("GoogLeNet", model) == _want("GoogLeNet")
+    cache = tmp_path / "pfnet" / "chainer" / "models"
+    cache.mkdir(parents=True)
+    serializers.save_npz(str(cache / "bvlc_googlenet.npz"), model, compression=False)
+    monkeypatch.setenv("CHAINER_DATASET_ROOT", str(tmp_path))
+    auto = L.GoogLeNet()  # 'auto': Chainer's cache layout, never a download
+    by_path = L.GoogLeNet(pretrained_model=str(cache / "bvlc_googlenet.npz"))
+    for (name, p), (_, q), (_, r) in zip(model.namedparams(), auto.namedparams(),
+                                         by_path.namedparams()):
+        np.testing.assert_array_equal(p.array, q.array, err_msg=name)
+        np.testing.assert_array_equal(p.array, r.array, err_msg=name)
+    assert model.available_layers[-3:] == ["prob", "loss1_fc2", "loss2_fc2"]
+    with pytest.raises(pg.PortagradError, match="available_layers"):
+        model(np.zeros((1, 3, 8, 8), np.float32), layers=["nope"])
+
+
+def test_theano_function_says_why_it_cannot_be_built():
+    with pytest.raises(ImportError, match="Theano"):
+        L.TheanoFunction(None, None)
+
+
+def test_random_links_follow_their_laws():
+    sd = L.SimplifiedDropconnect(3, 2, ratio=0.5, initialW=np.ones((2, 3)),
+                                 initial_bias=np.zeros(2))
+    x = np.ones((2000, 3))
+    y = sd(x).array
+    assert abs(float(y.mean()) - 3.0) < 0.2  # inverted dropconnect keeps the mean
+    np.testing.assert_allclose(sd(x, train=False).array, 3.0)
+    z = L.StatefulZoneoutLSTM(3, 2, c_ratio=1.0, h_ratio=1.0)
+    h = z(np.ones((4, 3), np.float32))
+    np.testing.assert_array_equal(h.array, 0.0)  # every unit keeps its (zero) state
+    bo = L.BlackOut(3, [5, 3, 2], 2)
+    bo.W.array[...] = 0.1
+    bo.sample_data = np.array([[1, 2]] * 4, np.int32)
+    loss = bo(np.ones((4, 3), np.float32), np.array([0, 1, 2, 0], np.int32))
+    w = np.full((3, 3), 0.1)
+    s = np.ones((4, 3)) @ w.T
+    t, neg = np.array([0, 1, 2, 0]), np.array([[1, 2]] * 4)
+    pos = s[np.arange(4), t]
+    ns = np.take_along_axis(s, neg, axis=1)
+    log_z = np.logaddexp(pos, np.logaddexp.reduce(ns, axis=1))
+    want = -np.mean(pos - log_z + np.log1p(-np.exp(ns - log_z[:, None])).sum(axis=1))
+    np.testing.assert_allclose(float(loss.array), want, rtol=1e-5)
+
+
+def test_a_classifier_learns_in_a_plain_loop():
+    np.random.seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 4)).astype(np.float32)
+    t = (x[:, 0] + x[:, 1] > 0).astype(np.int32)
+
+    class MLP(chainer.Chain):
+        def __init__(self):
+            super().__init__()
+            with self.init_scope():
+                self.l1 = L.Linear(None, 16)
+                self.bn = L.BatchNormalization(16)
+                self.l2 = L.Linear(16, 2)
+
+        def forward(self, x):
+            return self.l2(F.relu(self.bn(self.l1(x))))
+
+    model = L.Classifier(MLP())
+    for _ in range(60):
+        loss = model(x, t)
+        model.cleargrads()
+        loss.backward()
+        for p in model.params():
+            p.array -= 0.5 * p.grad
+    with chainer.using_config("train", False):
+        model(x, t)
+    assert float(model.accuracy.array) > 0.95
