@@ -2,7 +2,7 @@
 
 Run a script on K processes with ``mpiexec -n K python -m mpi4py script.py``. Arrays travel
 as buffers (never pickled); every collective checks layouts across ranks and has a deadline;
-an unhandled exception on any rank aborts the whole job.
+an unhandled exception, a signal or an early exit on any rank ends the whole job.
 """
 
 from ._async import ParameterServerSGD as ParameterServerSGD
@@ -14,6 +14,8 @@ from ._buckets import GradientSynchronizer as GradientSynchronizer
 from ._checkpoint import MultiNodeCheckpointer as MultiNodeCheckpointer
 from ._comm import Communicator as Communicator
 from ._comm import create_communicator as create_communicator
+from ._comm import default_timeout as default_timeout
+from ._comm import set_default_timeout as set_default_timeout
 from ._data_parallel import DataParallel as DataParallel
 from ._data_parallel import DistributedOptimizer as DistributedOptimizer
 from ._data_parallel import broadcast_optimizer_state as broadcast_optimizer_state
@@ -26,6 +28,7 @@ from ._evaluator import create_multi_node_evaluator as create_multi_node_evaluat
 from ._evaluator import reduce_metrics as reduce_metrics
 from ._faults import CollectiveTimeoutError as CollectiveTimeoutError
 from ._faults import LayoutMismatchError as LayoutMismatchError
+from ._faults import PeerExitedError as PeerExitedError
 from ._faults import install_abort_hook as install_abort_hook
 from ._faults import uninstall_abort_hook as uninstall_abort_hook
 from ._training import MultiNodeSnapshot as MultiNodeSnapshot

@@ -23,12 +23,78 @@ from ._buffers import (
 )
 from ._faults import LayoutMismatchError, install_abort_hook, wait_all
 
-__all__ = ["Communicator", "create_communicator"]
+__all__ = ["Communicator", "create_communicator", "default_timeout", "set_default_timeout"]
 
 _REDUCTIONS = ("sum", "mean", "max", "min", "prod")
 # Seconds a collective may take before it is an error; generous, since a step of a large
 # model on a loaded machine can take minutes, yet finite, so that nothing hangs forever.
 DEFAULT_TIMEOUT = 300.0
+TIMEOUT_ENV = "PORTAGRAD_MPI_TIMEOUT"
+_UNSET: Any = object()
+_default_timeout: Any = _UNSET
+
+
+def _check_timeout(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not 0 < float(value) < float("inf")):
+        raise ValueError(f"{where}: expected a positive, finite number of seconds or None, "
+                         f"got {value!r}")
+    return float(value)
+
+
+def default_timeout() -> float | None:
+    """The deadline, in seconds, of collectives of communicators created without one.
+
+    :func:`set_default_timeout` if it was called; else the environment variable
+    ``PORTAGRAD_MPI_TIMEOUT`` (seconds, or ``none`` for no deadline) if set; else 300 s.
+
+    Examples
+    --------
+    >>> from portagrad.parallel import default_timeout, set_default_timeout
+    >>> set_default_timeout(12.5)
+    >>> default_timeout()
+    12.5
+    >>> set_default_timeout(None)  # collectives wait forever
+    >>> default_timeout() is None
+    True
+    >>> set_default_timeout()  # back to the environment variable or 300 s
+    """
+    if _default_timeout is not _UNSET:
+        return _default_timeout
+    raw = os.environ.get(TIMEOUT_ENV)
+    if raw is None or not raw.strip():
+        return DEFAULT_TIMEOUT
+    if raw.strip().lower() == "none":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = raw  # reported below
+    return _check_timeout(value, f"{TIMEOUT_ENV}={raw!r}")
+
+
+def set_default_timeout(seconds: Any = _UNSET) -> None:
+    """Set the deadline of collectives for communicators created from now on.
+
+    Parameters
+    ----------
+    seconds
+        A positive number of seconds, or ``None`` for no deadline; called without it,
+        the default returns to ``PORTAGRAD_MPI_TIMEOUT`` or 300 s.
+
+    Examples
+    --------
+    >>> from portagrad.parallel import create_communicator, set_default_timeout
+    >>> set_default_timeout(30)
+    >>> create_communicator(abort_on_exception=False).timeout
+    30.0
+    >>> set_default_timeout()
+    """
+    global _default_timeout
+    _default_timeout = (_UNSET if seconds is _UNSET
+                        else _check_timeout(seconds, "set_default_timeout(seconds)"))
 
 
 def _mpi() -> Any:
@@ -273,7 +339,7 @@ def _check_array(x: Any, op: str) -> None:
         )
 
 
-def create_communicator(comm: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT,
+def create_communicator(comm: Any = None, *, timeout: Any = _UNSET,
                         abort_on_exception: bool = True, backend: str = "mpi") -> Communicator:
     """A :class:`Communicator` over ``comm`` (default ``mpi4py.MPI.COMM_WORLD``).
 
@@ -283,12 +349,13 @@ def create_communicator(comm: Any = None, *, timeout: float | None = DEFAULT_TIM
         An ``mpi4py`` communicator; ``None`` for ``COMM_WORLD``.
     timeout
         Seconds any collective may take before :class:`CollectiveTimeoutError` is raised
-        naming the operation, the step and the rank (``None``: wait forever). The
-        environment variable ``PORTAGRAD_MPI_TIMEOUT`` overrides the default of 300 s.
+        naming the operation, the step and the rank (``None``: wait forever). Default:
+        :func:`default_timeout` (:func:`set_default_timeout`, else the environment
+        variable ``PORTAGRAD_MPI_TIMEOUT``, else 300 s).
     abort_on_exception
-        Install a ``sys.excepthook`` that calls ``COMM_WORLD.Abort`` so that an unhandled
-        exception on one rank ends the whole job instead of leaving the others waiting
-        (only when there is more than one rank).
+        Install :func:`install_abort_hook`, so that an unhandled exception, ``SIGTERM``
+        or an early ``sys.exit`` on one rank ends the whole job instead of leaving the
+        others waiting (only when there is more than one rank).
     backend
         ``"mpi"``, or ``"nccl"`` to reduce CuPy arrays with NCCL (needs CuPy with NCCL);
         NumPy arrays always go through MPI.
@@ -304,8 +371,8 @@ def create_communicator(comm: Any = None, *, timeout: float | None = DEFAULT_TIM
     if comm is None:
         comm = MPI.COMM_WORLD
         _check_launcher(comm.Get_size())
-    if timeout is DEFAULT_TIMEOUT and "PORTAGRAD_MPI_TIMEOUT" in os.environ:
-        timeout = float(os.environ["PORTAGRAD_MPI_TIMEOUT"])
+    timeout = (default_timeout() if timeout is _UNSET
+               else _check_timeout(timeout, "create_communicator(timeout)"))
     if backend not in ("mpi", "nccl"):
         raise ValueError(f"create_communicator(backend): expected 'mpi' or 'nccl', got "
                          f"{backend!r}")

@@ -285,8 +285,8 @@ def _optimizer_target():
     pg.random.seed(0)
     model = pg.nn.Linear(3, 2)
     opt = pg.optim.Adam(model, lr=0.01)
-    model.W.grad = np.ones_like(model.W.array)
-    model.b.grad = np.ones_like(model.b.array)
+    for p in model.parameters():
+        p.grad = np.ones_like(p.array)
     opt.step()
     return opt
 

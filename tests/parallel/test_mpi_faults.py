@@ -1,4 +1,8 @@
-"""A failing rank ends the whole job promptly, with a message that says what happened."""
+"""A failing rank ends the whole job promptly, with a message that says what happened.
+
+Each fault runs on two ranks and must end the job with a non-zero status within 30 s
+(startup included); the deadlines are short so that the tests are quick.
+"""
 
 from __future__ import annotations
 
@@ -47,3 +51,43 @@ def test_mismatched_gradient_buckets_are_a_clear_error(mpirun):
     assert ("GradientSynchronizer(params): expected the same parameter sizes and dtypes on "
             "every rank, got parameter 0 with 8 elements of float64 on rank 0 and 12 of "
             "float64 on rank 1") in job.stderr, job.output
+
+
+@pytest.mark.parametrize("code", [3, 0])
+def test_a_rank_that_calls_sys_exit_ends_the_job(mpirun, code):
+    # sys.exit runs no exception hook; rank 1's exit notice makes rank 0 give up on the
+    # collective it waits in, long before its 20 s deadline. Even sys.exit(0) is an error
+    # while another rank still needs this one.
+    job = mpirun("faults.py", 2, "exit", str(code), timeout=40, mpi4py_runner=False)
+    assert job.returncode != 0, job.output
+    assert job.seconds < 15, job.output
+    assert "PeerExitedError: allreduce" in job.stderr, job.output
+    assert "rank 1 exited" in job.stderr
+    assert "reached the end" not in job.stdout
+
+
+def test_a_terminated_rank_ends_the_job(mpirun):
+    job = mpirun("faults.py", 2, "terminate", timeout=40, mpi4py_runner=False)
+    assert job.returncode != 0, job.output
+    assert job.seconds < 15, job.output
+    assert "rank 1 received SIGTERM; aborting the MPI job" in job.stderr, job.output
+    assert "reached the end" not in job.stdout
+
+
+def test_the_default_deadline_comes_from_the_environment(mpirun):
+    # Rank 1 never enters the collective; rank 0's deadline is PORTAGRAD_MPI_TIMEOUT's.
+    job = mpirun("faults.py", 2, "default-deadline", timeout=40,
+                 env={"PORTAGRAD_MPI_TIMEOUT": "2"})
+    assert job.returncode != 0, job.output
+    assert job.seconds < 25, job.output
+    assert "expected every rank to take part within 2 s" in job.stderr, job.output
+
+
+def test_os_exit_on_one_rank_ends_the_job_with_its_status(mpirun):
+    # os._exit runs no Python code; MPICH's launcher kills the other ranks at once and
+    # reports the exiting rank's status, even 0 (as the documentation says).
+    for code in (5, 0):
+        job = mpirun("faults.py", 2, "os-exit", str(code), timeout=40)
+        assert job.seconds < 15, job.output
+        assert job.returncode == code, job.output
+        assert "reached the end" not in job.stdout
