@@ -16,6 +16,10 @@ It writes two files under ``tests/chainer/fixtures/train/``:
 - ``optimizers.npz``: for each case (the list ``CASES`` below, stored in the file as
   JSON under ``cases``) the gradient sequence fed to two float64 parameters, the
   parameters after every update, and the optimizer's state after the last update;
+- ``trainer.npz`` and ``trainer_snapshot.npz``: a small float64 MLP classifier trained
+  by Chainer's Trainer (StandardUpdater and ParallelUpdater over two CPU devices,
+  MomentumSGD, LogReport), its parameters and log, the snapshot Chainer wrote, and
+  the parameters after resuming from that snapshot;
 - ``loop.npz``: the index sequences of SerialIterator (shuffled by a seeded
   RandomState, repeating or not, batches larger than the dataset), the orders of
   ``split_dataset_random``/``get_cross_validation_datasets_random``,
@@ -129,6 +133,7 @@ def main():
     np.savez(OUT, **out)
     print(f"wrote {len(CASES)} cases to {os.path.normpath(OUT)}", file=sys.stderr)
     loop_fixtures()
+    trainer_fixtures()
 
 
 ITERATOR_CASES = [
@@ -275,6 +280,80 @@ def loop_fixtures():
     path = os.path.join(os.path.dirname(OUT), "loop.npz")
     np.savez(path, **out)
     print(f"wrote {os.path.normpath(path)}", file=sys.stderr)
+
+
+
+def _trainer_model(init):
+    import chainer.functions as F
+    import chainer.links as L
+
+    class MLP(chainer.Chain):
+        def __init__(self):
+            super().__init__()
+            with self.init_scope():
+                self.l1 = L.Linear(4, 5, initialW=init["W1"], initial_bias=init["b1"])
+                self.l2 = L.Linear(5, 3, initialW=init["W2"], initial_bias=init["b2"])
+
+        def forward(self, x):
+            return self.l2(F.tanh(self.l1(x)))
+
+    return L.Classifier(MLP())
+
+
+def _trainer_run(init, data, updater_kind, out, iterations, resume=None):
+    from chainer import iterators, training
+    from chainer.training import extensions
+
+    with chainer.using_config("dtype", np.float64):
+        model = _trainer_model(init)
+    opt = optimizers.MomentumSGD(lr=0.1)
+    opt.setup(model)
+    it = iterators.SerialIterator(data, 4, shuffle=False)
+    if updater_kind == "parallel":
+        updater = training.updaters.ParallelUpdater(it, opt,
+                                                    devices={"main": -1, "second": -1})
+    else:
+        updater = training.updaters.StandardUpdater(it, opt)
+    trainer = training.Trainer(updater, (iterations, "iteration"), out=out)
+    trainer.extend(extensions.LogReport(trigger=(1, "epoch"), filename=None))
+    trainer.extend(extensions.snapshot(filename="snap"), trigger=(iterations, "iteration"))
+    if resume is not None:
+        chainer.serializers.load_npz(resume, trainer)
+    trainer.run()
+    params = {name: p.array.copy() for name, p in model.namedparams()}
+    return params, trainer.get_extension("LogReport").log
+
+
+def trainer_fixtures():
+    import tempfile
+
+    rng = np.random.RandomState(11)
+    init = {"W1": rng.randn(5, 4) * 0.5, "b1": rng.randn(5) * 0.1,
+            "W2": rng.randn(3, 5) * 0.5, "b2": rng.randn(3) * 0.1}
+    x = rng.randn(12, 4)
+    t = rng.randint(0, 3, 12).astype(np.int32)
+    data = chainer.datasets.TupleDataset(x, t)
+    out = {f"init/{k}": v for k, v in init.items()}
+    out["data/x"], out["data/t"] = x, t
+    folder = os.path.dirname(OUT)
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("standard", "parallel"):
+            params, log = _trainer_run(init, data, kind, os.path.join(tmp, kind), 6)
+            for name, a in params.items():
+                out[f"{kind}/param{name}"] = a
+            out[f"{kind}/log_loss"] = np.array([e["main/loss"] for e in log])
+            out[f"{kind}/log_accuracy"] = np.array([e["main/accuracy"] for e in log])
+        snap = os.path.join(tmp, "standard", "snap")
+        import shutil
+
+        shutil.copy(snap, os.path.join(folder, "trainer_snapshot.npz"))
+        params, log = _trainer_run(init, data, "standard", os.path.join(tmp, "resumed"), 9,
+                                   resume=snap)
+        for name, a in params.items():
+            out[f"resumed/param{name}"] = a
+        out["resumed/log_loss"] = np.array([e["main/loss"] for e in log])
+    np.savez(os.path.join(folder, "trainer.npz"), **out)
+    print("wrote trainer.npz and trainer_snapshot.npz", file=sys.stderr)
 
 
 if __name__ == "__main__":
