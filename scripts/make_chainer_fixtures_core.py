@@ -11,7 +11,8 @@ It is rerunnable (it overwrites the fixtures) and writes:
 
 ``functions.npz``
     For every case of ``tests/chainer/_core_cases.py``: ``<case>/out<k>`` the outputs,
-    ``<case>/g<i>`` the gradient of ``sum(w * y)`` (weights ``w`` drawn from the case's
+    ``<case>/g<i>`` (``i`` an argument, or a path ``4.0.5`` into a list argument) the
+    gradient of ``sum(w * y)`` (weights ``w`` drawn from the case's
     generator after its inputs) with respect to argument ``i``, and ``<case>/gg<i>`` the
     second-order gradient of ``sum(v * g)`` over those gradients (``v`` drawn next), where
     Chainer has double backpropagation for the function.
@@ -98,8 +99,8 @@ def functions(store: dict) -> None:
         args = list(args)
         vs = {}
         for i in diff:
-            vs[i] = chainer.Variable(np.asarray(args[i]))
-            args[i] = vs[i]
+            vs[i] = chainer.Variable(np.asarray(cases.get_path(args, i)))
+            cases.set_path(args, i, vs[i])
         try:
             outs = _flat(getattr(F, name)(*args, **kwargs))
         except Exception as e:  # noqa: BLE001 - reported, the case is left out
@@ -119,7 +120,8 @@ def functions(store: dict) -> None:
             print(f"{cid} grad: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
             continue
         for i, g in zip(diff, gs):
-            store[f"{cid}/g{i}"] = np.zeros_like(vs[i].array) if g is None else g.array
+            store[f"{cid}/g{cases.path_key(i)}"] = (np.zeros_like(vs[i].array) if g is None
+                                                   else g.array)
         try:
             terms = [F.sum(g * rng.uniform(-1, 1, size=g.shape).astype(g.dtype))
                      for g in gs if g is not None]
@@ -131,7 +133,8 @@ def functions(store: dict) -> None:
             print(f"{cid} second order: {type(e).__name__}: {str(e)[:120]}", file=sys.stderr)
             continue
         for i, g in zip(diff, ggs):
-            store[f"{cid}/gg{i}"] = np.zeros_like(vs[i].array) if g is None else g.array
+            store[f"{cid}/gg{cases.path_key(i)}"] = (np.zeros_like(vs[i].array) if g is None
+                                                    else g.array)
 
 
 def links(store: dict) -> None:

@@ -198,7 +198,70 @@ EXTRA = [
     ("fft", "fft", lambda r: (((_u(r, (2, 4)), _u(r, (2, 4))),), {}, ())),
 ]
 
-CASES = list(_ops_cases.CASES) + EXTRA
+# Functions of lists of arrays, differentiated in the list's items: a position in
+# ``diff`` may be a path ``(argument, item, ...)``.
+LISTS = [
+    ("concat_grad", "concat", lambda r: (([_u(r, (2, 1)), _u(r, (2, 3))],), {},
+                                         ((0, 0), (0, 1)))),
+    ("stack_grad", "stack", lambda r: (([_u(r, (2, 3)), _u(r, (2, 3))], 1), {},
+                                       ((0, 0), (0, 1)))),
+    ("hstack_grad", "hstack", lambda r: (([_u(r, (2, 1)), _u(r, (2, 3))],), {},
+                                         ((0, 0), (0, 1)))),
+    ("vstack_grad", "vstack", lambda r: (([_u(r, (1, 3)), _u(r, (2, 3))],), {},
+                                         ((0, 0), (0, 1)))),
+    ("dstack_grad", "dstack", lambda r: (([_u(r, (2, 3, 1)), _u(r, (2, 3, 2))],), {},
+                                         ((0, 0), (0, 1)))),
+    ("pad_sequence_grad", "pad_sequence", lambda r: (([_u(r, (3, 2)), _u(r, (1, 2))],),
+                                                     {"length": 4}, ((0, 0), (0, 1)))),
+    ("transpose_sequence_grad", "transpose_sequence",
+     lambda r: (([_u(r, (3, 2)), _u(r, (2, 2)), _u(r, (2, 2))],), {},
+                ((0, 0), (0, 1), (0, 2)))),
+    ("fft_grad", "fft", lambda r: (((_u(r, (2, 4)), _u(r, (2, 4))),), {}, ((0, 0), (0, 1)))),
+    ("ifft_grad", "ifft", lambda r: (((_u(r, (2, 4)), _u(r, (2, 4))),), {},
+                                     ((0, 0), (0, 1)))),
+    ("ctc_grad", "connectionist_temporal_classification",
+     lambda r: (([_u(r, (2, 4), -2, 2) for _ in range(5)],
+                 np.array([[1, 2], [3, 3]], dtype=np.int32), 0), {},
+                tuple((0, t) for t in range(5)))),
+    ("n_step_lstm_grad", "n_step_lstm",
+     lambda r: ((1, 0.0, _u(r, (1, 3, 2)), _u(r, (1, 3, 2)),
+                 *_rnn_weights(r, 1, 1, 8, 3, 2), [_u(r, (3, 3)), _u(r, (2, 3))]), {},
+                (2, 3, (4, 0, 0), (4, 0, 5), (5, 0, 1), (6, 0), (6, 1)))),
+    ("n_step_gru_grad", "n_step_gru",
+     lambda r: ((1, 0.0, _u(r, (1, 3, 2)), *_rnn_weights(r, 1, 1, 6, 3, 2),
+                 [_u(r, (3, 3)), _u(r, (1, 3))]), {},
+                (2, (3, 0, 2), (3, 0, 4), (4, 0, 3), (5, 0), (5, 1)))),
+]
+
+CASES = list(_ops_cases.CASES) + EXTRA + LISTS
+
+
+def path_of(position):
+    """``position`` (an int or a tuple) as a tuple path."""
+    return (position,) if isinstance(position, int) else tuple(position)
+
+
+def path_key(position) -> str:
+    """The fixture key of a differentiated position: ``"2"`` or ``"4.0.5"``."""
+    return ".".join(str(i) for i in path_of(position))
+
+
+def get_path(args, position):
+    value = args
+    for i in path_of(position):
+        value = value[i]
+    return value
+
+
+def set_path(args, position, new):
+    """Set the item at ``position``, copying the lists and tuples on the way."""
+    path = path_of(position)
+    if len(path) == 1:
+        args[path[0]] = new
+        return
+    inner = list(args[path[0]])
+    set_path(inner, path[1:], new)
+    args[path[0]] = type(args[path[0]])(inner)
 
 # Chainer's random functions draw from their own generators: their values are checked
 # by their laws (tests/chainer/test_functions_face.py), not against recorded draws.

@@ -115,6 +115,8 @@ LINKS = [
      lambda r: (_u(r, (2, 2)), _u(r, (2, 2)), _u(r, (2, 3))),
      lambda link, F, c, h, x: link(c, h, x)),
     ("gru", lambda L, F: L.GRU(3, 2), lambda r: (_u(r, (2, 3)), _u(r, (2, 3))), _stateful),
+    ("stateful_gru", lambda L, F: L.StatefulGRU(3, 2, bias_init=0.1),
+     lambda r: (_u(r, (2, 3)), _u(r, (2, 3))), _stateful),
     ("stateless_gru", lambda L, F: L.StatelessGRU(3, 2),
      lambda r: (_u(r, (2, 2)), _u(r, (2, 3))), _two),
     ("stateful_mgu", lambda L, F: L.StatefulMGU(3, 2),
