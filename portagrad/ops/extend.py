@@ -71,6 +71,11 @@ def input_variable(x: Any, op: str, arg: str = "x") -> Variable:
     if type(x) is Variable or isinstance(x, Variable):
         return x
     if is_array(x):
+        if not getattr(getattr(x, "dtype", None), "isnative", True):
+            # Kernels (and the libraries' ufunc casting rules) take native byte order only.
+            raise DTypeError(
+                f"{op}({arg}): expected an array in the machine's byte order, got dtype "
+                f"{x.dtype.str}. Convert first, e.g. x.astype(x.dtype.newbyteorder('='))")
         return _leaf(x, namespace_of(x))
     raise PortagradTypeError(
         f"{op}({arg}): expected a Variable or an array, got {describe(x)}. Wrap Python "

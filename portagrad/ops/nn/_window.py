@@ -9,20 +9,45 @@ input, then running the ordinary operation, computes exactly that.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
-from ..._errors import PortagradValueError, ShapeError
+from ..._errors import PortagradValueError, ShapeError, SizeError
 from ...tape._variable import Variable
 
 __all__ = ["ints", "chainer_outsize", "cover_all_pad", "pool_input", "pool_window"]
 
 
+# The largest window, stride, padding or dilation: a size index of every library.
+MAX_WINDOW = 2 ** 31 - 1
+
+
+def _int_or_none(v: Any) -> int | None:
+    if isinstance(v, (bool, float)) or v is None:
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
 def ints(v: Any, nd: int, op: str, arg: str, minimum: int) -> tuple[int, ...]:
-    """``v`` (an int or ``nd`` of them, each at least ``minimum``) as a tuple of ``nd``."""
-    t = (v,) * nd if isinstance(v, int) else tuple(v)
-    if len(t) != nd or not all(isinstance(i, int) and i >= minimum for i in t):
-        raise PortagradValueError(f"{op}({arg}): expected an int >= {minimum} or {nd} of them, got "
-                                  f"{v!r}")
+    """``v`` (an int or ``nd`` of them, each at least ``minimum``) as a tuple of ``nd``.
+
+    NumPy-style integers count as ints; a value past :data:`MAX_WINDOW` is refused (a
+    window, stride or padding that large cannot index any array)."""
+    one = _int_or_none(v)
+    if one is not None:
+        t: tuple = (one,) * nd
+    elif isinstance(v, (tuple, list)):
+        t = tuple(_int_or_none(i) for i in v)
+    else:
+        t = ()
+    if len(t) != nd or not all(i is not None and i >= minimum for i in t):
+        raise PortagradValueError(
+            f"{op}({arg}): expected an int >= {minimum} or {nd} of them, got {v!r}")
+    if any(i > MAX_WINDOW for i in t):
+        raise SizeError(f"{op}({arg}): expected values at most {MAX_WINDOW}, got {v!r}")
     return t
 
 

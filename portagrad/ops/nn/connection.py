@@ -11,7 +11,7 @@ from ...tape._variable import Variable, _fresh
 from ...xp import check_same_device, check_same_namespace
 from ...xp._matmul import matmul as _mm
 from .._adapters import adapts
-from .._core import _multi_device, binary, is_floating_dtype, var, wrap
+from .._core import _multi_device, binary, is_floating_dtype, same_library, var, wrap
 from .._core import float_var as _float
 from ..std.elementwise import where
 from ..std.indexing import take
@@ -257,6 +257,7 @@ def _embedding(op: str, ids: Any, weight: Any, padding_idx: int | None,
                          f"{tuple(wv.array.shape)}")
     xp = wv.xp
     idx = ids.array if isinstance(ids, Variable) else ids
+    same_library(op, [("weight", wv), (ids_arg, idx)])
     if not hasattr(idx, "dtype") or not xp.isdtype(idx.dtype, "integral"):
         raise DTypeError(f"{op}({ids_arg}): expected an integer array, got {describe(idx)}")
     n = wv.array.shape[0]

@@ -154,6 +154,10 @@ def conv_inputs(op: str, x: Any, w: Any, nd: int | None) -> tuple[Variable, Vari
     if wv.array.ndim != nd + 2:
         raise ShapeError(f"{op}(weight): expected {nd + 2} dimensions (out, in // groups, "
                          f"*kernel), got shape {tuple(wv.array.shape)}")
+    if any(d < 1 for d in wv.array.shape):
+        # An empty filter bank has no output to compute (and a zero-size kernel no window).
+        raise ShapeError(f"{op}(weight): expected every dimension at least 1, got shape "
+                         f"{tuple(wv.array.shape)}")
     return xv, wv, nd
 
 

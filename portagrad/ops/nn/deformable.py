@@ -12,10 +12,11 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
-from .._core import float_only, var, wrap
+from .._core import float_only, same_library, var, wrap
 from ..array.indexing import pad as _pad
 from ..std.linalg.products import matmul
 from ..std.shape import permute_dims, reshape, stack
+from ._window import ints
 from .grid_sampling import grid_sample
 
 __all__ = ["deformable_convolution_2d_sampler"]
@@ -55,8 +56,13 @@ def deformable_convolution_2d_sampler(x: Any, offset: Any, W: Any, b: Any = None
     ov = var(offset, op, "offset")
     wv = var(W, op, "W")
     float_only(xv, op)
-    sy, sx = (stride, stride) if isinstance(stride, int) else tuple(stride)
-    ph, pw = (pad, pad) if isinstance(pad, int) else tuple(pad)
+    # A bool (or integer) offset would be read as 0/1 pixel shifts: the offsets are
+    # sampling positions, so they must be floating like x.
+    float_only(ov, op, "offset")
+    float_only(wv, op, "W")
+    same_library(op, [("x", xv), ("offset", ov), ("W", wv), ("b", b)])
+    sy, sx = ints(stride, 2, op, "stride", 1)
+    ph, pw = ints(pad, 2, op, "pad", 0)
     if xv.array.ndim != 4 or wv.array.ndim != 4 or ov.array.ndim != 4:
         raise ShapeError(f"{op}(x): expected x (N, C, H, W), offset (N, 2 kh kw, oh, ow) and "
                          f"W (O, C, kh, kw), got {tuple(xv.array.shape)}, "

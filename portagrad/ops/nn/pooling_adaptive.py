@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import PortagradValueError
+from ..._errors import PortagradValueError, SizeError
 from ...tape._variable import Variable
-from .._core import wrap
+from .._core import check_elements, int_arg, wrap
 from ..std.indexing import take_along_axis
 from ..std.linalg.products import matmul
 from ..std.reduction import mean as _mean
@@ -33,7 +33,20 @@ def _sizes(op: str, output_size: Any, x: Variable, nd: int) -> tuple[int, ...]:
         raise PortagradValueError(
             f"{op}(output_size): expected a positive int or {nd} of them (None "
             f"keeps an axis), got {output_size!r}")
-    return tuple(x.array.shape[2 + i] if o is None else int(o) for i, o in enumerate(sizes))
+    out = tuple(x.array.shape[2 + i] if o is None else int(o) for i, o in enumerate(sizes))
+    # Each output position is a window found on the host: bound the loop and the result
+    # before either starts.
+    if any(o > _MAX_BINS for o in out):
+        raise SizeError(f"{op}(output_size): expected at most {_MAX_BINS} bins per axis, got "
+                        f"{output_size!r}")
+    total = x.array.shape[0] * x.array.shape[1]
+    for o in out:
+        total *= o
+    check_elements(op, "output_size", total)
+    return out
+
+
+_MAX_BINS = 2 ** 20
 
 
 def _window(q: int, length: int, out: int) -> tuple[int, int]:
@@ -178,10 +191,10 @@ def spatial_pyramid_pooling_2d(x: Any, pyramid_height: int, pooling: str | None 
         pooling = "max"
     if pooling != "max":
         raise PortagradValueError(f"{op}(pooling): expected 'max', got {pooling!r}")
-    if not isinstance(pyramid_height, int) or pyramid_height < 1:
-        raise PortagradValueError(f"{op}(pyramid_height): expected a positive int, got "
-                                  f"{pyramid_height!r}")
+    # Level l has 4**l bins: past 2**20 bins per side no input has a pixel per bin.
+    pyramid_height = int_arg(op, "pyramid_height", pyramid_height, lo=1, hi=21)
     n, c, h, w = xv.array.shape
+    check_elements(op, "pyramid_height", n * c * (4 ** pyramid_height - 1) // 3)
     ys = []
     for level in range(pyramid_height):
         bins = 2 ** level

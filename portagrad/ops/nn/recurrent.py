@@ -56,6 +56,9 @@ def lstm(c_prev: Any, gates: Any) -> tuple[Variable, Variable]:
     op = "lstm"
     c = _f(c_prev, op, "c_prev")
     g = _f(gates, op, "gates")
+    if c.array.ndim == 0 or g.array.ndim == 0:
+        raise ShapeError(f"{op}(c_prev, gates): expected (N, H) and (N, 4H), got shapes "
+                         f"{tuple(c.array.shape)} and {tuple(g.array.shape)}")
     if g.array.shape[-1] != 4 * c.array.shape[-1] or g.array.shape[:-1] != c.array.shape[:-1]:
         raise ShapeError(f"{op}(gates): expected shape {tuple(c.array.shape[:-1])} + "
                          f"({4 * c.array.shape[-1]},) for c_prev of shape "

@@ -15,10 +15,10 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import PortagradValueError, ShapeError
+from ..._errors import PortagradValueError, ShapeError, SizeError
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import float_only, var, wrap
+from .._core import check_elements, float_only, int_arg, var, wrap
 from ..std.indexing import take
 from ..std.shape import permute_dims, reshape
 from .pooling_adaptive import adaptive_avg_pool
@@ -140,11 +140,29 @@ def interpolate(x: Any, size: int | Sequence[int] | None = None,
                         recompute_scale_factor, antialias, index_dtype)
 
 
+# The largest output length of one axis: its source positions and weights are computed
+# on the host, one per output position.
+_MAX_LENGTH = 2 ** 24
+
+
 def _sizes(op: str, v: Any, nd: int, arg: str) -> list[int]:
-    t = [int(v)] * nd if isinstance(v, int) else [int(i) for i in v]
+    if not isinstance(v, (tuple, list)):
+        t = [int_arg(op, arg, v)] * nd
+    else:
+        t = [int_arg(op, arg, i) for i in v]
     if len(t) != nd:
         raise PortagradValueError(f"{op}({arg}): expected an int or {nd} ints, got {v!r}")
     return t
+
+
+def _check_out(op: str, arg: str, x: Variable, out: list[int]) -> None:
+    if any(o > _MAX_LENGTH for o in out):
+        raise SizeError(f"{op}({arg}): expected output sizes of at most {_MAX_LENGTH}, got "
+                        f"{out}")
+    total = x.array.shape[0] * x.array.shape[1]
+    for o in out:
+        total *= o
+    check_elements(op, arg, total)
 
 
 def _interpolate(op: str, arg: str, x: Any, size: Any, scale_factor: Any, mode: str,
@@ -180,14 +198,22 @@ def _interpolate(op: str, arg: str, x: Any, size: Any, scale_factor: Any, mode: 
         out = _sizes(op, size, nd, "size")
         scales = [None] * nd
     else:
-        sf = ([float(scale_factor)] * nd if isinstance(scale_factor, (int, float))
-              else [float(s) for s in scale_factor])
+        try:
+            sf = ([float(scale_factor)] * nd if isinstance(scale_factor, (int, float))
+                  else [float(s) for s in scale_factor])
+        except (TypeError, ValueError):
+            raise PortagradValueError(f"{op}(scale_factor): expected a positive number or "
+                                      f"{nd} of them, got {scale_factor!r}") from None
+        if not all(math.isfinite(f) and f > 0 for f in sf):
+            raise PortagradValueError(f"{op}(scale_factor): expected positive finite "
+                                      f"factors, got {sf}")
         if len(sf) != nd:
             raise PortagradValueError(f"{op}(scale_factor): expected {nd} factors, got {sf}")
         out = [int(math.floor(n * s)) for n, s in zip(spatial, sf)]
         scales = [None] * nd if recompute_scale_factor else list(sf)
     if min(out) < 1:
         raise PortagradValueError(f"{op}(size): expected positive output sizes, got {out}")
+    _check_out(op, "size" if size is not None else "scale_factor", xv, out)
     if mode == "area":
         return adaptive_avg_pool(xv, tuple(out))
     kind = "cubic" if mode == "bicubic" else ("linear" if mode in _LINEAR else mode)

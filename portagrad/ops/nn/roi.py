@@ -16,9 +16,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError, SizeError
 from ...tape._variable import Variable
-from .._core import float_only, var, wrap
+from .._core import check_elements, float_only, int_arg, same_library, var, wrap
 from ..std.elementwise import where
 from ..std.indexing import getitem, take
 from ..std.reduction import max as _max
@@ -77,15 +77,37 @@ def _input(x: Any, op: str) -> Variable:
     return xv
 
 
+# The most sampling points (regions x bins x samples per bin) the host loops that build
+# the gather are given: beyond, a call would run for minutes before any allocation.
+_MAX_POINTS = 4 * 10 ** 6
+
+
 def _host_rows(a: Any, width: int, op: str, arg: str) -> list[list[float]]:
-    a = a.array if isinstance(a, Variable) else a
+    a = var(a, op, arg).array
     if a.ndim != 2 or a.shape[1] != width:
         raise ShapeError(f"{op}({arg}): expected shape (R, {width}), got {tuple(a.shape)}")
-    return [[float(a[i, j]) for j in range(width)] for i in range(a.shape[0])]
+    rows = [[float(a[i, j]) for j in range(width)] for i in range(a.shape[0])]
+    if any(not math.isfinite(v) for row in rows for v in row):
+        raise PortagradValueError(f"{op}({arg}): expected finite coordinates, got NaN or "
+                                  f"an infinity")
+    return rows
 
 
-def _outsize(outsize: Any) -> tuple[int, int]:
-    return (outsize, outsize) if isinstance(outsize, int) else tuple(outsize)  # type: ignore
+def _outsize(outsize: Any, op: str = "roi", arg: str = "outsize") -> tuple[int, int]:
+    if isinstance(outsize, (tuple, list)):
+        if len(outsize) != 2:
+            raise ShapeError(f"{op}({arg}): expected an int or two, got {outsize!r}")
+        return (int_arg(op, arg, outsize[0], lo=1, hi=_MAX_POINTS),
+                int_arg(op, arg, outsize[1], lo=1, hi=_MAX_POINTS))
+    n = int_arg(op, arg, outsize, lo=1, hi=_MAX_POINTS)
+    return n, n
+
+
+def _budget(op: str, arg: str, points: int, x: Variable) -> None:
+    if points > _MAX_POINTS:
+        raise SizeError(f"{op}({arg}): expected at most {_MAX_POINTS} sampling points in "
+                        f"all, got {points}")
+    check_elements(op, arg, points * x.array.shape[1])
 
 
 def roi_pooling_2d(x: Any, rois: Any, outh: int, outw: int, spatial_scale: float
@@ -116,18 +138,45 @@ def roi_pooling_2d(x: Any, rois: Any, outh: int, outw: int, spatial_scale: float
     """
     op = "roi_pooling_2d"
     xv = _input(x, op)
-    boxes = [(int(r[0]), r[2], r[1], r[4], r[3]) for r in _host_rows(rois, 5, op, "rois")]
+    same_library(op, [("x", xv), ("rois", rois)])
+    outh = int_arg(op, "outh", outh, lo=1, hi=_MAX_POINTS)
+    outw = int_arg(op, "outw", outw, lo=1, hi=_MAX_POINTS)
+    spatial_scale = _scale(op, spatial_scale)
+    rows = _host_rows(rois, 5, op, "rois")
+    _budget(op, "outh", len(rows) * outh * outw, xv)
+    boxes = [(_batch_index(op, "rois", r[0], xv), r[2], r[1], r[4], r[3]) for r in rows]
     return _pool(xv, boxes, outh, outw, spatial_scale, 1, "max", 0.0)
+
+
+def _scale(op: str, s: Any) -> float:
+    if isinstance(s, bool) or not isinstance(s, (int, float)) and not hasattr(s, "__float__"):
+        raise PortagradValueError(f"{op}(spatial_scale): expected a positive number, got "
+                                  f"{s!r}")
+    v = float(s)
+    if not (math.isfinite(v) and v > 0):
+        raise PortagradValueError(f"{op}(spatial_scale): expected a positive finite number, "
+                                  f"got {v}")
+    return v
+
+
+def _batch_index(op: str, arg: str, v: float, x: Variable) -> int:
+    n = x.array.shape[0]
+    if v != int(v) or not 0 <= v < n:
+        raise IndexOutOfRangeError(f"{op}({arg}): expected batch indices in [0, {n}), got "
+                                   f"{v}")
+    return int(v)
 
 
 def _indexed(x: Any, rois: Any, roi_indices: Any, op: str) -> tuple[Variable, list]:
     xv = _input(x, op)
+    same_library(op, [("x", xv), ("rois", rois), ("roi_indices", roi_indices)])
     rows = _host_rows(rois, 4, op, "rois")
-    ind = roi_indices.array if isinstance(roi_indices, Variable) else roi_indices
+    ind = var(roi_indices, op, "roi_indices").array
     if tuple(ind.shape) != (len(rows),):
         raise ShapeError(f"{op}(roi_indices): expected shape ({len(rows)},), got "
                          f"{tuple(ind.shape)}")
-    return xv, [(int(ind[i]), *r) for i, r in enumerate(rows)]
+    return xv, [(_batch_index(op, "roi_indices", float(ind[i]), xv), *r)
+                for i, r in enumerate(rows)]
 
 
 def roi_max_pooling_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Sequence[int],
@@ -160,8 +209,9 @@ def roi_max_pooling_2d(x: Any, rois: Any, roi_indices: Any, outsize: int | Seque
     """
     op = "roi_max_pooling_2d"
     xv, boxes = _indexed(x, rois, roi_indices, op)
-    oh, ow = _outsize(outsize)
-    return _pool(xv, boxes, oh, ow, spatial_scale, 0, "max", -math.inf)
+    oh, ow = _outsize(outsize, op)
+    _budget(op, "outsize", len(boxes) * oh * ow, xv)
+    return _pool(xv, boxes, oh, ow, _scale(op, spatial_scale), 0, "max", -math.inf)
 
 
 def roi_average_pooling_2d(x: Any, rois: Any, roi_indices: Any,
@@ -186,8 +236,9 @@ def roi_average_pooling_2d(x: Any, rois: Any, roi_indices: Any,
     """
     op = "roi_average_pooling_2d"
     xv, boxes = _indexed(x, rois, roi_indices, op)
-    oh, ow = _outsize(outsize)
-    return _pool(xv, boxes, oh, ow, spatial_scale, 0, "mean", 0.0)
+    oh, ow = _outsize(outsize, op)
+    _budget(op, "outsize", len(boxes) * oh * ow, xv)
+    return _pool(xv, boxes, oh, ow, _scale(op, spatial_scale), 0, "mean", 0.0)
 
 
 def _bounds(p: float, limit: int) -> tuple[float, int, int] | None:
@@ -209,15 +260,22 @@ def _align(op: str, x: Any, rois: Any, roi_indices: Any, outsize: Any, spatial_s
     xv, boxes = _indexed(x, rois, roi_indices, op)
     xp = xv.xp
     n, c, h, w = xv.array.shape
-    oh, ow = _outsize(outsize)
+    oh, ow = _outsize(outsize, op)
+    spatial_scale = _scale(op, spatial_scale)
     ratio = sampling_ratio if isinstance(sampling_ratio, (tuple, list)) else (
         sampling_ratio, sampling_ratio)
+    if len(ratio) != 2:
+        raise ShapeError(f"{op}(sampling_ratio): expected None, an int or two, got "
+                         f"{sampling_ratio!r}")
+    ratio = tuple(None if v is None else int_arg(op, "sampling_ratio", v, lo=1,
+                                                  hi=_MAX_POINTS) for v in ratio)
     grids = []
     for _, y1, x1, y2, x2 in boxes:
         rh = max((y2 - y1) * spatial_scale, 1.0)
         rw = max((x2 - x1) * spatial_scale, 1.0)
         grids.append((ratio[0] or math.ceil(rh / oh), ratio[1] or math.ceil(rw / ow)))
     g_max = max((gh * gw for gh, gw in grids), default=1)
+    _budget(op, "sampling_ratio", len(boxes) * oh * ow * g_max, xv)
     index: list[int] = []
     weight: list[float] = []
     valid: list[bool] = []

@@ -40,3 +40,12 @@ def _axes_tuple(axis: Any, nd: int, op: str) -> tuple[int, ...]:
     if isinstance(axis, (tuple, list)):
         return tuple(_norm_axis(a, nd, op) for a in axis)
     return (_norm_axis(axis, nd, op),)  # an int, or anything with __index__ (np.int64)
+
+
+def _flag(value: Any, op: str, arg: str = "keepdims") -> bool:
+    """A boolean option as a Python bool (NumPy's bool too); None and the rest raise."""
+    if isinstance(value, bool):
+        return value
+    if type(value).__name__ in ("bool_", "bool") and hasattr(value, "dtype"):
+        return bool(value)
+    raise PortagradTypeError(f"{op}({arg}): expected True or False, got {describe(value)}")

@@ -31,7 +31,7 @@ from ...xp import (
     namespace_of,
 )
 from ...xp._index import assigned, basic_getitem, basic_scatter
-from .._core import var
+from .._core import same_library, var
 from .broadcasting import broadcast_shapes
 from .permutation import permute_dims
 from .reshaping import reshape
@@ -123,6 +123,8 @@ def getitem(x: Any, key: Any) -> Variable:
     x = var(x, "getitem")
     key = _raw_key(x, key)
     keys = key if isinstance(key, tuple) else (key,)
+    same_library("getitem", [("x", x)] + [(f"key[{i}]", k) for i, k in enumerate(keys)
+                                           if is_array(k)])
     if not any(is_array(k) for k in keys):
         _check_basic(x, keys)
         if Ellipsis not in keys and sum(k is not None for k in keys) < x.array.ndim:

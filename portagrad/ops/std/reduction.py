@@ -15,7 +15,7 @@ from ...tape._variable import Variable
 from ...xp import ensure_array
 from .._core import float_only, is_floating_dtype, wrap
 from .._core import var as _as_var
-from ._axes import _axes_tuple
+from ._axes import _axes_tuple, _flag
 from .broadcasting import _broadcast_to
 from .casting import cast_for
 from .cumulative import _scan_prod
@@ -77,6 +77,7 @@ def sum(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = No
     x = _as_var(x, "sum")
     xp = x.xp
     axes = _axes_tuple(axis, x.array.ndim, "sum")
+    keepdims = _flag(keepdims, "sum")
     if dtype is not None:
         dtype = resolve_dtype(xp, dtype, "sum")
         if dtype != x.array.dtype and is_floating_dtype(xp, x.array.dtype):
@@ -118,6 +119,7 @@ def mean(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     x = _as_var(x, "mean")
     float_only(x, "mean")
     axes = _axes_tuple(axis, x.array.ndim, "mean")
+    keepdims = _flag(keepdims, "mean")
     n = _count(tuple(x.array.shape), axes)
     s = _sum(x, axis=axes, keepdims=keepdims)
     return s / n if n else s * float("nan")
@@ -195,6 +197,7 @@ def prod(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = N
     x = _as_var(x, "prod")
     xp = x.xp
     axes = _axes_tuple(axis, x.array.ndim, "prod")
+    keepdims = _flag(keepdims, "prod")
     if dtype is not None:
         dtype = resolve_dtype(xp, dtype, "prod")
         if dtype != x.array.dtype and is_floating_dtype(xp, x.array.dtype):
@@ -321,6 +324,7 @@ def logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     float_only(x, "logsumexp")
     xp = x.xp
     axes = _axes_tuple(axis, x.array.ndim, "logsumexp")
+    keepdims = _flag(keepdims, "logsumexp")
     if _count(tuple(x.array.shape), axes) == 0:
         # The log of an empty sum: -inf, still connected to x (whose gradient is empty).
         s = _sum(x, axis=axes, keepdims=keepdims)

@@ -12,7 +12,7 @@ from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from ...xp import ensure_array
 from .._core import binary, unwrap, var, wrap
-from ._axes import _axes_tuple
+from ._axes import _axes_tuple, _flag
 
 __all__ = ["nonzero", "count_nonzero", "searchsorted"]
 
@@ -61,6 +61,7 @@ def count_nonzero(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     """
     v = var(x, "count_nonzero")
     axes = _axes_tuple(axis, v.array.ndim, "count_nonzero")
+    keepdims = _flag(keepdims, "count_nonzero")
     xp = v.xp
     if axes == ():
         # No axis to reduce: each element counts alone. torch reads dim=() as every axis.

@@ -12,7 +12,7 @@ from ..._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import index_add, is_array
-from .._core import size_of, var
+from .._core import same_library, size_of, var
 from ._axes import _norm_axis
 from .reshaping import reshape
 
@@ -47,6 +47,8 @@ def _index_array(x: Variable, indices: Any, op: str, arg: str = "indices") -> An
     xp = x.xp
     if isinstance(idx, (list, tuple, int)):
         idx = xp.asarray(idx, device=x.array.device)
+    if is_array(idx):
+        same_library(op, [("x", x), (arg, idx)])
     if not is_array(idx) or not xp.isdtype(idx.dtype, "integral"):
         raise DTypeError(f"{op}({arg}): expected an integer array, got {describe(idx)}")
     return idx

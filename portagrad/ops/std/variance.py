@@ -9,7 +9,7 @@ from ...tape import primitive
 from ...tape._variable import Variable
 from .._core import float_only, wrap
 from .._core import var as _as_var
-from ._axes import _axes_tuple
+from ._axes import _axes_tuple, _flag
 from .elementwise import where
 from .reduction import _count, _sum
 
@@ -42,6 +42,7 @@ def var(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     x = _as_var(x, "var")
     float_only(x, "var")
     axes = _axes_tuple(axis, x.array.ndim, "var")
+    keepdims = _flag(keepdims, "var")
     n = _count(tuple(x.array.shape), axes)
     m = _sum(x, axis=axes, keepdims=True) / n
     d = x - m

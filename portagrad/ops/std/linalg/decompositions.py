@@ -111,7 +111,8 @@ class QRResult(NamedTuple):
 
 @primitive(saves="outputs", nout=2)
 def _qr(xp: Any, a: Any, mode: str) -> Any:
-    q, r = xp.linalg.qr(a, mode=mode)
+    q, r = linalg_call("linalg.qr", "x", "finite matrices",
+                       lambda m: xp.linalg.qr(m, mode=mode), a)
     return q, r
 
 
@@ -180,7 +181,7 @@ class EighResult(NamedTuple):
 
 @primitive(saves="outputs", nout=2)
 def _eigh(xp: Any, a: Any) -> Any:
-    w, v = xp.linalg.eigh(a)
+    w, v = linalg_call("linalg.eigh", "x", "finite symmetric matrices", xp.linalg.eigh, a)
     return w, v
 
 
@@ -244,7 +245,8 @@ class SVDResult(NamedTuple):
 
 @primitive(saves="outputs", nout=3)
 def _svd(xp: Any, a: Any, full_matrices: bool) -> Any:
-    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    u, s, vh = linalg_call("linalg.svd", "x", "finite matrices",
+                           lambda m: xp.linalg.svd(m, full_matrices=full_matrices), a)
     return u, s, vh
 
 

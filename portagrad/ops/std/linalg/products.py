@@ -218,6 +218,10 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
     a, b = binary("vecdot", x1, x2)
     if not a.xp.isdtype(a.array.dtype, "numeric"):
         raise DTypeError(f"vecdot(x1): expected a numeric array, got dtype {a.array.dtype}")
+    # An axis outside either operand is an AxisError naming vecdot, not the IndexError of
+    # reading its length.
+    for v in (a, b):
+        _norm_axis(axis, v.array.ndim, "vecdot")
     if a.array.shape[axis] != b.array.shape[axis]:
         raise ShapeError(f"vecdot(x1, x2): expected equal lengths along axis {axis}, got "
                          f"shapes {a.shape} and {b.shape}")

@@ -46,6 +46,11 @@ def _matrix(x: Any, op: str, arg: str, square: bool, kinds: Any) -> Variable:
         raise DTypeError(f"{op}({arg}): expected a {kind} array, got dtype "
                          f"{v.array.dtype}. Cast first, e.g. pg.ops.astype(x, "
                          f"pg.ops.float64)")
+    f16 = getattr(v.xp, "float16", None)
+    if f16 is not None and v.array.dtype == f16:
+        # No library's LAPACK takes half precision.
+        raise DTypeError(f"{op}({arg}): expected float32, float64 or a complex dtype, got "
+                         f"float16. Cast first, e.g. pg.ops.astype(x, pg.ops.float32)")
     shape = v.shape
     if len(shape) < 2:
         raise ShapeError(f"{op}({arg}): expected a matrix or a stack of matrices, got shape "
@@ -193,7 +198,8 @@ def _default_rtol(v: Variable) -> float:
 
 @primitive(saves="both")
 def _pinv(xp: Any, a: Any, rtol: Any) -> Any:
-    return xp.linalg.pinv(a, rtol=rtol)
+    return linalg_call("linalg.pinv", "x", "finite matrices",
+                       lambda m: xp.linalg.pinv(m, rtol=rtol), a)
 
 
 @_pinv.defvjp
@@ -298,7 +304,7 @@ def matrix_rank(x: Any, /, *, rtol: float | Any = None) -> Variable:
     """
     v = floating_matrix(x, "linalg.matrix_rank")
     xp = v.xp
-    s = xp.linalg.svdvals(v.array)
+    s = linalg_call("linalg.matrix_rank", "x", "finite matrices", xp.linalg.svdvals, v.array)
     tol = _default_rtol(v) if rtol is None else (rtol.array if isinstance(rtol, Variable)
                                                   else rtol)
     if hasattr(tol, "shape"):
