@@ -470,3 +470,20 @@ def test_a_live_writers_temp_file_is_kept_and_a_sigkilled_ones_removed(tmp_path)
     _save_small(tmp_path / "other.safetensors")
     assert not temp.exists()
     assert sorted(os.listdir(tmp_path)) == ["other.safetensors"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_train_resume_refuses_a_fifo_snapshot_without_blocking(tmp_path, capsys):
+    # It blocked forever in open(); now the only "snapshot" is refused and train says so.
+    from portagrad.cli import main
+
+    os.mkfifo(tmp_path / "snapshot_iter_00000012.safetensors")
+    result: dict = {}
+    argv = ["train", "--quiet", "--epochs", "1", "--out", str(tmp_path), "--resume"]
+    t = threading.Thread(target=lambda: result.update(rc=main(argv)), daemon=True)
+    t.start()
+    t.join(60.0)
+    assert not t.is_alive(), "train --resume blocked on a FIFO"
+    err = capsys.readouterr().err
+    assert result["rc"] == 2, err
+    assert "--resume: no snapshot in" in err
