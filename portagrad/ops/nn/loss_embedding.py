@@ -134,7 +134,7 @@ def triplet(anchor: Any, positive: Any, negative: Any, margin: float = 0.2,
     if swap:
         d_neg = minimum(d_neg, dist(p, n))
     z = d_pos - d_neg + float(margin)
-    loss = where(z >= 0, z, 0.0)
+    loss = where(z < 0, 0.0, z)  # NaN is kept, as max(0, NaN) keeps it
     return _mean(loss) if reduce == "mean" else loss
 
 
@@ -176,7 +176,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     prod = _sum(a * b, axis=-1)
     cos = prod / sqrt((_sum(a * a, axis=-1) + eps) * (_sum(b * b, axis=-1) + eps))
     z = cos - float(margin)
-    loss = where(t == 1, 1.0 - cos, 0.0) + where(t == -1, where(z >= 0, z, 0.0), 0.0)
+    loss = where(t == 1, 1.0 - cos, 0.0) + where(t == -1, where(z < 0, 0.0, z), 0.0)
     return _reduce(loss, reduction)
 
 

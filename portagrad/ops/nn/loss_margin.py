@@ -27,7 +27,8 @@ __all__ = ["hinge", "multi_margin_loss", "multilabel_margin_loss", "margin_ranki
 
 
 def _clamp_min0(z: Variable) -> Variable:
-    return where(z >= 0, z, 0.0)
+    # 0 where z < 0 (not z where z >= 0): NaN, neither, stays NaN as max(0, NaN) does.
+    return where(z < 0, 0.0, z)
 
 
 def hinge(x: Any, t: Any, norm: str = "L1", reduce: str = "mean") -> Variable:
@@ -129,7 +130,9 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     z = x - x_y + float(margin)
     other = xp.astype(xp.reshape(t, (-1, 1)) != xp.arange(c, dtype=t.dtype, device=t.device),
                       x.array.dtype)
-    h = where(z.array > 0, z, 0.0) * wrap(other, xp)
+    # Only z > 0 counts (PyTorch's kernel) and NaN is kept; the target's own term is
+    # selected away, not multiplied by 0 (an infinite score times 0 would be NaN).
+    h = where(wrap(other != 0, xp), where(z.array <= 0, 0.0, z), 0.0)
     h = h * h if p == 2 else h
     loss = _sum(h, axis=1) / float(c)
     if weight is not None:
@@ -189,7 +192,7 @@ def multilabel_margin_loss(input: Any, target: Any, *, reduction: str = "mean") 
     x_y = take_along_axis(x, safe, axis=1)
     z = 1.0 - expand_dims(x_y, axis=2) + expand_dims(x, axis=1)
     pairs = valid[:, :, None] & xp.logical_not(is_target)[:, None, :]
-    h = where(z.array > 0, z, 0.0) * wrap(xp.astype(pairs, x.array.dtype), xp)
+    h = where(wrap(pairs, xp), where(z.array <= 0, 0.0, z), 0.0)
     loss = _sum(h, axis=(1, 2)) / float(c)
     if single and reduction == "none":
         return squeeze(loss, axis=0)

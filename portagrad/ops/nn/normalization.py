@@ -14,7 +14,7 @@ from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
 from .._core import float_var as _f
-from .._core import wrap
+from .._core import size_of, wrap
 from ..std.elementwise import maximum, sqrt
 from ..std.reduction import mean as _mean
 from ..std.reduction import sum as _sum
@@ -36,10 +36,24 @@ def _channel_axes(x: Variable, op: str) -> tuple[tuple, int, tuple]:
     return axes, c, (1, c) + (1,) * (a.ndim - 2)
 
 
+def _row_scale(xp: Any, a: Any, axes: tuple) -> Any:
+    """The largest ``|a|`` over ``axes`` where it exceeds 1, else 1 (NaN rows: 1)."""
+    m = xp.max(xp.abs(a), axis=axes, keepdims=True) if size_of(a) else xp.ones_like(a)
+    return xp.where(m > 1, m, xp.ones_like(m))
+
+
 def _normalize_over(x: Variable, axes: tuple, eps: float) -> Variable:
-    mu = _mean(x, axis=axes, keepdims=True)
+    # Scale-safe: rows at the 1e300 scale would sum or square to inf. Dividing the row by
+    # a constant of its own magnitude first leaves the standardized value unchanged
+    # (it is scale-free up to eps, which is scaled alike), so the scale is held constant
+    # and every derivative stays exact.
+    xp = x.xp
+    s0 = wrap(_row_scale(xp, x.array, axes), xp)
+    mu = _mean(x / s0, axis=axes, keepdims=True) * s0
     d = x - mu
-    return d / sqrt(_mean(d * d, axis=axes, keepdims=True) + float(eps))
+    s = wrap(_row_scale(xp, d.array, axes), xp)
+    ds = d / s
+    return ds / sqrt(_mean(ds * ds, axis=axes, keepdims=True) + float(eps) / s / s)
 
 
 def _trailing(x: Variable, normalized_shape: Any, op: str) -> tuple[tuple, tuple]:
