@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import operator
 import os
+import sys
 from collections.abc import Iterable
 from typing import Any
 
 from .._errors import PortagradTypeError, SizeError, describe
+from ..tape._node import set_public_namer
 from ..tape._variable import Variable, _leaf
 from ..xp import binary_result_dtype, check_same_device, check_same_namespace
 from ..xp._dtypes import is_inexact as is_floating_dtype
@@ -203,3 +205,39 @@ def check_elements(op: str, arg: str, count: int, itemsize: int = 8) -> None:
         raise SizeError(f"{op}({arg}): expected a size that fits in memory (at most "
                         f"{MAX_BYTES // itemsize} elements of {itemsize} bytes), got "
                         f"{count} elements")
+
+
+_PUBLIC_CODES: dict[Any, str] = {}
+
+
+def _public_codes() -> dict[Any, str]:
+    if not _PUBLIC_CODES:
+        from .. import ops
+
+        for prefix, mod in (("", ops), ("linalg.", ops.linalg), ("fft.", ops.fft)):
+            for name in mod.__all__:
+                code = getattr(getattr(mod, name, None), "__code__", None)
+                if code is not None:
+                    # One factory's functions share a code object: their frames are told
+                    # apart by the name the factory closed over.
+                    _PUBLIC_CODES[code] = "" if code in _PUBLIC_CODES else prefix + name
+    return _PUBLIC_CODES
+
+
+def _public_op_on_stack() -> str | None:
+    """The outermost public op of pg.ops on the Python stack: the one the user called, of
+    which the failing primitive is a step (debug mode names it)."""
+    codes = _public_codes()
+    found = None
+    f = sys._getframe(1)
+    while f is not None:
+        name = codes.get(f.f_code)
+        if name == "":
+            name = f.f_locals.get("name")
+        if isinstance(name, str):
+            found = name
+        f = f.f_back
+    return found
+
+
+set_public_namer(_public_op_on_stack)

@@ -386,7 +386,8 @@ def _zeros_for_missing(node: Node, gys: list) -> tuple:
 
 
 def _check_gradient(node: Node, gx: Variable, i: int) -> None:
-    check_finite(node.xp, gx.array, f"{node.prim.name}: backward gradient of input {i}",
+    check_finite(node.xp, gx.array,
+                 f"{getattr(node, 'public', node.prim.name)}: backward gradient of input {i}",
                  getattr(node, "stack", None))
 
 

@@ -164,7 +164,7 @@ class Node:
     # constructor is on every op's path); readers use getattr with a default.
     __slots__ = ("prim", "edges", "generation", "params", "in_shapes", "saved_inputs",
                  "saved_outputs", "out_refs", "out_meta", "out_tangents", "xp", "stack",
-                 "sum_into", "out_hooks", "__weakref__")
+                 "sum_into", "out_hooks", "public", "__weakref__")
 
     def __init__(self, prim: Primitive, edges: tuple, generation: int, params: dict,
                  in_shapes: tuple, xp: Any) -> None:
@@ -324,6 +324,7 @@ def _record(prim: Primitive, params: dict, xp: Any, out: Any, edges: tuple, gene
             node.stack = traceback.extract_stack(sys._getframe(4))
         except ValueError:  # fewer frames than that: apply called from the top level
             node.stack = []
+        node.public = public_op_name(prim.name)
     return y
 
 
@@ -350,7 +351,7 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
                      for i, a in enumerate(args) if i not in nondiff)
     mode = state.mode
     if mode & DEBUG:
-        _check_forward(prim, out, xp)
+        _check_forward(prim, out, xp, args)
     if not (record and mode & RECORD):
         if prim.nout == 1:
             res = _init_variable(_new(Variable), out, xp)
@@ -393,10 +394,61 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     return res
 
 
-def _check_forward(prim: Primitive, out: Any, xp: Any) -> None:
+# Set by portagrad.ops: maps the Python stack to the public op being computed, so that
+# debug mode names ``rsqrt`` rather than the ``divide`` it is built of.
+_PUBLIC_NAMER: list[Callable[[], str | None]] = []
+
+
+def set_public_namer(namer: Callable[[], str | None]) -> None:
+    """Register the function that names the public op on the current call stack."""
+    _PUBLIC_NAMER[:] = [namer]
+
+
+def public_op_name(primitive_name: str) -> str:
+    """``"rsqrt (divide)"``: the public op being computed and the primitive of the step,
+    or the primitive's name alone when they agree or no public op is on the stack."""
+    public = _PUBLIC_NAMER[0]() if _PUBLIC_NAMER else None
+    if public is None or public == primitive_name:
+        return primitive_name
+    return f"{public} ({primitive_name})"
+
+
+def _kinds(xp: Any, arr: Any) -> set[str]:
+    """Which of nan, inf and -inf ``arr`` holds (none for integer arrays)."""
+    if isinstance(arr, float):
+        return set() if arr == arr and arr not in (float("inf"), float("-inf")) else (
+            {"nan"} if arr != arr else ({"inf"} if arr > 0 else {"-inf"}))
+    if not hasattr(arr, "dtype") or not xp.isdtype(arr.dtype, "real floating"):
+        return set()
+    if bool(xp.all(xp.isfinite(arr))):
+        return set()
+    out = set()
+    if bool(xp.any(xp.isnan(arr))):
+        out.add("nan")
+    if bool(xp.any(arr == float("inf"))):
+        out.add("inf")
+    if bool(xp.any(arr == float("-inf"))):
+        out.add("-inf")
+    return out
+
+
+def _check_forward(prim: Primitive, out: Any, xp: Any, args: tuple = ()) -> None:
+    """Raise on a NaN or infinity the op created: its inputs held none of that kind (an
+    infinity passed through, as the -inf of a mask through logsumexp, is no alarm), or
+    a constant input holds NaN."""
+    present: set[str] = set()
+    for a in args:
+        arr = a.array if isinstance(a, Variable) else a
+        kinds = _kinds(xp, arr)
+        if "nan" in kinds and not (isinstance(a, Variable) and a.creator is not None):
+            raise NonFiniteError(f"{public_op_name(prim.name)}: input holds NaN")
+        present |= kinds
     outs = out if prim.nout > 1 else (out,)
     for o in outs:
-        check_finite(xp, o, f"{prim.name}: forward result")
+        if xp.isdtype(o.dtype, "complex floating") or not present:
+            check_finite(xp, o, f"{public_op_name(prim.name)}: forward result")
+        elif _kinds(xp, o) - present:
+            check_finite(xp, o, f"{public_op_name(prim.name)}: forward result")
 
 
 def check_finite(xp: Any, arr: Any, what: str, stack: list | None = None) -> None:
