@@ -61,7 +61,8 @@ def check_real(value: Any, where: str, low: float = 0.0, high: float = math.inf,
     """``float(value)`` if it is a finite real number in the interval, else an error.
 
     ``low``/``high`` bound the interval, closed unless ``low_open``/``high_open``. Bools
-    and strings are refused (``True`` is not a learning rate).
+    and strings are refused (``True`` is not a learning rate); a 0-d array counts as its
+    value.
 
     Parameters
     ----------
@@ -84,6 +85,9 @@ def check_real(value: Any, where: str, low: float = 0.0, high: float = math.inf,
     ...
     portagrad._errors.CheckpointError: lr: expected a finite number in [0, inf), got nan
     """
+    if getattr(value, "shape", None) == () and getattr(value, "dtype", None) is not None \
+            and value.dtype.kind in "iuf":
+        value = value.item()  # torch.optim keeps some hyperparameters as 0-d tensors
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if ok:
         try:

@@ -125,12 +125,13 @@ class Communicator:
         message); gradient buckets check their layout once at setup instead.
     """
 
-    def __init__(self, mpi_comm: Any, *, timeout: float | None = DEFAULT_TIMEOUT,
+    def __init__(self, mpi_comm: Any, *, timeout: Any = _UNSET,
                  backend: str = "mpi") -> None:
         self.mpi_comm = mpi_comm
         self.rank: int = mpi_comm.Get_rank()
         self.size: int = mpi_comm.Get_size()
-        self.timeout = timeout
+        self.timeout = (default_timeout() if timeout is _UNSET
+                        else _check_timeout(timeout, "Communicator(timeout)"))
         self.step: int | None = None
         self.check_layouts = True
         self.backend = backend

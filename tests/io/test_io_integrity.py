@@ -359,6 +359,7 @@ def _scalars(tree):
     ({"o": {"state": {"0": {"step": -1}}, "param_groups": [{"lr": 0.1}]}}, "0/step"),
     ({"o": {"state": {"0": {"step": np.array(2.5)}}, "param_groups": []}}, "0/step"),
     ({"o": {"state": {}, "param_groups": [{"lr": -1.0}]}}, "param_groups/0/lr"),
+    ({"o": {"state": {}, "param_groups": [{"lr": np.array(np.nan)}]}}, "0/lr"),
     ({"o": {"state": {}, "param_groups": [{"betas": [0.9, 1.5]}]}}, "betas/1"),
     ({"o": {"state": {}, "param_groups": [{"betas": "x"}]}}, "betas"),
     ({"s": {"scale": 0.0, "good_steps": 1}}, "scale"),
@@ -384,8 +385,13 @@ def test_valid_optimizer_and_trainer_states_still_load(tmp_path):
     assert json.dumps(_scalars(dst.state_dict())) == json.dumps(_scalars(src.state_dict()))
     pg.io.save(path, {"o": {"t": 0, "hyper": {"lr": 0.0, "beta1": 0.0, "amsgrad": True},
                             "state": {}},
-                      "i": {"current_position": 0, "epoch": 0, "is_new_epoch": True}})
-    assert pg.io.load(path)["o"]["hyper"]["amsgrad"] is True
+                      "i": {"current_position": 0, "epoch": 0, "is_new_epoch": True},
+                      "torch": {"state": {"0": {"step": np.array(3.0, np.float32)}},
+                                "param_groups": [{"lr": np.array(0.1), "betas": [0.9, 0.99],
+                                                  "foreach": None, "params": [0]}]}})
+    got = pg.io.load(path)
+    assert got["o"]["hyper"]["amsgrad"] is True
+    assert got["torch"]["param_groups"][0]["betas"] == [0.9, 0.99]
 
 
 def test_a_scalar_of_another_kind_than_the_targets_is_an_error(tmp_path):

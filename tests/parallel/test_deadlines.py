@@ -45,6 +45,17 @@ def test_a_bad_environment_value_is_an_error_naming_it(monkeypatch, raw):
         create_communicator(abort_on_exception=False)
 
 
+def test_a_communicator_made_directly_takes_the_default_too(monkeypatch):
+    from mpi4py import MPI
+
+    from portagrad.parallel import Communicator
+
+    monkeypatch.setenv("PORTAGRAD_MPI_TIMEOUT", "9")
+    assert Communicator(MPI.COMM_WORLD).timeout == 9.0
+    with pytest.raises(ValueError, match=r"Communicator\(timeout\)"):
+        Communicator(MPI.COMM_WORLD, timeout=-2)
+
+
 def test_the_api_overrides_the_environment_and_an_explicit_timeout_both(monkeypatch):
     monkeypatch.setenv("PORTAGRAD_MPI_TIMEOUT", "7")
     set_default_timeout(11)
