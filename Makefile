@@ -6,12 +6,12 @@ STAMP := $(VENV)/.portagrad-installed
 # One BLAS thread: the tests' and the demo's matrices are small, and threads only contend.
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: demo test install lint bench conformance clean gpu-wheels gpu-check
+.PHONY: demo test test-full install lint bench conformance clean gpu-wheels gpu-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,mpi,plot,examples,bench]"
+	$(BIN)/python -m pip install --quiet -e ".[test,torch,jax,mpi,plot,examples,bench]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -19,13 +19,27 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/portagrad train --model mlp --dataset digits --epochs 20 --out result/demo
 
+# Every backend the README names that installs here: NumPy, array-api-strict (on a
+# non-default device), PyTorch and JAX (CuPy needs a GPU: make gpu-check). A skip for any
+# other reason fails the run; the skips and their reasons are printed at the end.
+BACKENDS := numpy,array_api_strict,torch
+TEST_ENV := PORTAGRAD_STRICT_SKIPS=1 PORTAGRAD_NAMESPACE=$(BACKENDS)
+
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The same on every backend at the full example counts (the ci profile draws fewer on
+# JAX and torch, see conformance._runner.NAMESPACE_PROFILES).
+test-full: $(STAMP)
+	$(BIN)/ruff check .
+	$(TEST_ENV) HYPOTHESIS_PROFILE=full $(BIN)/python -m pytest -q -p no:cacheprovider
 
 conformance: $(STAMP)
 	$(BIN)/portagrad conformance --namespace numpy
 	$(BIN)/portagrad conformance --namespace array_api_strict
+	$(BIN)/portagrad conformance --namespace torch
+	$(BIN)/portagrad conformance --namespace jax
 
 # OpenBLAS chooses its kernels itself here: some machines pin OPENBLAS_CORETYPE (and
 # OPENBLAS_L2_SIZE) for older builds, which would slow NumPy's current one but not PyTorch.

@@ -42,9 +42,10 @@ class Backend:
         """The Array API namespace of the library."""
         return self.make_xp()
 
-    @functools.cached_property
+    @property
     def supports_float64(self) -> bool:
-        """Whether arrays on :meth:`device` can be float64."""
+        """Whether arrays on :meth:`device` can be float64 (asked each time: JAX's answer
+        follows its ``jax_enable_x64`` switch)."""
         if self.has_float64 is not None:
             return self.has_float64
         try:
@@ -101,12 +102,21 @@ def _compat(name: str) -> Callable[[], Any]:
 
 
 def _jax_xp() -> Any:
+    # JAX as its users get it: without x64 it has no float64, and the checks run in float32
+    # against float64 on the host. PORTAGRAD_JAX_X64=1 checks float64 on JAX instead.
     import jax
 
-    jax.config.update("jax_enable_x64", True)
+    if os.environ.get("PORTAGRAD_JAX_X64") == "1":
+        jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
 
     return jnp
+
+
+def _jax_device() -> Any:
+    import jax
+
+    return jax.devices("cpu")[0]
 
 
 def _cupy_device() -> Any:
@@ -120,7 +130,7 @@ BACKENDS: dict[str, Backend] = {
     "array_api_strict": Backend("array_api_strict", "array_api_strict", _strict_xp,
                                 _strict_device),
     "torch": Backend("torch", "torch", _compat("torch"), lambda: "cpu"),
-    "jax": Backend("jax", "jax", _jax_xp, lambda: None),
+    "jax": Backend("jax", "jax", _jax_xp, _jax_device),
     "cupy": Backend("cupy", "cupy", _compat("cupy"), _cupy_device),
 }
 

@@ -29,10 +29,15 @@ from ._gradients import (
     raw,
 )
 
-__all__ = ["check_fastpath", "fast_path_libraries", "FAST_PATH_HITS"]
+__all__ = ["check_fastpath", "fast_path_libraries", "FAST_PATH_HITS", "reaching_arguments"]
 
 # Kernels whose fast path ran during a fastpath check, per namespace.
 FAST_PATH_HITS: dict[str, set[str]] = {}
+# Per record: for each library, the first probed host arguments that reach a kernel with a
+# fast path of that library.
+_REACHING: dict[str, dict[str, tuple]] = {}
+# Draws the probe tries before it decides a record reaches no fast path of a library.
+PROBE_EXAMPLES = 12
 
 
 def fast_path_libraries() -> set[str]:
@@ -56,6 +61,68 @@ def _tracking_kernels(library: str) -> Iterator[set[str]]:
         yield hits
     finally:
         Kernel.__call__ = original  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def _tracking_any_fast_path() -> Iterator[set[str]]:
+    """Names of the kernels with a fast path of any library that run inside the block,
+    whatever the namespace of their arrays."""
+    hits: set[str] = set()
+    original = Kernel.__call__
+
+    def spy(self: Kernel, xp: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.overrides:
+            hits.add(self.name)
+        return original(self, xp, *args, **kwargs)
+
+    Kernel.__call__ = spy  # type: ignore[method-assign]
+    try:
+        yield hits
+    finally:
+        Kernel.__call__ = original  # type: ignore[method-assign]
+
+
+def reaching_arguments(record: OpRecord, library: str) -> tuple | None:
+    """Host arguments of ``record`` whose forward and backward reach a kernel with a
+    ``library`` fast path, or ``None`` when none of the probe's draws does.
+
+    The probe draws from the record's strategy (derandomized, :data:`PROBE_EXAMPLES`
+    draws) and runs the op on the host, where the kernels an op calls are the same as on
+    any namespace; the fastpath check then starts from these arguments, so a generated
+    fastpath case always compares a fast path with the pure-standard one.
+    """
+    if record.name not in _REACHING:
+        _REACHING[record.name] = _probe(record)
+    return _REACHING[record.name].get(library)
+
+
+def _probe(record: OpRecord) -> dict[str, tuple]:
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    from ._backends import HOST
+    from ._strategies import Strategies
+
+    libraries = fast_path_libraries()
+    found: dict[str, tuple] = {}
+    dtype = "float64" if "float64" in record.dtypes else record.dtypes[-1]
+
+    def body(host: tuple) -> None:
+        if set(found) == libraries:
+            return
+        with _tracking_any_fast_path() as hits:
+            try:
+                _evaluate(record, HOST, host, dtype)
+            except Exception:  # noqa: BLE001 - the checks themselves report the op's errors
+                return
+        for library in libraries - set(found):
+            if any(library in KERNELS[name].overrides for name in hits):
+                found[library] = host
+
+    run = given(record.args_strategy(Strategies(HOST.xp)))(body)
+    settings(max_examples=PROBE_EXAMPLES, derandomize=True, database=None, deadline=None,
+             phases=(Phase.explicit, Phase.generate), print_blob=False,
+             suppress_health_check=list(HealthCheck))(run)()
+    return found
 
 
 def _evaluate(record: OpRecord, backend: Backend, host: tuple, dtype: str) -> list:

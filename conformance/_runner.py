@@ -15,10 +15,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from ._backends import Backend, get_backend, selected_backends
+from portagrad.xp._namespace import namespace_name
+
+from ._backends import HOST, Backend, get_backend, selected_backends
 from ._checks import CHECK_FUNCTIONS, CHECKS, NA, PASS, CheckFailure, applies, check_errors
 from ._db import OpRecord, get_record
 from ._strategies import Strategies
@@ -31,6 +33,7 @@ __all__ = ["Outcome", "Report", "run_check", "check_record", "reproduce", "PROFI
 PROFILES: dict[str, dict[str, Any]] = {
     "dev": {"max_examples": 10},
     "ci": {"max_examples": 5, "derandomize": True},
+    "full": {"max_examples": 5, "derandomize": True},
     "thorough": {"max_examples": 200},
 }
 _COMMON = {
@@ -54,11 +57,23 @@ def register_profiles() -> None:
         settings.register_profile(f"conformance-{name}", **_COMMON, **kw)
 
 
-def profile_settings(profile: str | None = None, **overrides: Any) -> settings:
-    """Settings of the conformance profile named by ``profile`` or HYPOTHESIS_PROFILE."""
+# Where a namespace's examples cost more, the profile draws fewer of them on it. JAX
+# compiles each eager op for every new shape (tens of milliseconds a shape on one core), so
+# in CI it checks each op x check on one example; ``thorough`` (make test-full) and dev
+# draw the full count everywhere.
+NAMESPACE_PROFILES: dict[str, dict[str, dict[str, Any]]] = {
+    "ci": {"jax": {"max_examples": 1}, "torch": {"max_examples": 2}},
+}
+
+
+def profile_settings(profile: str | None = None, namespace: str | None = None,
+                     **overrides: Any) -> settings:
+    """Settings of the conformance profile named by ``profile`` or HYPOTHESIS_PROFILE,
+    with the profile's reduction for ``namespace`` (:data:`NAMESPACE_PROFILES`)."""
     name = profile or os.environ.get("HYPOTHESIS_PROFILE", "dev")
     kw = dict(_COMMON)
     kw.update(PROFILES.get(name, PROFILES["dev"]))
+    kw.update(NAMESPACE_PROFILES.get(name, {}).get(namespace or "", {}))
     kw.update({k: v for k, v in overrides.items() if v is not None})
     return settings(**kw)
 
@@ -165,13 +180,23 @@ def run_check(record: OpRecord, backend: Backend | str, check: str, *,
         box["n"] += 1
         box["statuses"].add(fn(record, backend, host))
 
-    strategy = record.args_strategy(Strategies(backend.xp))
+    # Arguments are host arrays whatever the backend: drawing them with the host's array
+    # strategies gives every backend the same draws, in float64 even where the device has
+    # none, without a per-element write into an immutable (JAX) array.
+    strategy = record.args_strategy(Strategies(HOST.xp))
     run = given(strategy)(body)
+    if check == "fastpath":
+        from ._fastpath import reaching_arguments
+
+        reaching = reaching_arguments(record, namespace_name(backend.xp))
+        if reaching is not None:
+            run = example(reaching)(run)
     if seed is not None:
         run = hypothesis_seed(seed)(run)
-        run = profile_settings(profile, max_examples=max_examples, derandomize=False)(run)
+        run = profile_settings(profile, backend.name, max_examples=max_examples,
+                               derandomize=False)(run)
     else:
-        run = profile_settings(profile, max_examples=max_examples)(run)
+        run = profile_settings(profile, backend.name, max_examples=max_examples)(run)
     try:
         run()
     except Exception as e:  # noqa: BLE001 - hypothesis re-raises the shrunk failure

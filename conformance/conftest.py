@@ -1,7 +1,7 @@
 """pytest wiring of the conformance suite: namespaces, hypothesis profiles.
 
 ``--namespace numpy,torch`` (or ``PORTAGRAD_NAMESPACE``) selects the namespaces;
-``HYPOTHESIS_PROFILE`` (dev, ci, thorough) selects how many examples each op x check
+``HYPOTHESIS_PROFILE`` (dev, ci, full, thorough) selects how many examples each op x check
 draws (see ``conformance._runner.PROFILES``; ci is derandomized).
 """
 
@@ -18,6 +18,7 @@ register_profiles()
 # The unit tests' profiles of the same names (tests/conftest.py) win when both load.
 for _name, _kw in {"dev": {"max_examples": 20},
                    "ci": {"max_examples": 25, "derandomize": True, "print_blob": True},
+                   "full": {"max_examples": 25, "derandomize": True, "print_blob": True},
                    "thorough": {"max_examples": 500}}.items():
     try:
         settings.get_profile(_name)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import os
+import re
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -12,14 +15,25 @@ from hypothesis import settings
 settings.register_profile("dev", max_examples=20, deadline=None)
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True,
                           print_blob=True)
+# make test-full: ci's examples for the unit tests; the conformance suite's full counts on
+# every namespace (conformance._runner).
+settings.register_profile("full", max_examples=25, deadline=None, derandomize=True,
+                          print_blob=True)
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
+HAS_JAX = importlib.util.find_spec("jax") is not None
 
 
 class Backend:
-    """A namespace and a device to put host arrays on."""
+    """A namespace and a device to put host arrays on.
+
+    The unit tests compare with float64 references, so JAX runs them with
+    ``jax_enable_x64`` on (the ``backend`` fixture turns it on for the test only); JAX as
+    its users get it by default (float32 only) is what the conformance suite checks and
+    tests/xp/test_jax_float32.py.
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -36,6 +50,11 @@ class Backend:
             import torch
 
             self.xp, self.device = xp, torch.device("cpu")
+        elif name == "jax":
+            import jax
+            import jax.numpy as xp
+
+            self.xp, self.device = xp, jax.devices("cpu")[0]
         else:
             raise ValueError(name)
 
@@ -51,14 +70,61 @@ class Backend:
         return self.name
 
 
-_NAMES = ["numpy", "array_api_strict"] + (["torch"] if HAS_TORCH else [])
+_NAMES = (["numpy", "array_api_strict"] + (["torch"] if HAS_TORCH else [])
+          + (["jax"] if HAS_JAX else []))
 
 
 @pytest.fixture(params=_NAMES)
-def backend(request) -> Backend:
-    return Backend(request.param)
+def backend(request) -> Iterator[Backend]:
+    if request.param != "jax":
+        yield Backend(request.param)
+        return
+    import jax
+
+    with jax.enable_x64(True):
+        yield Backend(request.param)
 
 
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+# -- the skip policy ------------------------------------------------------------------------
+# A test may be skipped only because what it needs cannot be installed on this machine:
+# CuPy and a CUDA device. With PORTAGRAD_STRICT_SKIPS=1 (set by `make test`) any other skip
+# fails the run; every run ends with the skip count and reasons.
+ALLOWED_SKIP = re.compile(r"cupy|cuda|gpu|nccl", re.IGNORECASE)
+
+
+def _skip_reasons(config) -> collections.Counter:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    reasons: collections.Counter = collections.Counter()
+    for report in (reporter.stats.get("skipped", []) if reporter else []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    return reasons
+
+
+def _disallowed(reasons: collections.Counter) -> list[str]:
+    return sorted(r for r in reasons if not ALLOWED_SKIP.search(r))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if os.environ.get("PORTAGRAD_STRICT_SKIPS") == "1" and exitstatus == 0:
+        if _disallowed(_skip_reasons(session.config)):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    reasons = _skip_reasons(config)
+    terminalreporter.section("skips")
+    terminalreporter.write_line(f"{sum(reasons.values())} skipped")
+    for reason, n in reasons.most_common():
+        terminalreporter.write_line(f"{n:6d}  {reason}")
+    bad = _disallowed(reasons)
+    if bad and os.environ.get("PORTAGRAD_STRICT_SKIPS") == "1":
+        terminalreporter.write_line(
+            f"PORTAGRAD_STRICT_SKIPS=1: expected skips only for CuPy or a GPU (what cannot be "
+            f"installed here), got {len(bad)} other reason(s): {bad}", red=True)
