@@ -54,7 +54,9 @@ def _log(path: Path) -> list[dict]:
 def test_programs_differ_from_chainer_only_in_imports():
     import ast
 
-    for name in ("train_mnist.py", "train_mnist_custom_loop.py", "inference_mnist.py"):
+    for name in ("train_mnist.py", "train_mnist_custom_loop.py", "inference_mnist.py",
+                 "train_mnist_data_parallel.py", "train_mnist_chainermn.py",
+                 "train_vae.py", "train_ptb_custom_loop.py", "train_word2vec.py"):
         tree = ast.parse((PROGRAMS / name).read_text())
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         assert "portagrad" not in names
@@ -64,7 +66,7 @@ def test_programs_differ_from_chainer_only_in_imports():
         # Every portagrad import stands for the Chainer import of the same name.
         for m in mods:
             if m.startswith("portagrad"):
-                assert m.split(".")[1] in ("chainer", "chainerx"), m
+                assert m.split(".")[1] in ("chainer", "chainerx", "chainermn"), m
 
 
 def test_train_mnist_learns_resumes_and_autoloads(dataset_root, tmp_path):
@@ -108,6 +110,16 @@ def test_train_mnist_learns_resumes_and_autoloads(dataset_root, tmp_path):
                "--unit", "64", "--count", "100", root=dataset_root, cwd=tmp_path)
     correct = int(proc.stdout.split("correct: ")[1].split(" /")[0])
     assert correct >= 90, proc.stdout
+
+
+def test_data_parallel_over_two_cpu_devices_learns(dataset_root, tmp_path):
+    out = tmp_path / "dp"
+    run("train_mnist_data_parallel.py", "--epoch", "3", "--unit", "64", "--batchsize",
+        "50", "--device0", "-1", "--device1", "@numpy", "--out", str(out),
+        root=dataset_root, cwd=tmp_path)
+    log = _log(out / "log")
+    assert [e["epoch"] for e in log] == [1, 2, 3]
+    assert log[-1]["validation/main/accuracy"] > 0.9, log[-1]
 
 
 def test_custom_loop_learns_and_resumes(dataset_root, tmp_path):
