@@ -46,6 +46,7 @@ def test_chainermn_functions_and_links():
     assert "rank 0 ok" in proc.stdout and "rank 1 ok" in proc.stdout
 
 
+@pytest.mark.slow
 def test_chainermn_mnist_data_parallel(tmp_path):
     root = tmp_path / "dataset"
     make_mnist(root)

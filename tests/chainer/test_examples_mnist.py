@@ -69,6 +69,7 @@ def test_programs_differ_from_chainer_only_in_imports():
                 assert m.split(".")[1] in ("chainer", "chainerx", "chainermn"), m
 
 
+@pytest.mark.slow
 def test_train_mnist_learns_resumes_and_autoloads(dataset_root, tmp_path):
     out = tmp_path / "result"
     proc = run("train_mnist.py", "--epoch", "3", "--unit", "64", "--batchsize", "50",
@@ -112,6 +113,7 @@ def test_train_mnist_learns_resumes_and_autoloads(dataset_root, tmp_path):
     assert correct >= 90, proc.stdout
 
 
+@pytest.mark.slow
 def test_data_parallel_over_two_cpu_devices_learns(dataset_root, tmp_path):
     out = tmp_path / "dp"
     run("train_mnist_data_parallel.py", "--epoch", "3", "--unit", "64", "--batchsize",
@@ -122,6 +124,7 @@ def test_data_parallel_over_two_cpu_devices_learns(dataset_root, tmp_path):
     assert log[-1]["validation/main/accuracy"] > 0.9, log[-1]
 
 
+@pytest.mark.slow
 def test_custom_loop_learns_and_resumes(dataset_root, tmp_path):
     out = tmp_path / "custom"
     out.mkdir()

@@ -5,6 +5,7 @@ vocabulary size."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from test_examples_mnist import run
 
 
@@ -24,6 +25,7 @@ def make_ptb(root, n_words=1500, seed=0):
         np.savez_compressed(d / f"{name}.npz", x=np.array(ids[:n], dtype=np.int32))
 
 
+@pytest.mark.slow
 def test_ptb_custom_loop_learns(tmp_path):
     root = tmp_path / "dataset"
     make_ptb(root)

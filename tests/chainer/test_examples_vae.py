@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from test_examples_mnist import make_mnist, run
 
 
+@pytest.mark.slow
 def test_vae_learns(tmp_path):
     root = tmp_path / "dataset"
     make_mnist(root, n_train=400, n_test=100)

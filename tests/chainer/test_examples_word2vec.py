@@ -34,6 +34,7 @@ def _vectors(path):
 
 # CBOW with negative sampling learns slowest here (its output weights start at zero and
 # each word's context is uniform within its topic): it gets more epochs.
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "out_type", "epochs"), [
     ("skipgram", "ns", 4), ("cbow", "ns", 12), ("skipgram", "hsm", 4),
     ("cbow", "original", 4)])
