@@ -49,7 +49,8 @@ from .reporter import (
     report,
     report_scope,
 )
-from .variable import Parameter, Variable, as_array, as_variable, grad
+from .serializers import AbstractSerializer, Deserializer, Serializer
+from .variable import Function, FunctionNode, Parameter, Variable, as_array, as_variable, grad
 
 __version__ = "7.8.1"
 
@@ -59,7 +60,8 @@ __all__ = ["Variable", "Parameter", "Link", "Chain", "ChainList", "Sequential", 
            "backends", "cuda", "grad", "backward", "as_variable", "as_array", "report",
            "report_scope", "Reporter", "Summary", "DictSummary", "get_current_reporter",
            "is_debug", "set_debug", "print_runtime_info", "get_array_types",
-           "get_cpu_array_types", "is_arrays_compatible", "mixed16"]
+           "get_cpu_array_types", "is_arrays_compatible", "mixed16", "Function",
+           "FunctionNode", "AbstractSerializer", "Serializer", "Deserializer"]
 
 mixed16 = "mixed16"
 

@@ -26,7 +26,8 @@ from ..tape import grad as _tape_grad
 from ..tape._variable import Variable as _TapeVariable
 from ..xp._namespace import is_array
 
-__all__ = ["Variable", "Parameter", "as_variable", "as_array", "grad", "VariableNode"]
+__all__ = ["Variable", "Parameter", "as_variable", "as_array", "grad", "VariableNode",
+           "FunctionNode", "Function"]
 
 
 def _cast(out: Any) -> Any:
@@ -630,3 +631,177 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, grad_inputs: Any =
             inputs[i].grad_var = g
         out.append(g)
     return out
+
+
+_NODE_PRIMITIVES: dict[int, Any] = {}
+
+
+def _node_primitive(nout: int) -> Any:
+    """The tape primitive behind a Chainer function node with ``nout`` outputs: its
+    forward hands back what the node's ``forward`` computed, its vjp calls the node's
+    ``backward`` on Variables (so a backward written with ``F`` is differentiable)."""
+    prim = _NODE_PRIMITIVES.get(nout)
+    if prim is not None:
+        return prim
+    from ..tape import primitive
+
+    @primitive(f"chainer_function_node{nout}", saves="both", nout=nout)
+    def _apply(xp: Any, *arrays: Any, node: Any, ready: tuple) -> Any:
+        return ready if nout > 1 else ready[0]
+
+    @_apply.defvjp
+    def _(ctx: Any, gy: Any) -> tuple:
+        node = ctx.params["node"]
+        gys = tuple(_cast(g) if g is not None else None
+                    for g in (gy if nout > 1 else (gy,)))
+        wanted = tuple(i for i, e in enumerate(ctx.edges) if e is not None)
+        node._retained = (tuple(_cast(v) for v in ctx.inputs),
+                          tuple(_cast(v) for v in ctx.outputs))
+        got = node.backward(wanted, gys)
+        got = tuple(got) if isinstance(got, (tuple, list)) else (got,)
+        if len(got) == len(ctx.inputs) and len(wanted) != len(ctx.inputs):
+            got = tuple(got[i] for i in wanted)  # Chainer lets backward return them all
+        if len(got) != len(wanted):
+            from .._errors import GradientError
+
+            raise GradientError(f"{type(node).__name__}.backward: expected {len(wanted)} "
+                                f"gradient(s) (for inputs {wanted}), got {len(got)}")
+        out: list[Any] = [None] * len(ctx.inputs)
+        for i, g in zip(wanted, got):
+            if g is not None and not isinstance(g, _TapeVariable):
+                g = Variable(g, requires_grad=False)
+            out[i] = g
+        return tuple(out)
+
+    _NODE_PRIMITIVES[nout] = _apply
+    return _apply
+
+
+class FunctionNode:
+    """Chainer's ``FunctionNode``: a function written as ``forward(inputs)`` on arrays and
+    ``backward(target_input_indexes, grad_outputs)`` on Variables, applied with
+    ``node.apply(inputs)``; a backward written with Chainer's functions has derivatives of
+    every order. ``retain_inputs``/``retain_outputs`` and ``get_retained_inputs``/
+    ``get_retained_outputs`` work as in Chainer (portagrad keeps inputs and outputs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad import chainer
+    >>> import portagrad.chainer.functions as F
+    >>> class Square(chainer.FunctionNode):
+    ...     def forward(self, inputs):
+    ...         self.retain_inputs((0,))
+    ...         (x,) = inputs
+    ...         return x * x,
+    ...     def backward(self, indexes, grad_outputs):
+    ...         (x,) = self.get_retained_inputs()
+    ...         return 2 * x * grad_outputs[0],
+    >>> x = chainer.Variable(np.array([3.0]))
+    >>> (y,) = Square().apply((x,))
+    >>> (g,) = chainer.grad([y], [x], enable_double_backprop=True)
+    >>> (gg,) = chainer.grad([g], [x])
+    >>> y.array, g.array, gg.array
+    (array([9.]), array([6.]), array([2.]))
+    """
+
+    _retained: tuple = ((), ())
+    inputs: tuple = ()
+    outputs: tuple = ()
+
+    @property
+    def label(self) -> str:
+        return type(self).__name__
+
+    def forward(self, inputs: tuple) -> tuple:
+        """The outputs (a tuple of arrays) of the input arrays."""
+        raise NotImplementedError(f"{type(self).__name__}.forward is not defined")
+
+    def backward(self, target_input_indexes: tuple, grad_outputs: tuple) -> tuple:
+        """The gradients (Variables or None) of the inputs ``target_input_indexes``."""
+        raise NotImplementedError(f"{type(self).__name__}.backward is not defined")
+
+    def check_type_forward(self, in_types: Any) -> None:
+        """Chainer's type check hook; portagrad's ops check their own arguments."""
+
+    def retain_inputs(self, indexes: tuple) -> None:
+        self._retain_in = tuple(indexes)
+
+    def retain_outputs(self, indexes: tuple) -> None:
+        self._retain_out = tuple(indexes)
+
+    def get_retained_inputs(self) -> tuple:
+        inputs = self._retained[0]
+        return tuple(inputs[i] for i in getattr(self, "_retain_in", range(len(inputs))))
+
+    def get_retained_outputs(self) -> tuple:
+        outputs = self._retained[1]
+        return tuple(outputs[i] for i in getattr(self, "_retain_out", range(len(outputs))))
+
+    def apply(self, inputs: Any) -> tuple:
+        """Run ``forward`` and record this node; returns the output Variables."""
+        from ..ops._core import var
+
+        vs = [var(x, type(self).__name__, f"inputs[{i}]") for i, x in enumerate(inputs)]
+        self.inputs = tuple(vs)
+        outs = self.forward(tuple(v.array for v in vs))
+        if not isinstance(outs, tuple):
+            raise TypeError(f"{type(self).__name__}.forward: expected a tuple of arrays, got "
+                            f"{type(outs).__name__}")
+        if not outs:
+            raise TypeError(f"{type(self).__name__}.forward: expected at least one output")
+        ys = _node_primitive(len(outs))(*vs, node=self, ready=tuple(outs))
+        ys = ys if isinstance(ys, tuple) else (ys,)
+        return tuple(_cast(y) for y in ys)
+
+
+class Function:
+    """Chainer's old-style ``Function``: ``forward(inputs)`` and ``backward(inputs,
+    grad_outputs)`` on arrays, called as ``MyFunction()(x)``; it is differentiable once
+    (as in Chainer).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad import chainer
+    >>> class Double(chainer.Function):
+    ...     def forward(self, inputs):
+    ...         return inputs[0] * 2,
+    ...     def backward(self, inputs, grad_outputs):
+    ...         return grad_outputs[0] * 2,
+    >>> x = chainer.Variable(np.array([1.0, 2.0]))
+    >>> y = Double()(x)
+    >>> y.grad = np.ones(2); y.backward()
+    >>> x.grad
+    array([2., 2.])
+    """
+
+    def forward(self, inputs: tuple) -> tuple:
+        raise NotImplementedError(f"{type(self).__name__}.forward is not defined")
+
+    def backward(self, inputs: tuple, grad_outputs: tuple) -> tuple:
+        raise NotImplementedError(f"{type(self).__name__}.backward is not defined")
+
+    def check_type_forward(self, in_types: Any) -> None:
+        """Chainer's type check hook; portagrad's ops check their own arguments."""
+
+    def __call__(self, *inputs: Any) -> Any:
+        outs = _OldStyle(self).apply(inputs)
+        return outs[0] if len(outs) == 1 else outs
+
+
+class _OldStyle(FunctionNode):
+    def __init__(self, function: Function) -> None:
+        self.function = function
+
+    def forward(self, inputs: tuple) -> tuple:
+        return tuple(self.function.forward(inputs))
+
+    def backward(self, indexes: tuple, grad_outputs: tuple) -> tuple:
+        inputs = tuple(v.array for v in self._retained[0])
+        outs = self._retained[1]
+        gys = tuple(g.array if g is not None else outs[i].xp.zeros_like(outs[i].array)
+                    for i, g in enumerate(grad_outputs))
+        gxs = self.function.backward(inputs, gys)
+        return tuple(None if gxs[i] is None else Variable(gxs[i], requires_grad=False)
+                     for i in indexes)

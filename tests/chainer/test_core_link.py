@@ -187,3 +187,36 @@ def test_link_deepcopy_and_hooks():
     m(np.ones((1, 4), np.float32))
     assert seen == [("l2", (1, 2))]
     m.l2.delete_hook("h")
+
+
+def test_function_node_and_old_style_function():
+    class Cube(chainer.FunctionNode):
+        def forward(self, inputs):
+            self.retain_inputs((0,))
+            (x,) = inputs
+            return x ** 3, x * 2
+
+        def backward(self, indexes, grad_outputs):
+            (x,) = self.get_retained_inputs()
+            gy, gz = grad_outputs
+            g = 3 * x * x * gy if gy is not None else 0
+            return (g + 2 * gz if gz is not None else g),
+
+    x = chainer.Variable(np.array([2.0, -1.0]))
+    y, z = Cube().apply((x,))
+    assert isinstance(y, chainer.Variable)
+    (g,) = chainer.grad([F.sum(y) + F.sum(z)], [x], enable_double_backprop=True)
+    np.testing.assert_allclose(g.array, 3 * x.array ** 2 + 2)
+    (gg,) = chainer.grad([F.sum(g)], [x])
+    np.testing.assert_allclose(gg.array, 6 * x.array)
+
+    class Scale3(chainer.Function):
+        def forward(self, inputs):
+            return inputs[0] * 3,
+
+        def backward(self, inputs, grad_outputs):
+            return grad_outputs[0] * 3,
+
+    v = chainer.Variable(np.array([1.0, 2.0]))
+    F.sum(Scale3()(v)).backward()
+    np.testing.assert_allclose(v.grad, [3.0, 3.0])
