@@ -134,6 +134,7 @@ class Communicator:
                         else _check_timeout(timeout, "Communicator(timeout)"))
         self.step: int | None = None
         self.check_layouts = True
+        self._members: dict[int, bool] = {}
         self.backend = backend
         self._nccl: Any = None
         if backend == "nccl":
@@ -148,7 +149,21 @@ class Communicator:
     def wait(self, requests: list, what: str, statuses: list | None = None) -> None:
         """Wait for requests with this communicator's deadline (see :func:`wait_all`)."""
         wait_all(requests, timeout=self.timeout, what=what, rank=self.rank, size=self.size,
-                 step=self.step, statuses=statuses)
+                 step=self.step, statuses=statuses, member=self._has_world_rank)
+
+    def _has_world_rank(self, world_rank: int) -> bool:
+        """Whether rank ``world_rank`` of ``COMM_WORLD`` belongs to this communicator."""
+        known = self._members.get(world_rank)
+        if known is None:
+            MPI = _mpi()
+            world, mine = MPI.COMM_WORLD.Get_group(), self.mpi_comm.Get_group()
+            try:
+                (there,) = MPI.Group.Translate_ranks(world, [world_rank], mine)
+            finally:
+                world.Free()
+                mine.Free()
+            known = self._members[world_rank] = there != MPI.UNDEFINED
+        return known
 
     def _layouts(self, descriptor: np.ndarray, op: str) -> np.ndarray:
         table = np.empty((self.size, DESCRIPTOR_LEN), dtype=np.int64)

@@ -33,6 +33,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .._errors import PortagradError
@@ -226,7 +227,8 @@ def uninstall_abort_hook() -> None:
 
 
 def wait_all(requests: list, *, timeout: float | None, what: str, rank: int, size: int,
-             step: int | None = None, statuses: list | None = None) -> None:
+             step: int | None = None, statuses: list | None = None,
+             member: Callable[[int], bool] | None = None) -> None:
     """Wait for MPI requests (anything with ``Test()``), raising on the deadline.
 
     MPI moves a non-blocking collective forward only inside MPI calls, and a large one
@@ -247,6 +249,9 @@ def wait_all(requests: list, *, timeout: float | None, what: str, rank: int, siz
         Where the wait happened, for the error message.
     statuses
         A list of ``MPI.Status``, one per request, filled on completion (MPI requests).
+    member
+        Whether a rank of ``COMM_WORLD`` belongs to the communicator of the requests: the
+        exit of a rank that does not cannot hold them up. ``None``: every rank does.
     """
     if not requests or _test_all(requests, statuses):
         return
@@ -261,7 +266,7 @@ def wait_all(requests: list, *, timeout: float | None, what: str, rank: int, siz
             time.sleep(0)  # sched_yield: give way to any runnable rank, come straight back
             continue
         peer = _watch.exited_peer() if _watch is not None else None
-        if peer is not None:
+        if peer is not None and (member is None or member(peer)):
             if gone_since is None:
                 gone_since = now
             elif now - gone_since > EXIT_GRACE_SECONDS:

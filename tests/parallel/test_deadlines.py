@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("mpi4py")
 
 from portagrad.parallel import (  # noqa: E402
+    CollectiveTimeoutError,
     PeerExitedError,
     _faults,  # noqa: E402
     create_communicator,
@@ -102,3 +103,14 @@ def test_a_wait_gives_up_soon_after_a_peer_exited(monkeypatch):
     assert time.monotonic() - start < 5
     # A collective that completes (the peer did its part before leaving) is no error.
     _faults.wait_all([_Done()], timeout=60, what="allreduce", rank=0, size=4)
+
+
+def test_the_exit_of_a_rank_outside_the_communicator_is_no_error(monkeypatch):
+    monkeypatch.setattr(_faults, "_watch", _Watch())
+    monkeypatch.setattr(_faults, "EXIT_GRACE_SECONDS", 0.05)
+    with pytest.raises(CollectiveTimeoutError) as info:
+        _faults.wait_all([_Pending()], timeout=0.3, what="barrier", rank=0, size=2,
+                         member=lambda world_rank: world_rank != 3)
+    assert type(info.value) is CollectiveTimeoutError  # the deadline, not rank 3's exit
+    comm = create_communicator(abort_on_exception=False)
+    assert comm._has_world_rank(0)
