@@ -310,37 +310,70 @@ def _face(name: str) -> Callable[..., Any]:
         :kinds.index(inspect.Parameter.VAR_POSITIONAL)]
         if inspect.Parameter.VAR_POSITIONAL in kinds else [])
 
-    @adapts(target)
-    def adapter(*args: Any, **kwargs: Any) -> Any:
+    params = list(chainer_sig.parameters.values())
+    simple = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+    names = [p.name for p in params]
+    defaults = [(p.name, p.default) for p in params if p.default is not p.empty]
+    required = [p.name for p in params if p.default is p.empty]
+
+    def bind(args: tuple, kwargs: dict) -> dict:
+        # The usual call (Chainer's plain parameters, no duplicates) is bound by hand;
+        # anything else goes through inspect, which also words the errors.
+        if simple and len(args) <= len(names):
+            values = dict(zip(names, args))
+            for k, v in kwargs.items():
+                if k not in values and k in chainer_sig.parameters:
+                    values[k] = v
+                else:
+                    break
+            else:
+                if all(r in values for r in required):
+                    for k, d in defaults:
+                        values.setdefault(k, d)
+                    return values
         try:
             bound = chainer_sig.bind(*args, **kwargs)
         except TypeError as e:
             raise PortagradTypeError(f"{name}: {e} (Chainer's signature is "
                                      f"{name}{SIGNATURES[name]})") from None
         bound.apply_defaults()
+        return dict(bound.arguments)
+
+    # Per Chainer parameter: 0 a plain argument (with portagrad's name, None if dropped,
+    # and whether it is a ``reduce`` value to translate), 1 its ``*args``, 2 its ``**kw``.
+    plan = {}
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL:
+            plan[p.name] = (1, None, False)
+        elif p.kind is p.VAR_KEYWORD:
+            plan[p.name] = (2, None, False)
+        else:
+            tname = None if p.name in dropped else renames.get(p.name, p.name)
+            plan[p.name] = (0, tname, tname == "reduction")
+    reorder = bool(leading or positional or var_positional is not None)
+
+    @adapts(target)
+    def adapter(*args: Any, **kwargs: Any) -> Any:
         call_kw: dict[str, Any] = {}
         call_pos: list[Any] = []
-        for pname, value in bound.arguments.items():
-            kind = chainer_sig.parameters[pname].kind
-            if kind is inspect.Parameter.VAR_KEYWORD:
-                call_kw.update(value)
-                continue
-            if kind is inspect.Parameter.VAR_POSITIONAL:
+        for pname, value in bind(args, kwargs).items():
+            kind, tname, is_reduce = plan[pname]
+            if kind == 0:
+                if tname is not None:
+                    call_kw[tname] = _REDUCE_VALUES.get(value, value) if is_reduce else value
+            elif kind == 1:
                 call_pos.extend(value)
-                continue
-            if pname in dropped:
-                continue
-            tname = renames.get(pname, pname)
-            if tname == "reduction":
-                value = _REDUCE_VALUES.get(value, value)
-            call_kw[tname] = value
-        call_kw.update(fixed)
-        if leading:
-            call_pos = [call_kw.pop(renames.get(p, p)) for p in leading] + call_pos
-        if positional:
-            call_pos = [call_kw.pop(p) for p in positional if p in call_kw] + call_pos
-        if var_positional is not None and var_positional in call_kw:
-            call_pos.extend(call_kw.pop(var_positional))
+            else:
+                call_kw.update(value)
+        if fixed:
+            call_kw.update(fixed)
+        if reorder:
+            if leading:
+                call_pos = [call_kw.pop(renames.get(p, p)) for p in leading] + call_pos
+            if positional:
+                call_pos = [call_kw.pop(p) for p in positional if p in call_kw] + call_pos
+            if var_positional is not None and var_positional in call_kw:
+                call_pos.extend(call_kw.pop(var_positional))
         return _cast(target(*call_pos, **call_kw))
 
     functools.update_wrapper(adapter, target, assigned=("__doc__",), updated=())
