@@ -17,6 +17,8 @@ from . import communicators as communicators
 from . import datasets as datasets
 from . import extensions as extensions
 from . import functions as functions
+from . import global_except_hook as global_except_hook
+from . import iterators as iterators
 from . import links as links
 from . import optimizers as optimizers
 from .communicators import CommunicatorBase as CommunicatorBase
@@ -29,7 +31,8 @@ from .extensions import create_multi_node_evaluator as create_multi_node_evaluat
 from .links import MultiNodeChainList as MultiNodeChainList
 from .optimizers import create_multi_node_optimizer as create_multi_node_optimizer
 
-__all__ = ["communicators", "datasets", "extensions", "functions", "links", "optimizers",
+__all__ = ["communicators", "datasets", "extensions", "functions", "global_except_hook",
+           "iterators", "links", "optimizers",
            "CommunicatorBase", "create_communicator", "DataSizeError", "scatter_dataset",
            "scatter_index", "create_multi_node_checkpointer", "create_multi_node_evaluator",
            "MultiNodeChainList", "create_multi_node_optimizer"]

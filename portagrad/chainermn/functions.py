@@ -17,7 +17,8 @@ from ..parallel._batchnorm import allreduce_sum
 from ..tape import Variable, primitive
 from ..xp import from_numpy
 
-__all__ = ["send", "recv", "bcast", "allgather", "alltoall", "pseudo_connect"]
+__all__ = ["send", "recv", "bcast", "allgather", "alltoall", "gather", "scatter",
+           "pseudo_connect"]
 
 
 def _var(x: Any) -> Variable:
@@ -256,3 +257,88 @@ def pseudo_connect(delegate_variable: Any, *actual_variables: Any) -> Any:
             v = _cast(v + delegate_variable * 0.0)
         outs.append(v)
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def gather(comm: Any, x: Any, root: int = 0) -> Any:
+    """Every rank's ``x`` as a tuple on the root; elsewhere a delegate Variable whose
+    backward (which every rank must run) passes the root's gradients back.
+
+    Parameters
+    ----------
+    comm
+        A ChainerMN communicator.
+    x
+        This rank's Variable (one shape and dtype on every rank).
+    root
+        The receiving rank.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.chainermn as chainermn
+    >>> comm = chainermn.create_communicator("naive")
+    >>> out = chainermn.functions.gather(comm, np.ones(2))
+    >>> len(out) == comm.size if comm.rank == 0 else True
+    True
+    """
+    stacked = _cast(_allgather(_var(x), comm=comm))
+    if comm.rank == root:
+        return tuple(stacked[i] for i in range(comm.size))
+    # The delegate: its gradient is zero, so only the root's gradients reach the inputs.
+    return _cast((stacked * 0.0).sum())
+
+
+@primitive("chainermn_scatter", saves="none")
+def _scatter(xp: Any, xs: Any, comm: Any, root: int) -> Any:
+    return comm.pg_communicator.scatter(xs if comm.rank == root else None, root=root)
+
+
+@_scatter.defvjp
+def _(ctx: Any, gy: Variable) -> tuple:
+    from .. import ops
+
+    comm, root = ctx.params["comm"], ctx.params["root"]
+    grads = _allgather(gy, comm=comm)
+    if comm.rank == root:
+        return (grads,)
+    return (ops.zeros(tuple(ctx.in_shapes[0]), dtype=gy.dtype),)
+
+
+def scatter(comm: Any, xs: Any, root: int = 0) -> Any:
+    """Row ``rank`` of the root's ``xs`` on each rank; the root's gradient gathers every
+    rank's.
+
+    Parameters
+    ----------
+    comm
+        A ChainerMN communicator.
+    xs
+        On the root, one Variable per rank (one shape and dtype); on the others, Variables
+        of that layout (values unused) or None.
+    root
+        The sending rank.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.chainermn as chainermn
+    >>> comm = chainermn.create_communicator("naive")
+    >>> chainermn.functions.scatter(comm, [np.full(2, float(r)) for r in range(comm.size)]
+    ...                             ).array.tolist() == [float(comm.rank)] * 2
+    True
+    """
+    from .. import ops
+
+    layout = comm.bcast_obj([[int(s) for s in xs[0].shape], str(xs[0].dtype)]
+                            if comm.rank == root else None, root=root)
+    if comm.rank == root:
+        if len(xs) != comm.size:
+            raise ValueError(f"scatter(xs): expected {comm.size} Variables (one per rank), "
+                             f"got {len(xs)}")
+        stacked = ops.stack([_var(x) for x in xs])
+    else:
+        import numpy as np
+
+        stacked = _ChainerVariable(np.zeros((comm.size, *layout[0]),
+                                            dtype=np.dtype(layout[1])))
+    return _cast(_scatter(stacked, comm=comm, root=root))

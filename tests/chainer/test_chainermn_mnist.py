@@ -77,3 +77,16 @@ def test_chainermn_mnist_data_parallel(tmp_path):
     log = json.loads((out / "log").read_text())
     assert log[-1]["epoch"] == 4 and log[-1]["iteration"] == 48
     assert log[-1]["validation/main/accuracy"] > 0.9
+
+
+@pytest.mark.slow
+def test_chainermn_mnist_model_parallel(tmp_path):
+    root = tmp_path / "dataset"
+    make_mnist(root)
+    out = tmp_path / "result"
+    mpirun(2, "train_mnist_model_parallel_chainermn.py", "--epoch", "3", "--unit", "64",
+           "--batchsize", "50", "--out", str(out), env={"CHAINER_DATASET_ROOT": str(root)},
+           cwd=tmp_path)
+    log = json.loads((out / "log").read_text())
+    assert [e["epoch"] for e in log] == [1, 2, 3]
+    assert log[-1]["validation/main/accuracy"] > 0.9, log[-1]
