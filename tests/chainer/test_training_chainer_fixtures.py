@@ -160,3 +160,67 @@ def test_fail_on_non_number_stops_training(tmp_path):
     trainer.extend(extensions.FailOnNonNumber())
     with pytest.raises(RuntimeError, match="diverge"), np.errstate(all="ignore"):
         trainer.run(show_loop_exception_msg=False)
+
+
+def test_micro_average_statistics_plot_and_unchain(tmp_path):
+    with chainer.using_config("dtype", np.float64):
+        model = L.Classifier(MLP())
+    opt = optimizers.Adam().setup(model)
+    data = chainer.datasets.TupleDataset(DATA["data/x"], DATA["data/t"])
+    updater = training.StandardUpdater(iterators.SerialIterator(data, 4), opt)
+    trainer = training.Trainer(updater, (2, "epoch"), out=str(tmp_path))
+    counts = iter(range(1, 100))
+
+    @training.make_extension(trigger=(1, "iteration"), priority=training.PRIORITY_WRITER)
+    def counter(t):
+        k = next(counts)
+        t.observation["main/correct"] = k
+        t.observation["main/total"] = 2 * k + 1
+
+    trainer.extend(counter)
+    trainer.extend(extensions.MicroAverage("main/correct", "main/total", "main/micro"))
+    trainer.extend(extensions.VariableStatisticsPlot(model.predictor,
+                                                     filename="stats.png"))
+    trainer.extend(extensions.unchain_variables())
+    trainer.extend(extensions.DumpGraph("main/loss", filename="graph.dot"))
+    trainer.extend(extensions.LogReport())
+    trainer.run()
+    log = trainer.get_extension("LogReport").log
+    # Epoch 1 holds iterations 1-3: (1+2+3) / (3+5+7).
+    assert log[0]["main/micro"] == pytest.approx(6 / 15)
+    assert log[1]["main/micro"] == pytest.approx((4 + 5 + 6) / (9 + 11 + 13))
+    if extensions.PlotReport.available():
+        assert (tmp_path / "stats.png").stat().st_size > 0
+    dot = (tmp_path / "graph.dot").read_text()
+    assert dot.startswith("digraph") and "->" in dot
+
+
+def test_every_chainer_training_name_is_present():
+    ext = ["snapshot", "snapshot_object", "DumpGraph", "dump_graph", "Evaluator",
+           "ExponentialShift", "FailOnNonNumber", "InverseShift", "LinearShift",
+           "LogReport", "MicroAverage", "MultistepShift", "ParameterStatistics",
+           "PlotReport", "PolynomialShift", "PrintReport", "ProgressBar", "StepShift",
+           "observe_lr", "observe_value", "VariableStatisticsPlot", "unchain_variables",
+           "WarmupShift"]
+    trig = ["IntervalTrigger", "ManualScheduleTrigger", "MinValueTrigger",
+            "MaxValueTrigger", "BestValueTrigger", "EarlyStoppingTrigger", "OnceTrigger",
+            "TimeTrigger"]
+    opts = ["AdaDelta", "AdaGrad", "Adam", "AdamW", "AMSGrad", "AdaBound", "AMSBound",
+            "CorrectedMomentumSGD", "MomentumSGD", "MSVAG", "NesterovAG", "RMSprop",
+            "RMSpropGraves", "SGD", "SMORMS3"]
+    hooks = ["WeightDecay", "Lasso", "GradientClipping", "GradientHardClipping",
+             "GradientNoise", "GradientLARS"]
+    from portagrad.chainer import optimizer_hooks
+    from portagrad.chainer.training import triggers
+
+    assert (len(ext), len(trig), len(opts), len(hooks)) == (23, 8, 15, 6)
+    assert [n for n in ext if not hasattr(extensions, n)] == []
+    assert [n for n in trig if not hasattr(triggers, n)] == []
+    assert [n for n in opts if not hasattr(optimizers, n)] == []
+    assert [n for n in hooks if not hasattr(optimizer_hooks, n)] == []
+    for n in ("Trainer", "Extension", "make_extension", "StandardUpdater",
+              "ParallelUpdater", "Updater", "get_trigger", "PRIORITY_WRITER"):
+        assert hasattr(training, n), n
+    for n in ("SerialIterator", "MultiprocessIterator", "MultithreadIterator",
+              "OrderSampler", "ShuffleOrderSampler"):
+        assert hasattr(iterators, n), n
