@@ -153,9 +153,9 @@ class Variable(_TapeVariable):
     def __repr__(self) -> str:
         if self.array is None:
             return "variable(None)"
-        body = repr(np.asarray(_host(self.array)))
-        return "variable" + body[body.index("("):] if body.startswith("array") else (
-            f"variable({body})")
+        # Chainer prints the values without the dtype, aligned after "variable(".
+        return "variable(" + np.array2string(np.asarray(_host(self.array)), separator=", ",
+                                              prefix="variable(") + ")"
 
     def __str__(self) -> str:
         if self.array is None:
@@ -523,8 +523,8 @@ class Parameter(Variable):
 
     def __repr__(self) -> str:
         if self.array is None:
-            return f"Parameter(<uninitialized>, name={self.name!r})"
-        return "Parameter" + Variable.__repr__(self)[len("variable"):]
+            return "variable(None)"  # Chainer's spelling of an uninitialized parameter
+        return Variable.__repr__(self)
 
 
 class _ArrayInit:
