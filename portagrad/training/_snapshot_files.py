@@ -102,7 +102,9 @@ def load_latest(trainer: Any, path: Path, log: Any) -> Path | None:
     >>> load_latest(trainer, trainer.out, sys.stderr) is None
     True
     """
-    if path.is_file():
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        # A path named on its own is loaded, whatever it is: a FIFO, a device or a
+        # dangling link is then an error saying so, not a silent fresh start.
         io.load(path, trainer)
         return path
     candidates = list_snapshots(path)

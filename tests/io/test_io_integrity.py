@@ -139,6 +139,22 @@ def test_resume_skips_a_fifo_named_like_a_snapshot(tmp_path):
     assert isinstance(err, pg.CheckpointError) and "FIFO" in str(err), err
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_resume_from_a_fifo_named_on_its_own_is_an_error(tmp_path):
+    # Not a silent fresh start: the path the user named cannot be read.
+    train, _ = pg.data.load_digits()
+    model = pg.training.Classifier(pg.nn.Linear(64, 10))
+    up = pg.training.StandardUpdater(pg.data.SerialIterator(train, 16, seed=0),
+                                     pg.optim.SGD(model, lr=0.1))
+    trainer = pg.training.Trainer(up, (1, "iteration"), out=tmp_path / "out")
+    os.mkfifo(tmp_path / "pipe.safetensors")
+    (tmp_path / "dangling.safetensors").symlink_to(tmp_path / "nothing")
+    with pytest.raises(pg.CheckpointError, match="FIFO"):
+        trainer.resume(tmp_path / "pipe.safetensors")
+    with pytest.raises(pg.CheckpointError, match="cannot open"):
+        trainer.resume(tmp_path / "dangling.safetensors")
+
+
 # -- files that change while they are read -------------------------------------------------
 
 def test_a_file_truncated_after_its_size_was_taken_is_an_error(tmp_path, monkeypatch):
