@@ -150,6 +150,7 @@ def check_kinds(stored: Any, live: Any, where: str) -> None:
     --------
     >>> from portagrad.io._validate import check_kinds
     >>> check_kinds({"t": 3, "hyper": {"lr": 1}}, {"t": 0, "hyper": {"lr": 0.1}}, "f")
+    >>> check_kinds({"state": {"0": {"step": 2}}}, {"state": {0: {"step": 1}}}, "f")
     >>> check_kinds({"t": {"x": 1}}, {"t": 0}, "f")
     Traceback (most recent call last):
     ...
@@ -160,8 +161,11 @@ def check_kinds(stored: Any, live: Any, where: str) -> None:
         s, v, path = stack.pop()
         if isinstance(v, dict):
             if isinstance(s, dict):
-                stack.extend((s[k], v[k], f"{path}/{k}" if path else str(k))
-                             for k in v if isinstance(k, str) and k in s)
+                for k in v:
+                    # Integer keys (parameter indices) are stored as their decimal strings.
+                    key = str(k) if type(k) is int else k
+                    if isinstance(key, str) and key in s:
+                        stack.append((s[key], v[k], f"{path}/{key}" if path else key))
             continue
         if isinstance(v, (list, tuple)):
             if isinstance(s, list):
