@@ -48,6 +48,11 @@ def _sources() -> dict[str, tuple[dict, object]]:
                                         "eps": 1e-8, "amsgrad": False},
                       "state": {"0.W": {"m": np.full((4, 3), 0.5, np.float32)}}},
         "iterator": {"current_position": 16, "epoch": 1, "is_new_epoch": False},
+        "torch_optimizer": {  # torch.optim's layout, which portagrad's optimizers load
+            "state": {"0": {"step": 3, "exp_avg": np.full(2, 0.25, np.float32)}},
+            "param_groups": [{"lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-8,
+                              "weight_decay": 0.0, "amsgrad": False, "foreach": None,
+                              "params": [0]}]},
         "step": 5, "name": "run", "ratio": 0.25, "none": None, "inf": float("inf"),
         "half": np.array([1.5, -2.0], dtype=np.float16), "scalar": np.array(7, np.int32),
         "empty": np.zeros((0, 3), np.float64),
@@ -223,7 +228,11 @@ _SPOTS = [(("optimizer", "t"), _BAD_COUNTS), (("optimizer", "hyper", "lr"), _BAD
           (("optimizer", "hyper", "amsgrad"), _BAD_FLAGS),
           (("iterator", "epoch"), _BAD_COUNTS), (("iterator", "current_position"),
                                                  _BAD_COUNTS),
-          (("iterator", "is_new_epoch"), _BAD_FLAGS)]
+          (("iterator", "is_new_epoch"), _BAD_FLAGS),
+          (("torch_optimizer", "state", "0", "step"), _BAD_COUNTS),
+          (("torch_optimizer", "param_groups", 0, "lr"), _BAD_REALS),
+          (("torch_optimizer", "param_groups", 0, "betas", 1), _BAD_REALS + [1.0]),
+          (("torch_optimizer", "param_groups", 0, "amsgrad"), _BAD_FLAGS)]
 
 
 def _hostile_mutant(rng: random.Random, raw: bytes) -> tuple[str, bytes]:
@@ -246,7 +255,7 @@ def _hostile_mutant(rng: random.Random, raw: bytes) -> tuple[str, bytes]:
     node[spot[-1]] = encoded
     meta["portagrad.state"] = json.dumps(tree)
     _recompute_checksums(header, data)
-    return f"hostile {'/'.join(spot)}={value!r}"[:60], _join(header, data)
+    return f"hostile {'/'.join(map(str, spot))}={value!r}"[:60], _join(header, data)
 
 
 def _hostile_references(rng: random.Random, header: dict, data: bytes) -> bytes:
