@@ -792,7 +792,7 @@ def _coo_dense(a: CooMatrix) -> Any:
     return ops.stack(rows, axis=0)
 
 
-@_chainer("sparse_matmul", ops.scatter_add)
+@_chainer("sparse_matmul", ops.matmul)
 def sparse_matmul(a: Any, b: Any, transa: bool = False, transb: bool = False) -> Any:
     """Chainer's ``sparse_matmul(a, b, transa=False, transb=False)``: the product of a sparse
     :class:`CooMatrix` and a dense matrix (either may be the sparse one), differentiable
