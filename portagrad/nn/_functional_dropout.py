@@ -9,6 +9,7 @@ from typing import Any
 from .. import ops
 from .._errors import PortagradValueError, ShapeError
 from ..ops._adapters import adapts
+from ..ops._core import float_arg
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -17,7 +18,7 @@ __all__ = ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dr
 
 
 def _p(p: float, op: str) -> float:
-    p = float(p)
+    p = float_arg(op, "p", p)
     if not 0.0 <= p <= 1.0:
         raise PortagradValueError(f"{op}(p): expected a probability in [0, 1], got {p}")
     return p

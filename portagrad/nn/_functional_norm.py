@@ -15,7 +15,7 @@ from typing import Any
 from .. import ops
 from .._errors import PortagradValueError, ShapeError
 from ..ops._adapters import adapts
-from ..ops._core import unwrap
+from ..ops._core import int_arg, unwrap
 from ..ops.nn.running_stats import write_running
 from ..tape._variable import Variable
 from ._functional_common import _f
@@ -148,10 +148,10 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     return y
 
 
-def _shape(normalized_shape: Any) -> tuple[int, ...]:
-    if isinstance(normalized_shape, int):
-        return (int(normalized_shape),)
-    return tuple(int(s) for s in normalized_shape)
+def _shape(normalized_shape: Any, op: str = "layer_norm") -> tuple[int, ...]:
+    if not isinstance(normalized_shape, (tuple, list)):
+        return (int_arg(op, "normalized_shape", normalized_shape, lo=0),)
+    return tuple(int_arg(op, "normalized_shape", s, lo=0) for s in normalized_shape)
 
 
 @adapts(ops.layer_norm)

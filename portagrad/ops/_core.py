@@ -29,7 +29,8 @@ from .extend import input_variable as var
 from .extend import require_float as float_only
 
 __all__ = ["var", "float_var", "binary", "float_only", "scalar_like", "wrap", "unwrap",
-           "SCALARS", "size_of", "same_library", "int_arg", "check_elements", "MAX_BYTES"]
+           "SCALARS", "size_of", "same_library", "int_arg", "float_arg", "check_elements",
+           "MAX_BYTES"]
 
 SCALARS = (bool, int, float, complex)
 _MULTI: dict[Any, bool] = {}
@@ -241,3 +242,18 @@ def _public_op_on_stack() -> str | None:
 
 
 set_public_namer(_public_op_on_stack)
+
+
+def float_arg(op: str, arg: str, value: Any) -> float:
+    """``value`` as a Python float: real Python and library scalars (and 0-d real arrays)
+    pass; bools, None, strings, complex numbers and arrays of more than one element raise
+    :class:`~portagrad.PortagradTypeError` naming ``op`` and ``arg``."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, complex)):
+        raise PortagradTypeError(f"{op}({arg}): expected a real number, got {describe(value)}")
+    if getattr(value, "ndim", 0) != 0:
+        raise PortagradTypeError(f"{op}({arg}): expected a real number, got {describe(value)}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise PortagradTypeError(
+            f"{op}({arg}): expected a real number, got {describe(value)}") from None

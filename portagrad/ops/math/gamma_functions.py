@@ -51,7 +51,7 @@ def _poles(xp: Any, x: Any) -> Any:
 
 def _lgamma_raw(xp: Any, x: Any) -> Any:
     bad = _poles(xp, x)
-    xs = xp.where(bad, xp.ones_like(x) * 0.5, x)
+    xs = xp.where(bad | xp.isinf(x), xp.ones_like(x) * 0.5, x)
     s = _shift(xp, xs)
     z = xs + s
     out = (z - 0.5) * xp.log(z) - z + 0.5 * math.log(2 * math.pi)
@@ -222,7 +222,8 @@ def polygamma(n: Any, x: Any) -> Variable:
     op = "polygamma"
     xv = float_var(x, op)
     xp = xv.xp
-    if not hasattr(n, "shape") or isinstance(n, bool):
+    if not isinstance(n, Variable) and getattr(n, "ndim", 0) == 0:
+        # An int, a NumPy integer or a 0-d integer array: one order.
         return _polygamma(xv, n=int_arg(op, "n", n, lo=0, hi=_MAX_ORDER))
     na = n.array if isinstance(n, Variable) else n
     if not hasattr(na, "dtype") or not xp.isdtype(na.dtype, "integral"):

@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import PortagradValueError, ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
-from .._core import float_var, wrap
+from ...xp._dtypes import index_dtype
+from .._core import float_var, int_arg, wrap
 from ..std.elementwise import abs as _abs
 from ..std.elementwise import where
 from ..std.indexing import take_along_axis
@@ -60,7 +61,10 @@ def affine_grid(theta: Any, size: Any, align_corners: bool | None = None) -> Var
     """
     op = "affine_grid"
     th = float_var(theta, op, "theta")
-    size = tuple(int(s) for s in size)
+    if not isinstance(size, (tuple, list)):
+        raise PortagradTypeError(f"{op}(size): expected (N, C, H, W) or (N, C, D, H, W), got "
+                                 f"{size!r}")
+    size = tuple(int_arg(op, "size", s, lo=1) for s in size)
     nd = len(size) - 2
     if nd not in (2, 3) or tuple(th.shape) != (size[0], nd, nd + 1):
         raise ShapeError(f"{op}(theta): expected (N, 2, 3) with size (N, C, H, W) or "
@@ -161,8 +165,8 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
     def gather(xi: Any, yi: Any) -> tuple[Variable, Any]:
         """Values at integer raw coordinates, and which of them lie inside."""
         inside = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
-        xi = xp.astype(xp.clip(xi, 0, w - 1), xp.int64)
-        yi = xp.astype(xp.clip(yi, 0, h - 1), xp.int64)
+        xi = xp.astype(xp.clip(xi, 0, w - 1), index_dtype(xp))
+        yi = xp.astype(xp.clip(yi, 0, h - 1), index_dtype(xp))
         idx = xp.reshape(yi * w + xi, (n, 1, ho * wo))
         vals = take_along_axis(flat, xp.broadcast_to(idx, (n, c, ho * wo)), axis=2)
         return reshape(vals, (n, c, ho, wo)), inside

@@ -250,6 +250,7 @@ def softmax_cross_entropy(x: Any, t: Any, *, axis: int = 1, ignore_label: int | 
         raise PortagradValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
                                   f"{label_smoothing}")
     tr = t.array if isinstance(t, Variable) else t
+    same_library(op, [("x", x), ("t", tr), ("class_weight", class_weight)])
     # Soft targets are floats of x's shape (Chainer's test; anything else must be labels).
     if hasattr(tr, "dtype") and not is_integral(x.xp, tr.dtype) and tuple(
             tr.shape) == tuple(x.array.shape):

@@ -21,8 +21,8 @@ from ...tape import primitive
 from ...tape._variable import Variable, _fresh
 from ...xp import ensure_array
 from .._adapters import adapts
+from .._core import float_arg, wrap
 from .._core import float_var as _f
-from .._core import wrap
 from ..std.elementwise import tanh, where
 
 __all__ = ["hard_tanh", "relu6", "clipped_relu", "hard_sigmoid", "hard_swish", "softshrink",
@@ -285,4 +285,5 @@ def threshold(x: Any, threshold: float, value: float) -> Variable:
     """
     x = _f(x, "threshold")
     # Replace where x <= threshold (not keep where x > threshold): NaN is kept, as in PyTorch.
-    return where(x.array <= float(threshold), float(value), x)
+    th = float_arg("threshold", "threshold", threshold)
+    return where(x.array <= th, float_arg("threshold", "value", value), x)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..._errors import PortagradValueError, SizeError
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from .._core import check_elements, int_arg, wrap
 from ..std.indexing import take_along_axis
 from ..std.linalg.products import matmul
@@ -27,7 +28,12 @@ __all__ = ["adaptive_avg_pool", "adaptive_max_pool", "global_avg_pool",
 
 
 def _sizes(op: str, output_size: Any, x: Variable, nd: int) -> tuple[int, ...]:
-    sizes = (output_size,) * nd if hasattr(output_size, "__index__") else tuple(output_size)
+    if hasattr(output_size, "__index__"):
+        sizes: tuple = (output_size,) * nd
+    elif isinstance(output_size, (tuple, list)):
+        sizes = tuple(output_size)
+    else:
+        sizes = ()
     if len(sizes) != nd or any(o is not None and (not hasattr(o, "__index__") or o < 1)
                                for o in sizes):
         raise PortagradValueError(
@@ -126,7 +132,7 @@ def adaptive_max_pool(x: Any, output_size: int | Sequence[int | None],
     plane = 1
     for v in spatial:
         plane *= v
-    idx = xp.broadcast_to(xp.reshape(xp.arange(plane, dtype=xp.int64, device=a.device),
+    idx = xp.broadcast_to(xp.reshape(xp.arange(plane, dtype=index_dtype(xp), device=a.device),
                                      (1, 1) + spatial), tuple(a.shape))
     y = xv
     for i in reversed(range(nd)):

@@ -15,7 +15,7 @@ from typing import Any
 from ..._errors import PortagradValueError
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import wrap
+from .._core import float_arg, wrap
 from ..std.elementwise import abs as _abs
 from ..std.elementwise import pow as _pow
 from ..std.nondiff import sign
@@ -169,7 +169,7 @@ def lp_pool(x: Any, norm_type: float, kernel_size: int | Sequence[int],
     op = "lp_pool"
     xv, nd = pool_input(x, op, None)
     k = ints(kernel_size, nd, op, "kernel_size", 1)
-    p = float(norm_type)
+    p = float_arg(op, "norm_type", norm_type)
     out = _avg_pool(op, nd, _pow(xv, p), k, stride, 0, bool(ceil_mode), True)
     out = sign(out) * relu(_abs(out)) * float(math.prod(k))
     return _pow(out, 1.0 / p)

@@ -17,8 +17,9 @@ from typing import Any
 
 from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from .._adapters import adapts
-from .._core import var
+from .._core import same_library, var
 from ..std.indexing import getitem, take_along_axis
 from ..std.shape import concat, stack
 from .noise import dropout
@@ -36,6 +37,10 @@ def _batch(op: str, xs: Any) -> tuple[Variable, Any, Any, list[int]]:
             f"{op}(xs): expected a non-empty list over time of (B_t, I) arrays, "
             f"got {type(xs).__name__}")
     xv = [var(x, op, f"xs[{t}]") for t, x in enumerate(xs)]
+    if any(x.array.ndim != 2 for x in xv):
+        raise ShapeError(f"{op}(xs): expected (B_t, I) arrays, got shapes "
+                         f"{[tuple(x.array.shape) for x in xv]}")
+    same_library(op, [(f"xs[{t}]", x) for t, x in enumerate(xv)])
     sizes = [int(x.array.shape[0]) for x in xv]
     if sizes != sorted(sizes, reverse=True):
         raise ShapeError(f"{op}(xs): expected non-increasing batch sizes over time, got "
@@ -54,7 +59,8 @@ def _batch(op: str, xs: Any) -> tuple[Variable, Any, Any, list[int]]:
     lengths = xp.asarray([sum(1 for n in sizes if n > b) for b in range(batch)], device=dev)
     mask = steps < xp.reshape(lengths, (1, -1))
     rev = xp.where(mask, xp.reshape(lengths, (1, -1)) - 1 - steps, steps)
-    return stack(padded, axis=0), mask, xp.expand_dims(xp.astype(rev, xp.int64), axis=-1), sizes
+    rev = xp.expand_dims(xp.astype(rev, index_dtype(xp)), axis=-1)
+    return stack(padded, axis=0), mask, rev, sizes
 
 
 def _stack(op: str, run: Callable[..., tuple], n_layers: int, dropout_ratio: float,

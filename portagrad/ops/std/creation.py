@@ -5,6 +5,7 @@ moves back) record a graph."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..._errors import PortagradValueError, ShapeError
@@ -12,13 +13,36 @@ from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import infer_namespace, namespace_of
 from ...xp._namespace import is_array
-from .._core import var, wrap
+from .._core import check_elements, int_arg, var, wrap
 from .broadcasting import broadcast_to
 from .dtypes import resolve_dtype
 from .reshaping import reshape
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
            "empty_like", "arange", "linspace", "eye", "to_device", "meshgrid", "from_dlpack"]
+
+
+def _shape(op: str, shape: Any) -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of them, NumPy's integers too) as a tuple of
+    non-negative ints whose product fits in memory."""
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    out = tuple(int_arg(op, "shape", d, lo=0) for d in dims)
+    n = 1
+    for d in out:
+        n *= d
+    check_elements(op, "shape", n)
+    return out
+
+
+def _make(op: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` of the library, its refusal of an argument (a device it
+    does not know, a value its dtype cannot hold) raised as a portagrad error naming the
+    op; sizes and dtypes are checked before, by portagrad."""
+    try:
+        return fn(*args, **kwargs)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise PortagradValueError(f"{op}: expected arguments the array library accepts, "
+                                  f"got {type(e).__name__}: {e}") from e
 
 
 def _ns(dtype: Any, device: Any) -> Any:
@@ -46,7 +70,8 @@ def _factory(name: str) -> Any:
     def make(shape: Any, *, dtype: Any = None, device: Any = None) -> Variable:
         xp = _ns(dtype, device)
         dtype = _dt(xp, dtype, name)
-        return wrap(getattr(xp, name)(shape, dtype=dtype, device=device), xp)
+        return wrap(_make(name, getattr(xp, name), _shape(name, shape), dtype=dtype,
+                          device=device), xp)
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"""A new array of the given shape ({name}), in the library named by
@@ -93,14 +118,16 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
     """
     xp = _ns(dtype, device)
     dtype = _dt(xp, dtype, "full")
-    return wrap(xp.full(shape, fill_value, dtype=dtype, device=device), xp)
+    return wrap(_make("full", xp.full, _shape("full", shape), fill_value, dtype=dtype,
+                      device=device), xp)
 
 
 def _like(name: str) -> Any:
     def make(x: Any, /, *, dtype: Any = None, device: Any = None) -> Variable:
         v = var(x, name)
         dtype = _dt(v.xp, dtype, name)
-        return wrap(getattr(v.xp, name)(v.array, dtype=dtype, device=device), v.xp)
+        return wrap(_make(name, getattr(v.xp, name), v.array, dtype=dtype, device=device),
+                    v.xp)
 
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"""A new array shaped like ``x``, in its library and on its device
@@ -149,7 +176,8 @@ def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = No
     """
     v = var(x, "full_like")
     dtype = _dt(v.xp, dtype, "full_like")
-    return wrap(v.xp.full_like(v.array, fill_value, dtype=dtype, device=device), v.xp)
+    return wrap(_make("full_like", v.xp.full_like, v.array, fill_value, dtype=dtype,
+                      device=device), v.xp)
 
 
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
@@ -177,7 +205,8 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     """
     xp = _ns(dtype, device)
     dtype = _dt(xp, dtype, "arange")
-    return wrap(xp.arange(start, stop, step, dtype=dtype, device=device), xp)
+    _arange_length(start, stop, step)
+    return wrap(_make("arange", xp.arange, start, stop, step, dtype=dtype, device=device), xp)
 
 
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
@@ -205,7 +234,10 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
     """
     xp = _ns(dtype, device)
     dtype = _dt(xp, dtype, "linspace")
-    return wrap(xp.linspace(start, stop, num, dtype=dtype, device=device, endpoint=endpoint),
+    num = int_arg("linspace", "num", num, lo=0)
+    check_elements("linspace", "num", num)
+    return wrap(_make("linspace", xp.linspace, start, stop, num, dtype=dtype, device=device,
+                      endpoint=endpoint),
                 xp)
 
 
@@ -235,7 +267,11 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     """
     xp = _ns(dtype, device)
     dtype = _dt(xp, dtype, "eye")
-    return wrap(xp.eye(n_rows, n_cols, k=k, dtype=dtype, device=device), xp)
+    n_rows = int_arg("eye", "n_rows", n_rows, lo=0)
+    n_cols = n_rows if n_cols is None else int_arg("eye", "n_cols", n_cols, lo=0)
+    k = int_arg("eye", "k", k)
+    check_elements("eye", "n_rows", n_rows * n_cols)
+    return wrap(_make("eye", xp.eye, n_rows, n_cols, k=k, dtype=dtype, device=device), xp)
 
 
 @primitive(saves="none")
@@ -354,3 +390,18 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> V
 
 # Forward mode: linear in the first argument, so the tangent is the op of the tangent.
 _to_device.linear = (0,)
+
+
+def _arange_length(start: Any, stop: Any, step: Any) -> None:
+    """Refuse a range of more elements than fit, or bounds that are not real numbers."""
+    lo, hi = (0, start) if stop is None else (start, stop)
+    st = 1 if step is None else step
+    try:
+        lo, hi, st = float(lo), float(hi), float(st)
+    except (TypeError, ValueError):
+        raise PortagradValueError(f"arange(start, stop, step): expected real numbers, got "
+                                  f"{start!r}, {stop!r}, {step!r}") from None
+    if st == 0 or not all(math.isfinite(v) for v in (lo, hi, st)):
+        raise PortagradValueError(f"arange(step): expected finite bounds and a non-zero "
+                                  f"step, got {start!r}, {stop!r}, {step!r}")
+    check_elements("arange", "stop", max(0, math.ceil((hi - lo) / st)))

@@ -145,6 +145,9 @@ def where(condition: Any, x1: Any, x2: Any) -> Variable:
     if not cond.xp.isdtype(cond.array.dtype, "bool"):
         raise DTypeError(f"where(condition): expected a boolean array, got dtype "
                          f"{cond.array.dtype}")
+    shapes = [tuple(v.array.shape) for v in (cond, a, b) if isinstance(v, Variable)]
+    if len(set(shapes)) > 1:
+        broadcast_shapes(*shapes, op="where")
     return _where(cond, a, b)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from ...._errors import DTypeError, PortagradValueError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable
-from ..._core import var, wrap
+from ..._core import int_arg, var, wrap
 from .._axes import _norm_axis
 from ..casting import astype, is_complex_dtype
 from ..complex import _real_dtype
@@ -139,11 +139,11 @@ def _axes(op: str, v: Variable, s: Sequence[int] | None,
         raise ShapeError(f"{op}(x): expected an array of at least 1 dimension, got a 0-d one")
     if axes is None:
         axes = tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd))
-    ax = tuple(_norm_axis(int(a), nd, op, "axes") for a in axes)
+    ax = tuple(_norm_axis(a, nd, op, "axes") for a in axes)
     if len(set(ax)) != len(ax):
         raise PortagradValueError(f"{op}(axes): expected distinct axes, got {tuple(axes)}")
     if s is not None:
-        s = tuple(int(n) for n in s)
+        s = tuple(int_arg(op, "s", n) for n in s)
         if len(s) != len(ax):
             raise ShapeError(f"{op}(s): expected one length per axis ({len(ax)}), got {s}")
         if any(n < 1 for n in s):

@@ -112,7 +112,7 @@ class QRResult(NamedTuple):
 @primitive(saves="outputs", nout=2)
 def _qr(xp: Any, a: Any, mode: str) -> Any:
     q, r = linalg_call("linalg.qr", "x", "finite matrices",
-                       lambda m: xp.linalg.qr(m, mode=mode), a)
+                       lambda m: xp.linalg.qr(m, mode=mode), a, finite=True)
     return q, r
 
 
@@ -181,7 +181,8 @@ class EighResult(NamedTuple):
 
 @primitive(saves="outputs", nout=2)
 def _eigh(xp: Any, a: Any) -> Any:
-    w, v = linalg_call("linalg.eigh", "x", "finite symmetric matrices", xp.linalg.eigh, a)
+    w, v = linalg_call("linalg.eigh", "x", "finite symmetric matrices", xp.linalg.eigh, a,
+                       finite=True)
     return w, v
 
 
@@ -246,7 +247,8 @@ class SVDResult(NamedTuple):
 @primitive(saves="outputs", nout=3)
 def _svd(xp: Any, a: Any, full_matrices: bool) -> Any:
     u, s, vh = linalg_call("linalg.svd", "x", "finite matrices",
-                           lambda m: xp.linalg.svd(m, full_matrices=full_matrices), a)
+                           lambda m: xp.linalg.svd(m, full_matrices=full_matrices), a,
+                           finite=True)
     return u, s, vh
 
 

@@ -17,6 +17,7 @@ from ...._errors import DTypeError, LinAlgError, PortagradTypeError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable
 from ....xp import ensure_array
+from ....xp._namespace import namespace_of
 from ..._core import var, wrap
 from ..broadcasting import broadcast_shapes, broadcast_to
 from ..complex import holomorphic
@@ -84,10 +85,18 @@ def eye_like(v: Variable, n: int) -> Variable:
     return wrap(xp.eye(n, dtype=v.array.dtype, device=v.array.device), xp)
 
 
-def linalg_call(op: str, arg: str, expected: str, fn: Any, *args: Any) -> Any:
+def linalg_call(op: str, arg: str, expected: str, fn: Any, *args: Any,
+                finite: bool = False) -> Any:
     """``fn(*args)``, with the library's ``LinAlgError`` (NumPy's and CuPy's
     ``LinAlgError``, PyTorch's ``_LinAlgError``) raised as portagrad's
-    :class:`~portagrad.LinAlgError` naming the op."""
+    :class:`~portagrad.LinAlgError` naming the op. With ``finite``, a matrix holding NaN
+    or an infinity is refused first: LAPACK's SVD can loop forever on one."""
+    if finite:
+        a = args[0]
+        xp = namespace_of(a)
+        if not bool(xp.all(xp.isfinite(a))):
+            raise LinAlgError(f"{op}({arg}): expected {expected}, got one holding NaN or an "
+                              f"infinity")
     try:
         return fn(*args)
     except Exception as e:
@@ -199,7 +208,7 @@ def _default_rtol(v: Variable) -> float:
 @primitive(saves="both")
 def _pinv(xp: Any, a: Any, rtol: Any) -> Any:
     return linalg_call("linalg.pinv", "x", "finite matrices",
-                       lambda m: xp.linalg.pinv(m, rtol=rtol), a)
+                       lambda m: xp.linalg.pinv(m, rtol=rtol), a, finite=True)
 
 
 @_pinv.defvjp
@@ -304,7 +313,8 @@ def matrix_rank(x: Any, /, *, rtol: float | Any = None) -> Variable:
     """
     v = floating_matrix(x, "linalg.matrix_rank")
     xp = v.xp
-    s = linalg_call("linalg.matrix_rank", "x", "finite matrices", xp.linalg.svdvals, v.array)
+    s = linalg_call("linalg.matrix_rank", "x", "finite matrices", xp.linalg.svdvals, v.array,
+                    finite=True)
     tol = _default_rtol(v) if rtol is None else (rtol.array if isinstance(rtol, Variable)
                                                   else rtol)
     if hasattr(tol, "shape"):
