@@ -220,3 +220,30 @@ def test_function_node_and_old_style_function():
     v = chainer.Variable(np.array([1.0, 2.0]))
     F.sum(Scale3()(v)).backward()
     np.testing.assert_allclose(v.grad, [3.0, 3.0])
+
+
+def test_registration_by_name_and_update_switches():
+    link = chainer.Link(W=(2, 3), b=((3,), np.float64))
+    assert link.W.shape == (2, 3) and np.isnan(link.W.array).all()
+    assert link.b.dtype == np.float64
+    link.add_param("c", (1,), initializer=chainer.initializers.One())
+    link.add_persistent("step", 0)
+    link.other = np.zeros(2)
+    link.register_persistent("other")
+    with pytest.raises(AttributeError):
+        link.add_param("c")
+    assert [n for n, _ in link.namedparams()] == ["/W", "/b", "/c"]
+    assert sorted(chainer.serializers.serialize(link)) == ["W", "b", "c", "other", "step"]
+
+    class Rule:
+        enabled = True
+
+    for p in link.params():
+        p.update_rule = Rule()
+    assert link.update_enabled
+    link.disable_update()
+    assert not link.update_enabled and not any(p.update_rule.enabled for p in link.params())
+    link.enable_update()
+    assert link.update_enabled
+    del link.c
+    assert [n for n, _ in link.namedparams()] == ["/W", "/b"]
