@@ -29,7 +29,7 @@ def make_ptb(root, n_words=1500, seed=0):
 def test_ptb_custom_loop_learns(tmp_path):
     root = tmp_path / "dataset"
     make_ptb(root)
-    proc = run("train_ptb_custom_loop.py", "--epoch", "5", "--unit", "32", "--batchsize",
+    proc = run("train_ptb_custom_loop.py", "--epoch", "5", "--unit", "64", "--batchsize",
                "10", "--bproplen", "5", "--model", str(tmp_path / "rnnlm.npz"),
                root=root, cwd=tmp_path)
     lines = proc.stdout.splitlines()
