@@ -41,6 +41,7 @@ from .config import (
 from .device import get_device, using_device
 from .initializers import Initializer
 from .link import Chain, ChainList, Link, LinkHook, Sequential
+from .link import Link as DeviceResident
 from .reporter import (
     DictSummary,
     Reporter,
@@ -51,6 +52,7 @@ from .reporter import (
 )
 from .serializers import AbstractSerializer, Deserializer, Serializer
 from .variable import Function, FunctionNode, Parameter, Variable, as_array, as_variable, grad
+from .variable import _OldStyle as FunctionAdapter
 
 __version__ = "7.8.1"
 
@@ -61,7 +63,10 @@ __all__ = ["Variable", "Parameter", "Link", "Chain", "ChainList", "Sequential", 
            "report_scope", "Reporter", "Summary", "DictSummary", "get_current_reporter",
            "is_debug", "set_debug", "print_runtime_info", "get_array_types",
            "get_cpu_array_types", "is_arrays_compatible", "mixed16", "Function",
-           "FunctionNode", "AbstractSerializer", "Serializer", "Deserializer"]
+           "FunctionNode", "AbstractSerializer", "Serializer", "Deserializer", "DebugMode",
+           "should_use_cudnn", "should_use_cudnn_tensor_core", "get_compute_mode",
+           "disable_experimental_feature_warning", "static_graph", "static_code",
+           "get_function_hooks", "FunctionHook", "FunctionAdapter", "DeviceResident"]
 
 mixed16 = "mixed16"
 
@@ -130,6 +135,102 @@ def is_debug() -> bool:
 def set_debug(debug: bool) -> None:
     """Turn Chainer's debug mode on or off (``config.debug``)."""
     config.debug = bool(debug)
+
+
+class DebugMode:
+    """Chainer's ``DebugMode(debug)``: inside the block every forward and backward result
+    is checked for NaN and infinity (``config.debug``).
+
+    Parameters
+    ----------
+    debug
+        Whether to check.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> from portagrad import chainer
+    >>> with chainer.DebugMode(True), np.errstate(divide="ignore"):
+    ...     try:
+    ...         chainer.functions.log(np.zeros(1))
+    ...     except pg.NonFiniteError as e:
+    ...         print(type(e).__name__)
+    NonFiniteError
+    """
+
+    def __init__(self, debug: bool) -> None:
+        self._ctx = using_config("debug", bool(debug))
+
+    def __enter__(self) -> None:
+        self._ctx.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._ctx.__exit__(*exc)
+
+
+def should_use_cudnn(level: str, lowest_version: int = 0) -> bool:
+    """False: portagrad calls no cuDNN of its own (Chainer's ``should_use_cudnn``)."""
+    return False
+
+
+def should_use_cudnn_tensor_core(dtype: Any) -> bool:
+    """False, as :func:`should_use_cudnn`."""
+    return False
+
+
+def get_compute_mode() -> Any:
+    """``config.compute_mode`` (a ChainerX setting; None here)."""
+    return config.compute_mode
+
+
+disable_experimental_feature_warning = False
+
+
+def static_graph(*args: Any, **kwargs: Any) -> Any:
+    """Chainer's ``static_graph`` decorator: an optimization that replays a fixed graph;
+    the function runs as written here (the same results, recorded every call).
+
+    Examples
+    --------
+    >>> from portagrad import chainer
+    >>> @chainer.static_graph
+    ... def f(x):
+    ...     return x + 1
+    >>> f(1)
+    2
+    """
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return args[0]
+    return lambda fn: fn
+
+
+def static_code(*args: Any, **kwargs: Any) -> Any:
+    """Chainer's ``static_code`` decorator (for ``static_graph``): the function runs as
+    written."""
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return args[0]
+    return lambda fn: fn
+
+
+def get_function_hooks() -> dict:
+    """The active function hooks: none (portagrad has no function hooks)."""
+    return {}
+
+
+class FunctionHook:
+    """Chainer's function hooks (timers, printers) need hooks on every function call,
+    which portagrad's tape does not offer; entering one raises."""
+
+    name = "FunctionHook"
+
+    def __enter__(self) -> FunctionHook:
+        raise NotImplementedError(f"{type(self).__name__}: expected function hooks, which "
+                                  f"portagrad does not have; time or print around the calls "
+                                  f"instead")
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
 
 
 def print_runtime_info(out: Any = None) -> None:

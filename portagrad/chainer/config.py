@@ -2,9 +2,11 @@
 ``no_backprop_mode`` and ``force_backprop_mode``.
 
 ``config.train`` is the switch that dropout and batch normalization read
-(:func:`portagrad.ops.is_train_mode`), and ``config.enable_backprop`` is the tape's
-recording switch (:func:`portagrad.is_grad_enabled`), so setting either here changes what
-every op of portagrad does, as in Chainer. The other entries are kept with Chainer 7.8's
+(:func:`portagrad.ops.is_train_mode`), ``config.enable_backprop`` is the tape's
+recording switch (:func:`portagrad.is_grad_enabled`) and ``config.debug`` its check of
+every forward and backward result for NaN and infinity (:class:`portagrad.debug`, what
+Chainer's debug mode checks), so setting any of them here changes what every op of
+portagrad does, as in Chainer. The other entries are kept with Chainer 7.8's
 defaults (``dtype`` float32, ``type_check`` True, ...); ``config.dtype`` is the dtype the
 initializers and links create parameters in.
 """
@@ -25,9 +27,12 @@ __all__ = ["config", "global_config", "using_config", "no_backprop_mode",
            "force_backprop_mode", "GlobalConfig", "LocalConfig", "get_dtype"]
 
 # Chainer 7.8's global defaults of the entries that have no portagrad switch behind them.
+# The entries that are portagrad's own thread-local switches.
+_SWITCHES = ("train", "enable_backprop", "debug")
+
 _DEFAULTS: dict[str, Any] = {
     "autotune": False, "comm_size": 1, "compute_mode": None, "cudnn_deterministic": False,
-    "cudnn_fast_batch_normalization": False, "debug": False, "dtype": np.dtype(np.float32),
+    "cudnn_fast_batch_normalization": False, "dtype": np.dtype(np.float32),
     "in_recomputing": False, "keep_graph_on_report": False, "lazy_grad_sum": False,
     "schedule_func": None, "show_backprop_traceback": False, "type_check": True,
     "use_cudnn": "auto", "use_cudnn_tensor_core": "auto", "use_ideep": "never",
@@ -53,6 +58,8 @@ class GlobalConfig:
             return _train_config._state.train
         if name == "enable_backprop":
             return _mode.state.grad_enabled
+        if name == "debug":
+            return _mode.state.debug
         try:
             return self.__dict__["_values"][name]
         except KeyError:
@@ -63,7 +70,7 @@ class GlobalConfig:
 
     def show(self) -> None:
         """Print every entry, one a line, as Chainer's ``config.show()``."""
-        for k in sorted({*self.__dict__["_values"], "train", "enable_backprop"}):
+        for k in sorted({*self.__dict__["_values"], *_SWITCHES}):
             print(f"{k:<32}{getattr(self, k)}")
 
 
@@ -72,6 +79,8 @@ def _set(values: dict, name: str, value: Any) -> None:
         _train_config._state.train = bool(value)
     elif name == "enable_backprop":
         _mode.set_record(bool(value))
+    elif name == "debug":
+        _mode.set_debug(bool(value))
     elif name == "dtype":
         values[name] = np.dtype(value)
     else:
@@ -100,7 +109,7 @@ class LocalConfig:
         return local.values
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("train", "enable_backprop"):
+        if name in _SWITCHES:
             return getattr(self.__dict__["_parent"], name)
         values = self._values()
         if name in values:
@@ -115,7 +124,7 @@ class LocalConfig:
 
     def show(self) -> None:
         """Print every entry, one a line."""
-        for k in sorted({*_DEFAULTS, *self._values(), "train", "enable_backprop"}):
+        for k in sorted({*_DEFAULTS, *self._values(), *_SWITCHES}):
             print(f"{k:<32}{getattr(self, k)}")
 
 
@@ -146,7 +155,7 @@ def using_config(name: str, value: Any, config: LocalConfig = config) -> Iterato
     ...     chainer.functions.dropout(np.ones(3)).array
     array([1., 1., 1.])
     """
-    if name in ("train", "enable_backprop"):
+    if name in _SWITCHES:
         old = getattr(config, name)
         setattr(config, name, value)
         try:
