@@ -66,7 +66,8 @@ __all__ = ["Variable", "Parameter", "Link", "Chain", "ChainList", "Sequential", 
            "FunctionNode", "AbstractSerializer", "Serializer", "Deserializer", "DebugMode",
            "should_use_cudnn", "should_use_cudnn_tensor_core", "get_compute_mode",
            "disable_experimental_feature_warning", "static_graph", "static_code",
-           "get_function_hooks", "FunctionHook", "FunctionAdapter", "DeviceResident"]
+           "get_function_hooks", "FunctionHook", "FunctionAdapter", "DeviceResident",
+           "Fallback"]
 
 mixed16 = "mixed16"
 
@@ -81,7 +82,7 @@ _SUBMODULES = ("functions", "links", "initializers", "serializers", "optimizers"
 _LAZY_NAMES = {"Optimizer": "optimizer", "GradientMethod": "optimizer",
                "UpdateRule": "optimizer", "Hyperparameter": "optimizer",
                "Distribution": "distributions", "kl_divergence": "distributions",
-               "register_kl": "distributions"}
+               "register_kl": "distributions", "cross_entropy": "distributions"}
 
 
 def __getattr__(name: str) -> Any:
@@ -185,6 +186,17 @@ def get_compute_mode() -> Any:
 
 
 disable_experimental_feature_warning = False
+
+
+class _FallbackType:
+    """The type of :data:`Fallback`, Chainer's marker for "use the default" in a few
+    configuration entries."""
+
+    def __repr__(self) -> str:
+        return "Fallback"
+
+
+Fallback = _FallbackType()
 
 
 def static_graph(*args: Any, **kwargs: Any) -> Any:

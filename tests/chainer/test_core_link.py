@@ -247,3 +247,32 @@ def test_registration_by_name_and_update_switches():
     assert link.update_enabled
     del link.c
     assert [n for n, _ in link.namedparams()] == ["/W", "/b"]
+
+
+# Chainer 7.8.1's top-level public names (``dir(chainer)`` without modules and the
+# ``absolute_import`` left by a __future__ import).
+CHAINER_TOP_LEVEL = (
+    "AbstractSerializer", "Chain", "ChainList", "DebugMode", "Deserializer", "DeviceResident",
+    "DictSummary", "Distribution", "Fallback", "Function", "FunctionAdapter", "FunctionHook",
+    "FunctionNode", "GradientMethod", "Initializer", "Link", "LinkHook", "Optimizer",
+    "Parameter", "Reporter", "Sequential", "Serializer", "Summary", "UpdateRule", "Variable",
+    "as_array", "as_variable", "backward", "config", "cross_entropy",
+    "disable_experimental_feature_warning", "force_backprop_mode", "get_array_types",
+    "get_compute_mode", "get_cpu_array_types", "get_current_reporter", "get_device",
+    "get_dtype", "get_function_hooks", "global_config", "grad", "is_arrays_compatible",
+    "is_debug", "kl_divergence", "mixed16", "no_backprop_mode", "print_runtime_info",
+    "register_kl", "report", "report_scope", "set_debug", "should_use_cudnn",
+    "should_use_cudnn_tensor_core", "static_code", "static_graph", "using_config",
+    "using_device")
+# Defined by the optimizers and distributions of the face.
+_ELSEWHERE = {"Optimizer", "GradientMethod", "UpdateRule", "Distribution", "cross_entropy",
+              "kl_divergence", "register_kl"}
+
+
+def test_chainers_top_level_names():
+    assert len(CHAINER_TOP_LEVEL) == 57
+    missing = [n for n in CHAINER_TOP_LEVEL if n not in _ELSEWHERE and not hasattr(chainer, n)]
+    assert not missing
+    with chainer.DebugMode(True):
+        assert chainer.is_debug() and chainer.config.debug
+    assert not chainer.is_debug()
