@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, SizeError
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
-from .._core import float_var, int_arg, wrap
+from .._core import check_elements, float_var, int_arg, wrap
 from ..std.elementwise import abs as _abs
 from ..std.elementwise import where
 from ..std.indexing import take_along_axis
@@ -71,6 +71,13 @@ def affine_grid(theta: Any, size: Any, align_corners: bool | None = None) -> Var
                          f"(N, 3, 4) with size (N, C, D, H, W), got theta "
                          f"{tuple(th.shape)} and size {size}")
     spatial = size[2:]
+    # The base coordinates are listed on the host: bound them and the grid first.
+    if any(n > 2 ** 24 for n in spatial):
+        raise SizeError(f"{op}(size): expected spatial sizes of at most {2 ** 24}, got {size}")
+    total = size[0] * nd
+    for n in spatial:
+        total *= n
+    check_elements(op, "size", total)
     axes = [_base(n, bool(align_corners)) for n in spatial]  # D, H, W order
     rows = []
     for flat in range(math.prod(spatial)):

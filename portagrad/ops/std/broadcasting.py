@@ -12,7 +12,7 @@ from ..._errors import ShapeError
 from ...tape._shapes import broadcast_to as _broadcast_to
 from ...tape._shapes import sum_to as _sum_to
 from ...tape._variable import Variable
-from .._core import var
+from .._core import check_elements, int_arg, var
 
 __all__ = ["broadcast_shapes", "broadcast_to", "broadcast_arrays", "sum_to"]
 
@@ -64,7 +64,12 @@ def broadcast_to(x: Any, /, shape: Sequence[int]) -> Variable:
     (2, 3)
     """
     x = var(x, "broadcast_to")
-    shape = tuple(int(s) for s in shape)
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    shape = tuple(int_arg("broadcast_to", "shape", s, lo=0) for s in dims)
+    n = 1
+    for d in shape:
+        n *= d
+    check_elements("broadcast_to", "shape", n)
     old = tuple(x.array.shape)
     if old == shape:
         return x

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..._errors import ShapeError
 from ...tape._variable import Variable
 from ...xp import ensure_array
 from .._core import binary, unwrap, var, wrap
+from ._axes import _flag, _norm_axis
 from .shape import broadcast_shapes
 
 __all__ = ["floor", "ceil", "round", "trunc", "sign", "isnan", "isinf", "isfinite",
@@ -190,6 +192,10 @@ def sort(x: Any, /, *, axis: int = -1, descending: bool = False,
     from .indexing import take_along_axis
 
     v = var(x, "sort")
+    axis = _norm_axis(axis, v.array.ndim, "sort")
+    if v.array.ndim == 0:
+        raise ShapeError("sort(x): expected an array of at least 1 dimension, got a 0-d one")
+    descending, stable = _flag(descending, "sort", "descending"), _flag(stable, "sort", "stable")
     order = v.xp.argsort(v.array, axis=axis, descending=descending, stable=stable)
     return take_along_axis(v, order, axis=axis)
 
@@ -222,5 +228,10 @@ def argsort(x: Any, /, *, axis: int = -1, descending: bool = False,
     array([1, 0])
     """
     v = var(x, "argsort")
+    axis = _norm_axis(axis, v.array.ndim, "argsort")
+    if v.array.ndim == 0:
+        raise ShapeError("argsort(x): expected an array of at least 1 dimension, got a 0-d one")
+    descending = _flag(descending, "argsort", "descending")
+    stable = _flag(stable, "argsort", "stable")
     return wrap(v.xp.argsort(v.array, axis=axis, descending=descending, stable=stable), v.xp)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from .._core import var
@@ -49,7 +49,10 @@ def permute_dims(x: Any, /, axes: Sequence[int]) -> Variable:
     """
     x = var(x, "permute_dims")
     nd = x.array.ndim
-    axes = tuple(_norm_axis(int(a), nd, "permute_dims", "axes") for a in axes)
+    if not isinstance(axes, (tuple, list)):
+        raise PortagradTypeError(f"permute_dims(axes): expected a tuple of ints, got "
+                                 f"{axes!r}")
+    axes = tuple(_norm_axis(a, nd, "permute_dims", "axes") for a in axes)
     if sorted(axes) != list(range(nd)):
         raise ShapeError(f"permute_dims(axes): expected a permutation of range({nd}), got "
                          f"{axes}")

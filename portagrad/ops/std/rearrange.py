@@ -10,7 +10,7 @@ from typing import Any
 from ..._errors import DTypeError, ShapeError, describe
 from ...tape import primitive
 from ...tape._variable import Variable
-from .._core import var, wrap
+from .._core import check_elements, int_arg, size_of, var, wrap
 from ._axes import _axes_tuple, _norm_axis
 from .broadcasting import broadcast_to
 from .reshaping import expand_dims, reshape
@@ -86,9 +86,13 @@ def roll(x: Any, /, shift: int | tuple[int, ...], *,
     """
     x = var(x, "roll")
     if isinstance(shift, (tuple, list)):
-        shift = tuple(int(s) for s in shift)
-    if isinstance(axis, list):
-        axis = tuple(axis)
+        shift = tuple(int_arg("roll", "shift", s) for s in shift)
+    else:
+        shift = int_arg("roll", "shift", shift)
+    if isinstance(axis, (tuple, list)):
+        axis = tuple(_norm_axis(a, x.array.ndim, "roll") for a in axis)
+    elif axis is not None:
+        axis = _norm_axis(axis, x.array.ndim, "roll")
     if isinstance(shift, tuple) and (axis is None or isinstance(axis, int) or
                                      len(axis) != len(shift)):
         raise ShapeError(f"roll(shift): expected as many shifts as axes, got {shift} for "
@@ -163,7 +167,13 @@ def tile(x: Any, repetitions: Sequence[int], /) -> Variable:
     array([1., 2., 1., 2.])
     """
     x = var(x, "tile")
-    reps = tuple(int(r) for r in repetitions)
+    if not isinstance(repetitions, (tuple, list)):
+        repetitions = (repetitions,)
+    reps = tuple(int_arg("tile", "repetitions", r, lo=0) for r in repetitions)
+    total = size_of(x.array)
+    for r in reps:
+        total *= r
+    check_elements("tile", "repetitions", total)
     nd = builtins.max(len(reps), x.array.ndim)
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - x.array.ndim) + tuple(x.array.shape)

@@ -241,6 +241,7 @@ _min.defvjp(_extremum_vjp)
 def _extremum(name: str, prim: Any, x: Any, axis: Any, keepdims: bool) -> Variable:
     x = _as_var(x, name)
     axes = _axes_tuple(axis, x.array.ndim, name)
+    keepdims = _flag(keepdims, name)
     if _count(tuple(x.array.shape), axes) == 0:
         raise ShapeError(f"{name}(x): expected a non-empty reduction, got shape {x.shape} "
                          f"over axes {axes}")

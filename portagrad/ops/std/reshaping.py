@@ -9,7 +9,7 @@ from typing import Any
 from ..._errors import ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
-from .._core import var
+from .._core import int_arg, var
 from ._axes import _norm_axis
 
 __all__ = ["reshape", "expand_dims", "squeeze"]
@@ -46,7 +46,8 @@ def reshape(x: Any, /, shape: Sequence[int], *, copy: bool | None = None) -> Var
     (2, 3)
     """
     x = var(x, "reshape")
-    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    shape = tuple(int_arg("reshape", "shape", s, lo=-1) for s in dims)
     old = tuple(x.array.shape)
     if shape == old:
         return x
@@ -112,7 +113,7 @@ def squeeze(x: Any, /, axis: int | tuple[int, ...]) -> Variable:
     """
     x = var(x, "squeeze")
     nd = x.array.ndim
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     axes = {_norm_axis(a, nd, "squeeze") for a in axes}
     for a in axes:
         if x.array.shape[a] != 1:

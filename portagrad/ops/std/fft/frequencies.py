@@ -4,13 +4,14 @@ ifftshift)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from ...._errors import PortagradValueError
 from ....tape._variable import Variable
 from ....xp import default_float, infer_namespace
-from ..._core import var, wrap
+from ..._core import check_elements, float_arg, var, wrap
 from .._axes import _norm_axis
 from ..dtypes import resolve_dtype
 from ..rearrange import roll
@@ -75,6 +76,10 @@ def ifftshift(x: Any, /, *, axes: int | Sequence[int] | None = None) -> Variable
 def _freq(op: str, n: int, d: float, dtype: Any, device: Any, half: bool) -> Variable:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise PortagradValueError(f"{op}(n): expected a positive integer, got {n!r}")
+    check_elements(op, "n", n)
+    d = float_arg(op, "d", d)
+    if not (math.isfinite(d) and d != 0):
+        raise PortagradValueError(f"{op}(d): expected a finite non-zero spacing, got {d}")
     xp = infer_namespace(dtype, device)
     dtype = resolve_dtype(xp, dtype, op)
     if dtype is None:
