@@ -3,10 +3,18 @@ same-shape operands, integer label arrays."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-from ..._errors import DTypeError, PortagradValueError, ShapeError, describe
+from ..._errors import (
+    DTypeError,
+    NamespaceMismatchError,
+    PortagradValueError,
+    ShapeError,
+    describe,
+)
 from ...tape._variable import Variable
+from ...xp._namespace import is_array, namespace_name, namespace_of
 from .._core import binary, float_only, var
 from ..std.reduction import mean as _mean
 from ..std.reduction import sum as _sum
@@ -67,13 +75,29 @@ def is_integral(xp: Any, dtype: Any) -> bool:
     key = (xp, dtype.__class__, dtype)
     r = _INTEGRAL.get(key)
     if r is None:
-        r = _INTEGRAL[key] = xp.isdtype(dtype, "integral")
+        try:
+            # A dtype of another library: some libraries raise, some warn while comparing.
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                r = xp.isdtype(dtype, "integral")
+        except (TypeError, ValueError, Warning):
+            raise NamespaceMismatchError(
+                f"expected arrays of one library, got a {namespace_name(xp)} array with an "
+                f"array of dtype {dtype!r} of another library. Move one of them with "
+                f"portagrad.xp.to_namespace(...) first; portagrad never copies silently."
+            ) from None
+        _INTEGRAL[key] = r
     return r
 
 
 def int_labels(op: str, xp: Any, t: Any, arg: str = "t") -> Any:
     """The raw integer array of labels ``t``, or a clear error."""
     t = raw(t)
+    if is_array(t) and namespace_of(t) is not xp:
+        raise NamespaceMismatchError(
+            f"{op}({arg}): expected an array of {namespace_name(xp)} like the scores, got "
+            f"one of {namespace_name(namespace_of(t))}. Move one of them with "
+            f"portagrad.xp.to_namespace(...) first; portagrad never copies silently.")
     if not hasattr(t, "dtype") or not is_integral(xp, t.dtype):
         raise DTypeError(f"{op}({arg}): expected an integer array of class labels, got "
                          f"{describe(t)}")
