@@ -29,9 +29,10 @@ It is rerunnable (it overwrites the fixtures) and writes:
 ``model_shapes.npz``
     The names and shapes of the parameters and persistent values of ResNet50Layers and
     GoogLeNet (``<model><path>``).
-``chainer_model.npz`` and ``chainer_model_expected.npz``
-    A small model saved by ``chainer.serializers.save_npz`` after one training step's
-    forward, and its output on a fixed input in test mode.
+``chainer_model.npz``, ``chainer_model.h5`` and ``chainer_model_expected.npz``
+    A small model saved by ``chainer.serializers.save_npz`` (and ``save_hdf5`` when h5py
+    is installed: ``v/bin/pip install h5py==3.11.0``) after one training step's forward,
+    and its output on a fixed input in test mode.
 """
 
 from __future__ import annotations
@@ -225,6 +226,10 @@ def serializer_model() -> None:
         x = np.random.default_rng(1).uniform(-1, 1, (4, 3, 6, 6)).astype(np.float32)
         model(x)  # one training-mode forward moves the batch statistics
         chainer.serializers.save_npz(os.path.join(OUT, "chainer_model.npz"), model)
+        try:
+            chainer.serializers.save_hdf5(os.path.join(OUT, "chainer_model.h5"), model)
+        except (ImportError, RuntimeError) as e:  # h5py is optional, as in Chainer
+            print(f"chainer_model.h5 not written: {e}", file=sys.stderr)
         with chainer.using_config("train", False):
             y = model(x)
         np.savez(os.path.join(OUT, "chainer_model_expected.npz"), x=x, y=y.array)

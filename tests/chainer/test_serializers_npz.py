@@ -130,3 +130,25 @@ def test_chainer_itself_loads_a_file_written_here(tmp_path):
         f"    np.save({str(tmp_path / 'y.npy')!r}, m(x).array)\n")
     subprocess.run([_CHAINER_PY, "-c", code], check=True, capture_output=True, timeout=120)
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), y, rtol=1e-5, atol=1e-6)
+
+
+def test_an_hdf5_file_chainer_wrote_loads_when_h5py_is_installed(tmp_path):
+    pytest.importorskip("h5py", reason="HDF5 needs h5py, an optional dependency "
+                                       "(the npz tests cover the same layout)")
+    expected = np.load(os.path.join(_DIR, "chainer_model_expected.npz"))
+    model = _model()
+    serializers.load_hdf5(os.path.join(_DIR, "chainer_model.h5"), model)
+    with chainer.using_config("train", False):
+        y = model(expected["x"])
+    np.testing.assert_allclose(y.array, expected["y"], rtol=1e-5, atol=1e-6)
+    path = str(tmp_path / "mine.h5")
+    serializers.save_hdf5(path, model)
+    again = _model()
+    serializers.load_hdf5(path, again)
+    for (name, p), (_, q) in zip(model.namedparams(), again.namedparams()):
+        np.testing.assert_array_equal(p.array, q.array, err_msg=name)
+    lazy = L.Linear(None, 3)  # None is stored as HDF5's empty dataset, as Chainer does
+    serializers.save_hdf5(str(tmp_path / "lazy.h5"), lazy)
+    back = L.Linear(None, 3)
+    serializers.load_hdf5(str(tmp_path / "lazy.h5"), back)
+    assert back.W.array is None
