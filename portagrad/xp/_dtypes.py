@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["is_floating", "is_complex", "is_inexact", "is_integral", "binary_result_dtype",
-           "default_float",
+           "default_float", "index_dtype",
            "host_dtype_hash"]
 
 
@@ -76,6 +76,23 @@ def default_float(xp: Any, device: Any = None) -> Any:
         return xp.__array_namespace_info__().default_dtypes(device=device)["real floating"]
     except Exception:  # noqa: BLE001 - namespaces without the inspection API
         return xp.float64
+
+
+def index_dtype(xp: Any) -> Any:
+    """The integer dtype of the positions ops compute: int64, or the namespace's default
+    index dtype where int64 is not available (JAX without ``jax_enable_x64``, which would
+    warn and give int32 for an int64 request).
+
+    Examples
+    --------
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import index_dtype
+    >>> index_dtype(xp) == xp.int64
+    True
+    """
+    if getattr(xp, "__name__", "") == "jax.numpy":
+        return xp.__array_namespace_info__().default_dtypes()["indexing"]
+    return xp.int64
 
 
 def host_dtype_hash(name: str) -> int:
