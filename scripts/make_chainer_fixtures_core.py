@@ -27,8 +27,8 @@ It is rerunnable (it overwrites the fixtures) and writes:
 ``initializers.npz``
     ``<name>`` arrays drawn after ``numpy.random.seed(7)``.
 ``model_shapes.npz``
-    The names and shapes of the parameters and persistent values of ResNet50Layers and
-    GoogLeNet (``<model><path>``).
+    The names and shapes of the parameters and persistent values of ResNet50Layers,
+    GoogLeNet, VGG16Layers and VGG19Layers (``<model><path>``).
 ``chainer_model.npz``, ``chainer_model.h5`` and ``chainer_model_expected.npz``
     A small model saved by ``chainer.serializers.save_npz`` (and ``save_hdf5`` when h5py
     is installed: ``v/bin/pip install h5py==3.11.0``) after one training step's forward,
@@ -239,7 +239,9 @@ def model_shapes() -> None:
     """The parameter and persistent names and shapes of the image models."""
     store = {}
     for name, make in (("ResNet50Layers", lambda: L.ResNet50Layers(pretrained_model=None)),
-                       ("GoogLeNet", lambda: L.GoogLeNet(pretrained_model=None))):
+                       ("GoogLeNet", lambda: L.GoogLeNet(pretrained_model=None)),
+                       ("VGG16Layers", lambda: L.VGG16Layers(pretrained_model=None)),
+                       ("VGG19Layers", lambda: L.VGG19Layers(pretrained_model=None))):
         model = make()
         for path, p in model.namedparams():
             store[f"{name}{path}"] = np.array(p.shape)

@@ -119,3 +119,20 @@ def test_a_classifier_learns_in_a_plain_loop():
     with chainer.using_config("train", False):
         model(x, t)
     assert float(model.accuracy.array) > 0.95
+
+
+@pytest.mark.parametrize("name", ["VGG16Layers", "VGG19Layers"])
+def test_vgg_has_chainers_layout_and_says_where_auto_looks(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAINER_DATASET_ROOT", str(tmp_path))
+    n = name[3:5]
+    with pytest.raises(pg.CheckpointError, match=f"VGG_ILSVRC_{n}_layers.npz"), \
+            chainer.using_config("dtype", np.float16):  # zeros, half the memory
+        getattr(L, name)()
+    from portagrad.chainer.links import _model
+
+    # The layout without drawing 138M weights: the zero-initialized model, not loaded.
+    monkeypatch.setattr(_model, "_load_pretrained", lambda *a: None)
+    with chainer.using_config("dtype", np.float16):
+        model = getattr(L, name)(pretrained_model="weights.npz")
+    assert _layout(name, model) == _want(name)
+    assert model.available_layers[-4:] == ["fc6", "fc7", "fc8", "prob"]
