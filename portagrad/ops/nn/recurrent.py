@@ -13,6 +13,7 @@ from typing import Any
 from ..._errors import DTypeError, ShapeError, describe
 from ...tape._variable import Variable
 from .._core import float_var as _f
+from .._core import same_library
 from ..std.elementwise import tanh, where
 from ..std.linalg.products import matmul
 from ..std.shape import matrix_transpose, reshape, stack, unstack
@@ -91,10 +92,16 @@ def _alike(*vs: Variable | None) -> bool:
 
 
 def _proj(x: Variable, w: Variable, b: Any, op: str, arg: str) -> Variable:
+    if x.array.ndim != 2:
+        raise ShapeError(f"{op}(x): expected (N, features), got shape {tuple(x.array.shape)}")
+    same_library(op, [("x", x), (arg, w), (arg.replace("w", "b"), b)])
     if w.array.ndim != 2 or x.array.shape[-1] != w.array.shape[1]:
         raise ShapeError(f"{op}({arg}): expected shape (gates, {x.array.shape[-1]}), got "
                          f"{tuple(w.array.shape)}")
     bv = None if b is None else _f(b, op, arg.replace("w", "b"))
+    if bv is not None and tuple(bv.array.shape) != (w.array.shape[0],):
+        raise ShapeError(f"{op}({arg.replace('w', 'b')}): expected shape "
+                         f"({w.array.shape[0]},), got {tuple(bv.array.shape)}")
     if _alike(x, w, bv) and (bv is None or tuple(bv.array.shape) == (w.array.shape[0],)):
         # One primitive for product and bias, with the weight's gradient in its layout.
         return _linear(x, w, bv)
@@ -206,6 +213,7 @@ def _sequence(op: str, xs: Any, mask: Any) -> tuple[Variable, Any]:
     if mask is None:
         return xv, None
     m = mask.array if isinstance(mask, Variable) else mask
+    same_library(op, [("xs", xv), ("mask", m)])
     xp = xv.xp
     if not hasattr(m, "shape") or tuple(m.shape) != tuple(xv.array.shape[:2]):
         raise ShapeError(f"{op}(mask): expected shape {tuple(xv.array.shape[:2])} (T, N), "
