@@ -4,6 +4,8 @@ vocabulary size."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from test_examples_mnist import run
@@ -39,3 +41,26 @@ def test_ptb_custom_loop_learns(tmp_path):
     # Uniform guessing has perplexity 11; the phrases make most words predictable.
     assert val and test < 4.0, proc.stdout
     assert (tmp_path / "rnnlm.npz").exists()
+
+
+@pytest.mark.slow
+def test_ptb_with_the_trainer_and_text_generation(tmp_path):
+    root = tmp_path / "dataset"
+    make_ptb(root)
+    model = tmp_path / "model.npz"
+    proc = run("train_ptb.py", "--epoch", "5", "--unit", "64", "--batchsize", "10",
+               "--bproplen", "5", "--test", "--out", str(tmp_path / "result"), "--model",
+               str(model), root=root, cwd=tmp_path)
+    # (The progress bar's terminal codes may precede the line.)
+    test = float([ln for ln in proc.stdout.splitlines()
+                  if "test perplexity" in ln][0].split(": ")[1])
+    assert test < 4.0, proc.stdout
+    log = json.loads((tmp_path / "result" / "log").read_text())
+    assert "perplexity" in log[-1] and "val_perplexity" in log[-1]
+    assert log[-1]["val_perplexity"] < 4.0
+    assert (tmp_path / "result" / "snapshot_iter_150").exists()
+    assert (tmp_path / "result" / "model_iter_150").exists()
+    # Greedy generation follows the corpus: "cat" is always followed by "sat on".
+    proc = run("gentxt.py", "--model", str(model), "--unit", "64", "--primetext", "cat",
+               "--sample", "0", "--length", "3", root=root, cwd=tmp_path)
+    assert proc.stdout.startswith("cat sat on "), proc.stdout

@@ -210,3 +210,19 @@ def test_fp32_update_of_float16_parameters():
     # master copy accumulates the ten steps.
     assert model.W.array.dtype == np.float16
     assert float(model.W.array[0, 0]) == pytest.approx(0.999, abs=5e-4)
+
+
+def test_updates_are_in_place_so_link_copies_see_them():
+    import portagrad.chainer.links as L
+
+    lin = L.Linear(3, 2)
+    twin = lin.copy()
+    opt = optimizers.SGD(lr=0.5).setup(lin)
+    lin.W.grad = np.ones((2, 3), np.float32)
+    lin.b.grad = np.ones(2, np.float32)
+    before = lin.W.array.copy()
+    opt.update()
+    np.testing.assert_allclose(lin.W.array, before - 0.5)
+    # Chainer's copy shares the parameter arrays: the evaluation copy of a model follows
+    # the training one.
+    np.testing.assert_array_equal(twin.W.array, lin.W.array)

@@ -321,6 +321,21 @@ class _Float32Copy:
         return self.data.dtype
 
 
+def write_data(param: Any, value: Any) -> None:
+    """Store an update into the parameter's own array where the library allows it (as
+    Chainer updates in place, so links that share the array, ``link.copy()``, see the
+    new values); immutable arrays (JAX) are replaced instead."""
+    a = _array(param)
+    if a is not None and tuple(a.shape) == tuple(value.shape) and a.dtype == value.dtype \
+            and not isinstance(param, _Float32Copy):
+        try:
+            a[...] = value
+            return
+        except (TypeError, ValueError, AttributeError, NotImplementedError):
+            pass
+    param.data = value
+
+
 def _array(param: Any) -> Any:
     a = getattr(param, "array", None)
     return getattr(param, "data", None) if a is None else a

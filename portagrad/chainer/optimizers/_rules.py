@@ -15,7 +15,14 @@ from typing import Any
 
 from ..._errors import PortagradValueError
 from ...xp import namespace_of
-from ._base import GradientMethod, Hyperparameter, HyperparameterProxy, UpdateRule, _array
+from ._base import (
+    GradientMethod,
+    Hyperparameter,
+    HyperparameterProxy,
+    UpdateRule,
+    _array,
+    write_data,
+)
 
 __all__ = ["SGD", "MomentumSGD", "CorrectedMomentumSGD", "NesterovAG", "AdaGrad",
            "AdaDelta", "RMSprop", "RMSpropGraves", "SMORMS3", "MSVAG", "Adam", "AdamW",
@@ -68,7 +75,7 @@ class SGDRule(UpdateRule):
         g = param.grad
         if g is None:
             return
-        param.data = param.data - self.hyperparam.lr * g
+        write_data(param, param.data - self.hyperparam.lr * g)
 
 
 class SGD(GradientMethod):
@@ -118,7 +125,7 @@ class MomentumSGDRule(UpdateRule):
         v = self.state["v"] * hp.momentum
         v = v - hp.lr * g
         self.state["v"] = v
-        param.data = param.data + v
+        write_data(param, param.data + v)
 
 
 class MomentumSGD(GradientMethod):
@@ -169,7 +176,7 @@ class CorrectedMomentumSGDRule(UpdateRule):
         v = self.state["v"] * hp.momentum
         v = v - g
         self.state["v"] = v
-        param.data = param.data + hp.lr * v
+        write_data(param, param.data + hp.lr * v)
 
 
 class CorrectedMomentumSGD(GradientMethod):
@@ -220,7 +227,7 @@ class NesterovAGRule(UpdateRule):
         v = v - lr * g
         self.state["v"] = v
         data = param.data + momentum * momentum * v
-        param.data = data - (1 + momentum) * lr * g
+        write_data(param, data - (1 + momentum) * lr * g)
 
 
 class NesterovAG(GradientMethod):
@@ -275,7 +282,7 @@ class AdaGradRule(UpdateRule):
         hp = self.hyperparam
         h = self.state["h"] + g * g
         self.state["h"] = h
-        param.data = param.data - hp.lr * g / (xp.sqrt(h) + hp.eps)
+        write_data(param, param.data - hp.lr * g / (xp.sqrt(h) + hp.eps))
 
 
 class AdaGrad(GradientMethod):
@@ -334,7 +341,7 @@ class AdaDeltaRule(UpdateRule):
         msdx = msdx * rho
         msdx = msdx + (1 - rho) * dx * dx
         self.state["msg"], self.state["msdx"] = msg, msdx
-        param.data = param.data - dx
+        write_data(param, param.data - dx)
 
 
 class AdaDelta(GradientMethod):
@@ -401,7 +408,7 @@ class RMSpropRule(UpdateRule):
         ms = ms + (1 - hp.alpha) * g * g
         self.state["ms"] = ms
         denom = xp.sqrt(ms + eps) if hp.eps_inside_sqrt else xp.sqrt(ms) + eps
-        param.data = param.data - hp.lr * g / denom
+        write_data(param, param.data - hp.lr * g / denom)
 
 
 class RMSprop(GradientMethod):
@@ -470,7 +477,7 @@ class RMSpropGravesRule(UpdateRule):
         delta = self.state["delta"] * hp.momentum
         delta = delta - hp.lr * grad / xp.sqrt(n - g * g + hp.eps)
         self.state["n"], self.state["g"], self.state["delta"] = n, g, delta
-        param.data = param.data + delta
+        write_data(param, param.data + delta)
 
 
 class RMSpropGraves(GradientMethod):
@@ -536,7 +543,7 @@ class SMORMS3Rule(UpdateRule):
         g = (1 - r) * g + r * grad
         g2 = (1 - r) * g2 + r * grad * grad
         x = g * g / (g2 + hp.eps)
-        param.data = param.data - grad * xp.minimum(x, hp.lr) / (xp.sqrt(g2) + hp.eps)
+        write_data(param, param.data - grad * xp.minimum(x, hp.lr) / (xp.sqrt(g2) + hp.eps))
         mem = 1 + mem * (1 - x)
         self.state["mem"], self.state["g"], self.state["g2"] = mem, g, g2
 
@@ -618,7 +625,7 @@ class MSVAGRule(UpdateRule):
         factor = xp.clip(ratio, 0, 1)
         factor = xp.where(xp.isnan(factor), xp.zeros_like(factor), factor)
         data = param.data
-        param.data = data - hp.eta * (hp.lr * mt * factor + hp.weight_decay_rate * data)
+        write_data(param, data - hp.eta * (hp.lr * mt * factor + hp.weight_decay_rate * data))
         self.beta_power = bp * hp.beta
 
 
@@ -751,7 +758,7 @@ class AdamRule(UpdateRule):
         a = 1.0 - hp.eta * hp.weight_decay_rate
         data = param.data
         data = data - hp.eta * (step * m) if a == 1 else a * data + -hp.eta * (step * m)
-        param.data = xp.astype(data, dtype)
+        write_data(param, xp.astype(data, dtype))
 
 
 class Adam(GradientMethod):
