@@ -60,7 +60,8 @@ class CharLM(pg.nn.Module):
     """Embedding -> LSTM -> Linear over a time-major batch of character ids."""
 
     def __init__(self, vocab_size: int, embed: int, hidden: int) -> None:
-        self.embed = pg.nn.Embedding(vocab_size, embed, initialW=pg.nn.init.Normal(0.1))
+        self.embed = pg.nn.Embedding(vocab_size, embed)
+        pg.nn.init.normal_(self.embed.weight, std=0.1)
         self.lstm = pg.nn.LSTM(embed, hidden)
         self.out = pg.nn.Linear(hidden, vocab_size)
 

@@ -72,7 +72,8 @@ def random_trees(rng: np.random.Generator, n: int, depths: tuple[int, int]) -> l
 
 class TreeNet(pg.nn.Module):
     def __init__(self, dim: int = 64, hidden: int = 128) -> None:
-        self.leaf = pg.nn.Embedding(10, dim, initialW=pg.nn.init.Normal(0.5))
+        self.leaf = pg.nn.Embedding(10, dim)
+        pg.nn.init.normal_(self.leaf.weight, std=0.5)
         # One composition network per operator, applied to [left; right].
         self.compose = pg.nn.ModuleList(
             pg.nn.Sequential(pg.nn.Linear(2 * dim, hidden), pg.nn.ReLU(),

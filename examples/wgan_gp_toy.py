@@ -41,11 +41,24 @@ def real_samples(rng: np.random.Generator, n: int) -> np.ndarray:
     return (CENTERS[k] + rng.normal(0.0, STD, (n, 2))).astype(np.float32)
 
 
+def lecun(model: pg.nn.Module, state: dict) -> pg.nn.Module:
+    """LeCun-normal weights and zero biases in every Linear, drawn from the random
+    ``state`` taken before the model was built (the initialization, and the draws, this
+    example was tuned with)."""
+    pg.random.set_state(state)
+    for m in model.modules():
+        if isinstance(m, pg.nn.Linear):
+            pg.nn.init.kaiming_normal_(m.weight, nonlinearity="linear")
+            pg.nn.init.zeros_(m.bias)
+    return model
+
+
 def mlp(hidden: int, n_out: int) -> pg.nn.Sequential:
-    return pg.nn.Sequential(pg.nn.Linear(2, hidden), pg.nn.ReLU(),
-                            pg.nn.Linear(hidden, hidden), pg.nn.ReLU(),
-                            pg.nn.Linear(hidden, hidden), pg.nn.ReLU(),
-                            pg.nn.Linear(hidden, n_out))
+    state = pg.random.get_state()
+    return lecun(pg.nn.Sequential(pg.nn.Linear(2, hidden), pg.nn.ReLU(),
+                                  pg.nn.Linear(hidden, hidden), pg.nn.ReLU(),
+                                  pg.nn.Linear(hidden, hidden), pg.nn.ReLU(),
+                                  pg.nn.Linear(hidden, n_out)), state)
 
 
 def gradient_penalty(critic: pg.nn.Module, real: Any, fake: Any,
@@ -130,8 +143,8 @@ def train(iterations: int = 2000, critic_iters: int = 5, batch_size: int = 256,
     gen = pg.random.Generator(seed)
     rng = np.random.default_rng(seed)
     generator, critic = mlp(hidden, 2).to_device(dev, xp), mlp(hidden, 1).to_device(dev, xp)
-    opt_g = pg.optim.Adam(generator, lr=lr, beta1=0.5, beta2=0.9)
-    opt_d = pg.optim.Adam(critic, lr=lr, beta1=0.5, beta2=0.9)
+    opt_g = pg.optim.Adam(generator, lr=lr, betas=(0.5, 0.9))
+    opt_d = pg.optim.Adam(critic, lr=lr, betas=(0.5, 0.9))
     eval_real = real_samples(np.random.default_rng(seed + 1), 1000)
     before = generate(generator, 1000, gen, xp, dev, noise)
     timer, w_history = Timer(), []

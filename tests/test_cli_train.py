@@ -43,7 +43,7 @@ def test_short_run_writes_log_plot_checkpoint(tmp_path, capsys):
 
     model = build_model("mlp")
     pg.io.load(tmp_path / "model.safetensors", model)
-    assert model[0].W.shape == (256, 64)
+    assert model[0].weight.shape == (256, 64)
 
 
 def test_resume_continues_the_run(tmp_path, capsys):

@@ -191,8 +191,8 @@ def portagrad_cnn(cfg: Config) -> Callable[[int], float]:
 
 
 def set_weights(layer: Any, w: np.ndarray, b: np.ndarray, backend: Backend) -> None:
-    layer.W = backend.parameter(w)
-    layer.b = backend.parameter(b)
+    layer.weight = backend.parameter(w)
+    layer.bias = backend.parameter(b)
 
 
 BUILDERS = {"numpy": numpy_cnn, "torch": torch_cnn, "portagrad": portagrad_cnn}

@@ -224,7 +224,7 @@ def portagrad_lstm(cfg: Config) -> Callable[[int], float]:
         def __init__(self) -> None:
             super().__init__()
             self.embed = nn.Embedding(VOCAB, HIDDEN)
-            self.embed.W = backend.parameter(prob.embed)
+            self.embed.weight = backend.parameter(prob.embed)
             self.cells = nn.ModuleList()
             for w_ih, w_hh, b_ih, b_hh in prob.layers:
                 cell = nn.Module()
@@ -232,8 +232,8 @@ def portagrad_lstm(cfg: Config) -> Callable[[int], float]:
                 cell.b_ih, cell.b_hh = backend.parameter(b_ih), backend.parameter(b_hh)
                 self.cells.append(cell)
             self.out = nn.Linear(HIDDEN, VOCAB)
-            self.out.W = backend.parameter(prob.out[0])
-            self.out.b = backend.parameter(prob.out[1])
+            self.out.weight = backend.parameter(prob.out[0])
+            self.out.bias = backend.parameter(prob.out[1])
             self.zeros = backend.asarray(np.zeros((BATCH, HIDDEN), dtype=np.float32))
 
         def forward(self, x: Any) -> Any:

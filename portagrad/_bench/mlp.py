@@ -145,8 +145,8 @@ def portagrad_model(prob: Problem, backend: Backend) -> Any:
     layers: list[Any] = []
     for i, (w, b) in enumerate(prob.params):
         lin = pg.nn.Linear(w.shape[1], w.shape[0])
-        lin.W = backend.parameter(w)  # (out, in), as PyTorch's
-        lin.b = backend.parameter(b)
+        lin.weight = backend.parameter(w)  # (out, in), as PyTorch's
+        lin.bias = backend.parameter(b)
         layers.append(lin)
         if i < len(prob.params) - 1:
             layers.append(pg.nn.ReLU())
@@ -154,8 +154,8 @@ def portagrad_model(prob: Problem, backend: Backend) -> Any:
 
 
 def portagrad_params(model: Any) -> list[Any]:
-    """W, b of each Linear layer, in order (the order of :func:`problem`'s ``params``)."""
-    return [p for layer in model if hasattr(layer, "W") for p in (layer.W, layer.b)]
+    """weight, bias of each Linear layer, in order (the order of :func:`problem`'s ``params``)."""
+    return [p for layer in model if hasattr(layer, "weight") for p in (layer.weight, layer.bias)]
 
 
 def portagrad_mlp(cfg: Config) -> Callable[[int], float]:

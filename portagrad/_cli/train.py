@@ -113,12 +113,12 @@ def build_model(kind: str, n_classes: int = 10) -> Any:
     from .. import nn
 
     if kind == "mlp":
-        return nn.Sequential(nn.Linear(256), nn.ReLU(), nn.Dropout(0.1),
-                             nn.Linear(256), nn.ReLU(), nn.Linear(n_classes))
+        return nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.Dropout(0.1),
+                             nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(n_classes))
     return nn.Sequential(
-        nn.Conv2d(32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(128), nn.ReLU(), nn.Dropout(0.25), nn.Linear(n_classes))
+        nn.LazyConv2d(32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.LazyConv2d(64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.LazyLinear(128), nn.ReLU(), nn.Dropout(0.25), nn.LazyLinear(n_classes))
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any]:

@@ -2,8 +2,8 @@
 iterators, trainers, or a plain nested dict.
 
 A state is a tree of dicts (string keys), lists, arrays and JSON scalars. Arrays become
-safetensors tensors named by their path (``"model/fc1.W"``; a module saved on its own
-gives plain ``"fc1.W"``, so other safetensors readers load it); the rest of the tree is
+safetensors tensors named by their path (``"model/fc1.weight"``; a module saved on its own
+gives plain ``"fc1.weight"``, so other safetensors readers load it); the rest of the tree is
 JSON in the header's ``__metadata__["portagrad.state"]`` with ``{"__tensor__": name}``
 where each array was.
 """
@@ -418,12 +418,12 @@ def load(path: str | os.PathLike, obj: Any = None, strict: bool = True) -> Any:
     >>> pg.io.save(path, m)
     >>> m2 = pg.nn.Linear(2, 3)
     >>> _ = pg.io.load(path, m2)
-    >>> bool(np.all(m2.W.array == m.W.array))
+    >>> bool(np.all(m2.weight.array == m.weight.array))
     True
     >>> _ = pg.io.load(path, pg.nn.Linear(2, 4))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    portagrad._errors.CheckpointError: load(...): W: expected shape (4, 2), got (3, 2)
+    portagrad._errors.CheckpointError: load(...): weight: expected shape (4, 2), got (3, 2)
     """
     expected = None
     live = None

@@ -42,7 +42,7 @@ class Classifier(Module):
     >>> model.y.shape, model.loss is loss, 0.0 <= float(model.accuracy.array) <= 1.0
     ((2, 3), True, True)
     >>> [name for name, _ in model.namedparams()]
-    ['/predictor/W', '/predictor/b']
+    ['/predictor/weight', '/predictor/bias']
     """
 
     compute_accuracy: bool = True

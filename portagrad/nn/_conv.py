@@ -1,4 +1,6 @@
-"""Convolution layers (1-d, 2-d, 3-d, transposed) and pooling layers."""
+"""Chainer-named convolution bases (``W``/``b``, lazy ``in_channels``) of the Chainer links
+in :mod:`portagrad.nn._chainer_conv`; ``portagrad.nn.Conv2d`` is torch's, in
+:mod:`portagrad.nn._torch_conv`."""
 
 from __future__ import annotations
 
@@ -10,8 +12,7 @@ from . import init as _init
 from ._layers import _default_dtype, as_initializer, make_param
 from ._module import Module, check_input
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d", "MaxPool2d", "AvgPool2d"]
+__all__ = ["Conv2d", "ConvTranspose2d"]
 
 
 def _ntuple(v: Any, n: int) -> tuple[int, ...]:
@@ -95,12 +96,6 @@ class _ConvNd(Module):
                 f"stride={self.stride}, padding={self.padding}")
 
 
-class Conv1d(_ConvNd):
-    """1-d convolution over ``(N, C, L)``; see :class:`Conv2d`."""
-
-    nd = 1
-
-
 class Conv2d(_ConvNd):
     """2-d convolution over ``(N, C, H, W)`` with filters ``(out, in // groups, kh, kw)``.
 
@@ -111,25 +106,13 @@ class Conv2d(_ConvNd):
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> conv = pg.nn.Conv2d(8, 3, padding=1)
+    >>> from portagrad.nn._conv import Conv2d
+    >>> conv = Conv2d(8, 3, padding=1)
     >>> conv(np.zeros((2, 1, 5, 5), dtype=np.float32)).shape, conv.W.shape
     ((2, 8, 5, 5), (8, 1, 3, 3))
     """
 
     nd = 2
-
-
-class Conv3d(_ConvNd):
-    """3-d convolution over ``(N, C, D, H, W)``; see :class:`Conv2d`."""
-
-    nd = 3
-
-
-class ConvTranspose1d(_ConvNd):
-    """1-d transposed convolution; see :class:`ConvTranspose2d`."""
-
-    nd = 1
-    transposed = True
 
 
 class ConvTranspose2d(_ConvNd):
@@ -139,7 +122,8 @@ class ConvTranspose2d(_ConvNd):
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> up = pg.nn.ConvTranspose2d(4, 2, 2, stride=2)
+    >>> from portagrad.nn._conv import ConvTranspose2d
+    >>> up = ConvTranspose2d(4, 2, 2, stride=2)
     >>> up(np.zeros((1, 4, 3, 3), dtype=np.float32)).shape
     (1, 2, 6, 6)
     """
@@ -147,40 +131,3 @@ class ConvTranspose2d(_ConvNd):
     nd = 2
     transposed = True
 
-
-class ConvTranspose3d(_ConvNd):
-    """3-d transposed convolution; see :class:`ConvTranspose2d`."""
-
-    nd = 3
-    transposed = True
-
-
-class _Pool2d(Module):
-    fn_name = ""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.padding = padding
-
-    def forward(self, x: Any) -> Any:
-        fn = getattr(ops, self.fn_name, None)
-        if fn is None:
-            raise NotImplementedError(f"{type(self).__name__}: portagrad.ops.{self.fn_name} "
-                                      f"is not available in this version")
-        return fn(x, self.kernel_size, stride=self.stride, padding=self.padding)
-
-    def extra_repr(self) -> str:
-        return f"{self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class MaxPool2d(_Pool2d):
-    """Max pooling over ``(N, C, H, W)`` (``stride`` defaults to ``kernel_size``)."""
-
-    fn_name = "max_pool2d"
-
-
-class AvgPool2d(_Pool2d):
-    """Average pooling over ``(N, C, H, W)`` (``stride`` defaults to ``kernel_size``)."""
-
-    fn_name = "avg_pool2d"

@@ -39,12 +39,12 @@ def functional_call(module: Module, parameters_and_buffers: Mapping[str, Any],
     >>> import numpy as np
     >>> import portagrad as pg
     >>> lin = pg.nn.Linear(2, 1)
-    >>> w = {"W": np.array([[1.0, 2.0]]), "b": np.array([0.5])}
+    >>> w = {"weight": np.array([[1.0, 2.0]]), "bias": np.array([0.5])}
     >>> pg.nn.functional_call(lin, w, (np.array([[1.0, 1.0]]),)).array
     array([[3.5]])
-    >>> f = lambda W, b: pg.ops.sum(pg.nn.functional_call(lin, {"W": W, "b": b},
-    ...                                                   np.ones((1, 2))) ** 2)
-    >>> pg.hvp(f, (w["W"], w["b"]), (np.ones((1, 2)), np.zeros(1)))[1][0].array
+    >>> f = lambda W, b: pg.ops.sum(pg.nn.functional_call(
+    ...     lin, {"weight": W, "bias": b}, np.ones((1, 2))) ** 2)
+    >>> pg.hvp(f, (w["weight"], w["bias"]), (np.ones((1, 2)), np.zeros(1)))[1][0].array
     array([[4., 4.]])
     """
     if not isinstance(module, Module):

@@ -1,4 +1,6 @@
-"""Basic layers: Linear, Embedding, Dropout, Flatten and the activations as modules."""
+"""Chainer-named bases of the Chainer links: ``Linear`` and ``Embedding`` with ``W``/``b``,
+Chainer's signatures and lazy sizes (``Linear(out)``), and the parameter helpers. The
+PyTorch-named modules of ``portagrad.nn`` are in ``_torch_*.py``."""
 
 from __future__ import annotations
 
@@ -11,10 +13,7 @@ from . import init as _init
 from ._module import Module, check_input
 from ._parameter import Parameter
 
-__all__ = ["Linear", "Embedding", "Dropout", "Flatten", "Activation", "ReLU", "ReLU6",
-           "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
-           "Softplus", "Softsign", "HardTanh", "HardSigmoid", "LogSigmoid", "Softmax",
-           "LogSoftmax", "make_param", "as_initializer"]
+__all__ = ["Linear", "Embedding", "make_param", "as_initializer"]
 
 
 class _FromArray(_init.Initializer):
@@ -90,7 +89,8 @@ class Linear(Module):
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> layer = pg.nn.Linear(3)
+    >>> from portagrad.nn._layers import Linear
+    >>> layer = Linear(3)
     >>> layer(np.ones((2, 5), dtype=np.float32)).shape, layer.W.shape
     ((2, 3), (3, 5))
     """
@@ -149,7 +149,8 @@ class Embedding(Module):
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> emb = pg.nn.Embedding(10, 4)
+    >>> from portagrad.nn._layers import Embedding
+    >>> emb = Embedding(10, 4)
     >>> emb(np.array([[1, 2, 3]])).shape
     (1, 3, 4)
     """
@@ -180,96 +181,3 @@ class Embedding(Module):
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"
 
-
-class Dropout(Module):
-    """Zero elements with probability ``ratio`` while training (``module.train()``);
-    identity in evaluation mode.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> d = pg.nn.Dropout(0.5).eval()
-    >>> d(np.ones(3)).array
-    array([1., 1., 1.])
-    """
-
-    def __init__(self, ratio: float = 0.5) -> None:
-        self.ratio = float(ratio)
-
-    def forward(self, x: Any) -> Any:
-        return ops.dropout(x, self.ratio, train=self.training)
-
-    def extra_repr(self) -> str:
-        return f"ratio={self.ratio}"
-
-
-class Flatten(Module):
-    """Reshape ``(N, d1, d2, ...)`` to ``(N, d1 * d2 * ...)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.nn.Flatten()(np.zeros((2, 3, 4))).shape
-    (2, 12)
-    """
-
-    def forward(self, x: Any) -> Any:
-        x = var(x, "Flatten")
-        return ops.reshape(x, (x.shape[0], -1))
-
-
-class Activation(Module):
-    """An activation function of :mod:`portagrad.ops` as a module."""
-
-    fn_name = ""
-
-    def __init__(self, **kwargs: Any) -> None:
-        self.kwargs = kwargs
-
-    def forward(self, x: Any) -> Any:
-        fn = getattr(ops, self.fn_name, None)
-        if fn is None:
-            raise NotImplementedError(f"{type(self).__name__}: portagrad.ops.{self.fn_name} "
-                                      f"is not available in this version")
-        return fn(x, **self.kwargs)
-
-    def extra_repr(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.kwargs.items())
-
-
-def _activation(name: str, fn_name: str, params: tuple[str, ...] = (),
-                defaults: tuple = ()) -> type:
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(params):
-            raise TypeError(f"{name}() takes at most {len(params)} arguments")
-        kw = dict(zip(params, defaults))
-        kw.update(zip(params, args))
-        kw.update(kwargs)
-        Activation.__init__(self, **kw)
-
-    doc = (f"``portagrad.ops.{fn_name}`` as a module"
-           + (f" (arguments: {', '.join(params)})." if params else "."))
-    return type(name, (Activation,), {"fn_name": fn_name, "__init__": __init__,
-                                       "__doc__": doc, "__module__": __name__})
-
-
-ReLU = _activation("ReLU", "relu")
-ReLU6 = _activation("ReLU6", "relu6")
-LeakyReLU = _activation("LeakyReLU", "leaky_relu", ("negative_slope",), (0.01,))
-ELU = _activation("ELU", "elu", ("alpha",), (1.0,))
-SELU = _activation("SELU", "selu")
-CELU = _activation("CELU", "celu", ("alpha",), (1.0,))
-GELU = _activation("GELU", "gelu")
-SiLU = _activation("SiLU", "silu")
-Mish = _activation("Mish", "mish")
-Sigmoid = _activation("Sigmoid", "sigmoid")
-Tanh = _activation("Tanh", "tanh")
-Softplus = _activation("Softplus", "softplus", ("beta",), (1.0,))
-Softsign = _activation("Softsign", "softsign")
-HardTanh = _activation("HardTanh", "hard_tanh", ("min_val", "max_val"), (-1.0, 1.0))
-HardSigmoid = _activation("HardSigmoid", "hard_sigmoid")
-LogSigmoid = _activation("LogSigmoid", "log_sigmoid")
-Softmax = _activation("Softmax", "softmax", ("axis",), (-1,))
-LogSoftmax = _activation("LogSoftmax", "log_softmax", ("axis",), (-1,))

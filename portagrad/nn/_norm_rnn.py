@@ -1,4 +1,6 @@
-"""Normalization layers (BatchNorm, LayerNorm, GroupNorm) and recurrent layers (LSTM, GRU)."""
+"""Chainer-named bases: LayerNorm with ``gamma``/``beta`` (of ``LayerNormalization``) and
+time-major LSTM/GRU with ``w_ih``/``w_hh`` (of the ``NStep*`` links); torch's modules are
+in :mod:`portagrad.nn._torch_norm` and :mod:`portagrad.nn._torch_rnn`."""
 
 from __future__ import annotations
 
@@ -12,12 +14,12 @@ from . import init as _init
 from ._layers import _default_dtype, make_param
 from ._module import Module, check_input
 
-__all__ = ["BatchNorm", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "LSTM",
-           "GRU", "LSTMCell", "GRUCell"]
+__all__ = ["BatchNorm", "LayerNorm", "LSTM", "GRU"]
 
 
 class BatchNorm(Module):
-    """Batch normalization over axis 1 of ``(N, C, *spatial)``, with running statistics.
+    """Chainer-named batch normalization (``gamma``/``beta``, lazy size) over axis 1 of
+    ``(N, C, *spatial)``, with running statistics (the base of the multi-node one).
 
     In training mode each batch is normalized with its own statistics, which are folded
     into the buffers ``running_mean``/``running_var`` (``momentum`` weights the new
@@ -36,7 +38,8 @@ class BatchNorm(Module):
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> bn = pg.nn.BatchNorm2d()
+    >>> from portagrad.nn._norm_rnn import BatchNorm
+    >>> bn = BatchNorm()
     >>> y = bn(np.arange(16.0).reshape(2, 2, 2, 2))
     >>> bn.running_mean.round(2), y.shape
     (array([0.55, 0.95]), (2, 2, 2, 2))
@@ -114,18 +117,6 @@ class BatchNorm(Module):
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
 
 
-class BatchNorm1d(BatchNorm):
-    """:class:`BatchNorm` for ``(N, C)`` or ``(N, C, L)``."""
-
-    ndims = (2, 3)
-
-
-class BatchNorm2d(BatchNorm):
-    """:class:`BatchNorm` for ``(N, C, H, W)``."""
-
-    ndims = (4,)
-
-
 class LayerNorm(Module):
     """Normalize over the trailing ``normalized_shape`` axes (default: the last axis,
     its size inferred), then scale by ``gamma`` and shift by ``beta``.
@@ -134,7 +125,8 @@ class LayerNorm(Module):
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> pg.nn.LayerNorm()(np.array([[1.0, 3.0]])).array.round(3)
+    >>> from portagrad.nn._norm_rnn import LayerNorm
+    >>> LayerNorm()(np.array([[1.0, 3.0]])).array.round(3)
     array([[-1.,  1.]])
     """
 
@@ -162,42 +154,6 @@ class LayerNorm(Module):
         if self.gamma is not None:
             check_input(self, x, "LayerNorm", self.gamma)
         return ops.layer_norm(x, self.normalized_shape, self.gamma, self.beta, eps=self.eps)
-
-
-class GroupNorm(Module):
-    """Group normalization of ``(N, C, ...)`` in ``num_groups`` groups of channels.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> pg.nn.GroupNorm(2)(np.arange(8.0).reshape(1, 4, 2)).shape
-    (1, 4, 2)
-    """
-
-    def __init__(self, num_groups: int, num_channels: int | None = None, eps: float = 1e-5,
-                 affine: bool = True, *, xp: Any = None, device: Any = None,
-                 dtype: Any = None) -> None:
-        self.num_groups = int(num_groups)
-        self.num_channels = num_channels
-        self.eps = float(eps)
-        dtype = _default_dtype(xp, dtype)
-        shape = None if num_channels is None else (int(num_channels),)
-        self.gamma = make_param(_init.Ones(), shape, xp, device, dtype) if affine else None
-        self.beta = make_param(_init.Zeros(), shape, xp, device, dtype) if affine else None
-
-    def forward(self, x: Any) -> Any:
-        x = var(x, "GroupNorm")
-        if self.num_channels is None:
-            if x.ndim < 2:
-                raise ShapeError(f"GroupNorm(x): expected (N, C, ...), got shape {x.shape}")
-            self.num_channels = int(x.shape[1])
-        for p in (self.gamma, self.beta):
-            if p is not None and p.array is None:
-                p.initialize((self.num_channels,), like=x)
-        if self.gamma is not None:
-            check_input(self, x, "GroupNorm", self.gamma)
-        return ops.group_norm(x, self.num_groups, self.gamma, self.beta, eps=self.eps)
 
 
 class _Recurrent(Module):
@@ -250,35 +206,6 @@ class _Recurrent(Module):
         return f"{self.input_size}, {self.hidden_size}"
 
 
-class LSTMCell(_Recurrent):
-    """One LSTM step: ``(h, c) = cell(x, (h, c))`` (states default to zeros).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import portagrad as pg
-    >>> h, c = pg.nn.LSTMCell(5)(np.ones((2, 3), np.float32))
-    >>> h.shape, c.shape
-    ((2, 5), (2, 5))
-    """
-
-    def forward(self, x: Any, state: tuple[Any, Any] | None = None) -> tuple[Any, Any]:
-        x = self._setup(x)
-        h, c = state if state is not None else (self._zeros(x), self._zeros(x))
-        return ops.lstm_cell(x, h, c, self.w_ih, self.w_hh, self.b_ih, self.b_hh)
-
-
-class GRUCell(_Recurrent):
-    """One GRU step: ``h = cell(x, h)``."""
-
-    gates = 3
-
-    def forward(self, x: Any, h: Any = None) -> Any:
-        x = self._setup(x)
-        h = h if h is not None else self._zeros(x)
-        return ops.gru_cell(x, h, self.w_ih, self.w_hh, self.b_ih, self.b_hh)
-
-
 class LSTM(_Recurrent):
     """An LSTM over a time-major sequence ``(T, N, I)``: returns ``(ys, (h_T, c_T))``.
 
@@ -289,7 +216,8 @@ class LSTM(_Recurrent):
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> ys, (h, c) = pg.nn.LSTM(4)(np.ones((6, 2, 3), np.float32))
+    >>> from portagrad.nn._norm_rnn import LSTM
+    >>> ys, (h, c) = LSTM(4)(np.ones((6, 2, 3), np.float32))
     >>> ys.shape, h.shape
     ((6, 2, 4), (2, 4))
     """
@@ -312,7 +240,8 @@ class GRU(_Recurrent):
     --------
     >>> import numpy as np
     >>> import portagrad as pg
-    >>> ys, h = pg.nn.GRU(3, 4)(np.ones((5, 2, 3), np.float32))
+    >>> from portagrad.nn._norm_rnn import GRU
+    >>> ys, h = GRU(3, 4)(np.ones((5, 2, 3), np.float32))
     >>> ys.shape, h.shape
     ((5, 2, 4), (2, 4))
     """

@@ -130,6 +130,16 @@ class Parameter(Variable):
         self.array = array
         self.xp = namespace_of(array)
 
+    def __deepcopy__(self, memo: dict) -> Parameter:
+        if self.array is None:
+            new = Parameter(initializer=self.initializer, name=self.name)
+        else:
+            new = Parameter(self.xp.asarray(self.array, copy=True), initializer=self.initializer,
+                            name=self.name)
+            new.requires_grad = self.requires_grad
+        memo[id(self)] = new
+        return new
+
     def __repr__(self) -> str:
         if self.array is None:
             name = f", name={self.name!r}" if self.name else ""

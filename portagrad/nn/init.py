@@ -232,3 +232,218 @@ class Orthogonal(Initializer):
         if rows < cols:
             q = xp.permute_dims(q, (1, 0))
         return xp.reshape(q * self.gain, shape)
+
+
+# -- PyTorch's in-place initialization functions -------------------------------------------
+_GAINS = {"linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0,
+          "conv_transpose1d": 1.0, "conv_transpose2d": 1.0, "conv_transpose3d": 1.0,
+          "sigmoid": 1.0, "tanh": 5.0 / 3.0, "relu": math.sqrt(2.0), "selu": 3.0 / 4.0}
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain of ``nonlinearity`` (PyTorch's values).
+
+    Parameters
+    ----------
+    nonlinearity
+        ``"linear"``, ``"conv2d"``..., ``"sigmoid"``, ``"tanh"``, ``"relu"``,
+        ``"leaky_relu"`` or ``"selu"``.
+    param
+        The negative slope of ``"leaky_relu"`` (default 0.01).
+
+    Examples
+    --------
+    >>> from portagrad.nn.init import calculate_gain
+    >>> round(calculate_gain("leaky_relu", 0.2), 4)
+    1.3868
+    """
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity not in _GAINS:
+        raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+    return _GAINS[nonlinearity]
+
+
+def _fill(tensor: Any, init: Initializer) -> Any:
+    """Replace the array of Parameter ``tensor`` by ``init``'s draw of its shape, library,
+    device and dtype (in place for the Parameter: its identity is kept)."""
+    a = getattr(tensor, "array", None)
+    if a is None:
+        raise ValueError("init: expected an initialized Parameter (run a lazy module once "
+                         "first)")
+    new = init(tuple(a.shape), xp=tensor.xp, device=a.device, dtype=a.dtype)
+    tensor.set_array(new) if hasattr(tensor, "set_array") else setattr(tensor, "array", new)
+    return tensor
+
+
+class _Range(Initializer):
+    def __init__(self, a: float, b: float) -> None:
+        super().__init__()
+        self.a, self.b = float(a), float(b)
+
+    def __call__(self, shape: tuple[int, ...], *, xp: Any, device: Any = None,
+                 dtype: Any = None) -> Any:
+        return self._gen().uniform(shape, self.a, self.b, xp=xp, device=device, dtype=dtype)
+
+
+def _fan(tensor: Any, mode: str) -> float:
+    fan_in, fan_out = fans(tuple(tensor.array.shape))
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0) -> Any:
+    """Fill Parameter ``tensor`` from ``U(a, b)``.
+
+    Parameters
+    ----------
+    tensor
+        A Parameter (or Variable).
+    a, b
+        The bounds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = pg.nn.init.uniform_(pg.nn.Parameter(np.zeros(1000)), -2.0, -1.0)
+    >>> bool((w.array >= -2).all() and (w.array < -1).all())
+    True
+    """
+    return _fill(tensor, _Range(a, b))
+
+
+def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0) -> Any:
+    """Fill Parameter ``tensor`` from ``N(mean, std**2)``.
+
+    Parameters
+    ----------
+    tensor
+        A Parameter.
+    mean, std
+        Of the normal distribution.
+    """
+    return _fill(tensor, Normal(std, mean))
+
+
+def constant_(tensor: Any, val: float) -> Any:
+    """Fill Parameter ``tensor`` with ``val``.
+
+    Parameters
+    ----------
+    tensor
+        A Parameter.
+    val
+        The value.
+    """
+    return _fill(tensor, Constant(val))
+
+
+def zeros_(tensor: Any) -> Any:
+    """Fill Parameter ``tensor`` with zeros.
+
+    Parameters
+    ----------
+    tensor
+        A Parameter.
+    """
+    return _fill(tensor, Zeros())
+
+
+def ones_(tensor: Any) -> Any:
+    """Fill Parameter ``tensor`` with ones.
+
+    Parameters
+    ----------
+    tensor
+        A Parameter.
+    """
+    return _fill(tensor, Ones())
+
+
+def xavier_uniform_(tensor: Any, gain: float = 1.0) -> Any:
+    """Glorot-uniform fill, bound ``gain * sqrt(6 / (fan_in + fan_out))``.
+
+    Parameters
+    ----------
+    tensor
+        A Parameter of at least 2 dimensions.
+    gain
+        Scale.
+    """
+    return _fill(tensor, GlorotUniform(gain))
+
+
+def xavier_normal_(tensor: Any, gain: float = 1.0) -> Any:
+    """Glorot-normal fill, std ``gain * sqrt(2 / (fan_in + fan_out))``.
+
+    Parameters
+    ----------
+    tensor
+        A Parameter of at least 2 dimensions.
+    gain
+        Scale.
+    """
+    return _fill(tensor, GlorotNormal(gain))
+
+
+def kaiming_uniform_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu") -> Any:
+    """He-uniform fill, bound ``gain * sqrt(3 / fan)`` (PyTorch's ``kaiming_uniform_``).
+
+    Parameters
+    ----------
+    tensor
+        A Parameter.
+    a
+        Negative slope for ``"leaky_relu"``.
+    mode
+        ``"fan_in"`` or ``"fan_out"``.
+    nonlinearity
+        As :func:`calculate_gain`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> w = pg.nn.init.kaiming_uniform_(pg.nn.Parameter(np.zeros((64, 100))), a=5 ** 0.5)
+    >>> bool(abs(w.array).max() <= 0.1)
+    True
+    """
+    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / max(_fan(tensor, mode), 1))
+    return _fill(tensor, Uniform(bound))
+
+
+def kaiming_normal_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu") -> Any:
+    """He-normal fill, std ``gain / sqrt(fan)`` (PyTorch's ``kaiming_normal_``).
+
+    Parameters
+    ----------
+    tensor
+        A Parameter.
+    a, mode, nonlinearity
+        As :func:`kaiming_uniform_`.
+    """
+    std = calculate_gain(nonlinearity, a) / math.sqrt(max(_fan(tensor, mode), 1))
+    return _fill(tensor, Normal(std))
+
+
+def orthogonal_(tensor: Any, gain: float = 1.0) -> Any:
+    """(Semi-)orthogonal fill times ``gain``.
+
+    Parameters
+    ----------
+    tensor
+        A Parameter of at least 2 dimensions.
+    gain
+        Scale.
+    """
+    return _fill(tensor, Orthogonal(gain))
+
+
+__all__ += ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
+            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+            "orthogonal_"]

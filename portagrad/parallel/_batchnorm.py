@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from .._errors import ShapeError
-from ..nn import BatchNorm
+from ..nn._norm_rnn import BatchNorm
 from ..ops import reshape, sqrt
 from ..ops import sum as _sum
 from ..ops._core import var
@@ -114,11 +114,12 @@ def multi_node_batch_norm(x: Any, gamma: Any, beta: Any, comm: Communicator, *,
 
 
 class MultiNodeBatchNorm(BatchNorm):
-    """:class:`portagrad.nn.BatchNorm` whose training statistics span every rank's batch.
+    """Batch normalization (Chainer-named ``gamma``/``beta``, lazy size) whose training
+    statistics span every rank's batch.
 
     In training mode, the mean and variance are those of the union of the ranks' batches
     (two allreduces forward, two backward), and so are the running statistics; evaluation
-    uses the running statistics like :class:`~portagrad.nn.BatchNorm`. Every rank must
+    uses the running statistics like a single-process one. Every rank must
     call it the same number of times.
 
     Parameters
@@ -126,7 +127,7 @@ class MultiNodeBatchNorm(BatchNorm):
     comm
         The communicator.
     num_features, eps, momentum, affine
-        As :class:`portagrad.nn.BatchNorm`.
+        As :class:`portagrad.nn.BatchNorm1d`.
 
     Examples
     --------

@@ -11,8 +11,8 @@ Examples
 >>> from portagrad.training import extensions as E
 >>> pg.random.seed(0)
 >>> train, test = pg.data.load_digits()
->>> model = pg.training.Classifier(pg.nn.Sequential(pg.nn.Linear(32), pg.nn.ReLU(),
-...                                                 pg.nn.Linear(10)))
+>>> model = pg.training.Classifier(pg.nn.Sequential(pg.nn.LazyLinear(32), pg.nn.ReLU(),
+...                                                 pg.nn.LazyLinear(10)))
 >>> opt = pg.optim.Adam(model, lr=1e-2)
 >>> updater = pg.training.StandardUpdater(pg.data.SerialIterator(train, 64, seed=0), opt)
 >>> trainer = pg.training.Trainer(updater, (2, "epoch"), out=tempfile.mkdtemp())

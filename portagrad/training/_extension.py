@@ -46,7 +46,7 @@ class Extension:
     ...     def load_state_dict(self, state):
     ...         self.count = int(state["count"])
     >>> train, _ = pg.data.load_digits()
-    >>> model = pg.training.Classifier(pg.nn.Linear(10))
+    >>> model = pg.training.Classifier(pg.nn.LazyLinear(10))
     >>> up = pg.training.StandardUpdater(pg.data.SerialIterator(train, 64, seed=0),
     ...                                  pg.optim.SGD(model, lr=0.1))
     >>> trainer = pg.training.Trainer(up, (4, "iteration"), out=tempfile.mkdtemp())

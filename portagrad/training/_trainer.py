@@ -44,7 +44,7 @@ class Trainer:
     >>> import tempfile
     >>> import portagrad as pg
     >>> train, _ = pg.data.load_digits()
-    >>> model = pg.training.Classifier(pg.nn.Linear(10))
+    >>> model = pg.training.Classifier(pg.nn.LazyLinear(10))
     >>> up = pg.training.StandardUpdater(pg.data.SerialIterator(train, 64, seed=0),
     ...                                  pg.optim.SGD(model, lr=0.1))
     >>> trainer = pg.training.Trainer(up, (3, "iteration"), out=tempfile.mkdtemp())

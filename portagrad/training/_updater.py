@@ -37,7 +37,7 @@ class StandardUpdater:
     >>> import numpy as np
     >>> import portagrad as pg
     >>> train, _ = pg.data.load_digits()
-    >>> model = pg.training.Classifier(pg.nn.Linear(10))
+    >>> model = pg.training.Classifier(pg.nn.LazyLinear(10))
     >>> opt = pg.optim.SGD(model, lr=0.1)
     >>> up = pg.training.StandardUpdater(pg.data.SerialIterator(train, 16, seed=0), opt)
     >>> up.update(); up.iteration

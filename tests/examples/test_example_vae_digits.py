@@ -31,9 +31,9 @@ def test_elbo_terms_against_closed_form(load_example):
     ex = load_example("vae_digits")
     model = ex.VAE(4, 3, 2)
     for layer in (model.mu, model.ln_var):
-        layer.W.set_array(np.zeros_like(layer.W.array))
-    model.mu.b.set_array(np.array([1.0, -2.0], np.float32))
-    model.ln_var.b.set_array(np.array([0.0, math.log(4.0)], np.float32))
+        layer.weight.set_array(np.zeros_like(layer.weight.array))
+    model.mu.bias.set_array(np.array([1.0, -2.0], np.float32))
+    model.ln_var.bias.set_array(np.array([0.0, math.log(4.0)], np.float32))
     x = np.array([[1.0, 0.0, 1.0, 1.0]], np.float32)
     log_px, kl = model.elbo(x, pg.random.Generator(0))
     # KL(N(mu, s^2) || N(0, 1)) = (mu^2 + s^2 - log s^2 - 1) / 2 per dimension.

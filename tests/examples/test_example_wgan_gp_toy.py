@@ -10,13 +10,13 @@ def test_gradient_penalty_of_a_linear_critic(load_example):
     # D(x) = w . x has gradient w everywhere: gp = (|w| - 1)^2, d gp / dw = 2 (|w| - 1) w / |w|.
     critic = pg.nn.Linear(2, 1)
     w = np.array([[3.0, 4.0]])
-    critic.W.set_array(w)
-    critic.b.set_array(np.zeros(1))
+    critic.weight.set_array(w)
+    critic.bias.set_array(np.zeros(1))
     real, fake = np.ones((5, 2)), np.zeros((5, 2))
     gp = ex.gradient_penalty(critic, real, fake, pg.random.Generator(0))
     np.testing.assert_allclose(float(gp.array), 16.0, rtol=1e-6)
     gp.backward()
-    np.testing.assert_allclose(critic.W.grad, 2 * 4.0 * w / 5.0, rtol=1e-6)
+    np.testing.assert_allclose(critic.weight.grad, 2 * 4.0 * w / 5.0, rtol=1e-6)
 
 
 def test_wgan_gp_learns(load_example, backend, tmp_path):

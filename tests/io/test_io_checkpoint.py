@@ -28,12 +28,13 @@ def test_layout_is_safetensors(tmp_path):
     assert (8 + n) % 8 == 0
     header = json.loads(raw[8:8 + n])
     assert header["__metadata__"]["format"] == "pt"
-    assert set(header) - {"__metadata__"} == {"0.W", "0.b", "2.W", "2.b", "count"}
-    info = header["0.W"]
+    assert set(header) - {"__metadata__"} == {"0.weight", "0.bias", "2.weight", "2.bias",
+                                               "count"}
+    info = header["0.weight"]
     assert info["dtype"] == "F32" and info["shape"] == [4, 3]
     b, e = info["data_offsets"]
     stored = np.frombuffer(raw[8 + n + b:8 + n + e], dtype="<f4").reshape(4, 3)
-    np.testing.assert_array_equal(stored, m[0].W.array)
+    np.testing.assert_array_equal(stored, m[0].weight.array)
     assert header["count"]["dtype"] == "I32"
 
 
@@ -43,14 +44,14 @@ def test_module_round_trip_into_other_library(tmp_path):
     path = tmp_path / "m.safetensors"
     src = _model()
     pg.io.save(path, src)
-    dst = pg.nn.Sequential(pg.nn.Linear(4), pg.nn.ReLU(), pg.nn.Linear(2))
+    dst = pg.nn.Sequential(pg.nn.LazyLinear(4), pg.nn.ReLU(), pg.nn.LazyLinear(2))
     dst.register_buffer("count", np.zeros(3, dtype=np.int32))
     dst(xps.ones((1, 3), dtype=xps.float32))
     pg.io.load(path, dst)
     for (n1, a), (n2, b) in zip(src.state_dict().items(), dst.state_dict().items()):
         assert n1 == n2
         np.testing.assert_array_equal(pg.xp.to_numpy(b), pg.xp.to_numpy(a))
-    assert type(dst[0].W.array).__module__.startswith("array_api_strict")
+    assert type(dst[0].weight.array).__module__.startswith("array_api_strict")
 
 
 def test_nested_state_with_json_values(tmp_path):
@@ -93,17 +94,17 @@ def test_strict_mismatches(tmp_path):
     # Non-strict loading takes what matches.
     target = pg.nn.Linear(3, 2, bias=False)
     pg.io.load(path, target, strict=False)
-    np.testing.assert_array_equal(target.W.array, pg.io.load(path)["W"])
+    np.testing.assert_array_equal(target.weight.array, pg.io.load(path)["weight"])
 
 
 def test_failed_load_leaves_the_target_unchanged(tmp_path):
     path = tmp_path / "m.safetensors"
-    pg.io.save(path, {"W": np.zeros((2, 3), np.float32), "b": np.zeros(7, np.float32)})
+    pg.io.save(path, {"weight": np.zeros((2, 3), np.float32), "bias": np.zeros(7, np.float32)})
     m = pg.nn.Linear(3, 2)
-    before = m.W.array.copy()
+    before = m.weight.array.copy()
     with pytest.raises(pg.CheckpointError):
         pg.io.load(path, m)
-    np.testing.assert_array_equal(m.W.array, before)
+    np.testing.assert_array_equal(m.weight.array, before)
 
 
 def test_atomic_write_keeps_old_file_on_error(tmp_path):
@@ -129,7 +130,7 @@ def test_atomic_write_keeps_old_file_on_error(tmp_path):
 
 def test_save_refuses_uninitialized_and_odd_keys(tmp_path):
     with pytest.raises(pg.CheckpointError, match="not initialized"):
-        pg.io.save(tmp_path / "x", pg.nn.Linear(2))
+        pg.io.save(tmp_path / "x", pg.nn.LazyLinear(2))
     with pytest.raises(pg.CheckpointError, match="string keys"):
         pg.io.save(tmp_path / "x", {1: np.ones(1)})
     with pytest.raises(pg.CheckpointError, match="'/'"):
@@ -142,9 +143,9 @@ def test_lazy_model_loads_from_file(tmp_path):
     path = tmp_path / "m.safetensors"
     src = pg.nn.Linear(5, 3)
     pg.io.save(path, src)
-    dst = pg.nn.Linear(3)
+    dst = pg.nn.LazyLinear(3)
     pg.io.load(path, dst)
-    np.testing.assert_array_equal(dst.W.array, src.W.array)
+    np.testing.assert_array_equal(dst.weight.array, src.weight.array)
 
 
 def test_optimizer_round_trip(tmp_path):

@@ -19,8 +19,8 @@ def test_replaces_and_restores(rng):
     before = {n: p for n, p in m.named_parameters()}
     new = {n: rng.standard_normal(p.shape).astype(p.dtype) for n, p in before.items()}
     out = pg.nn.functional_call(m, new, (x,))
-    h = np.tanh(x @ new["0.W"].T + new["0.b"])
-    np.testing.assert_allclose(out.array, h @ new["2.W"].T + new["2.b"], rtol=1e-5)
+    h = np.tanh(x @ new["0.weight"].T + new["0.bias"])
+    np.testing.assert_allclose(out.array, h @ new["2.weight"].T + new["2.bias"], rtol=1e-5)
     assert {n: p for n, p in m.named_parameters()} == before  # the same objects back
     assert [n for n, _ in m.named_parameters()] == names
 
@@ -29,9 +29,9 @@ def test_gradients_flow_to_the_values_passed(rng):
     m = _mlp()
     x = rng.standard_normal((5, 3)).astype(np.float32)
     w = pg.Variable(rng.standard_normal((4, 3)).astype(np.float32))
-    loss = pg.ops.sum(pg.nn.functional_call(m, {"0.W": w}, x))
+    loss = pg.ops.sum(pg.nn.functional_call(m, {"0.weight": w}, x))
     loss.backward()
-    assert w.grad is not None and m[0].W.grad is None and m[2].W.grad is not None
+    assert w.grad is not None and m[0].weight.grad is None and m[2].weight.grad is not None
 
 
 def test_hessian_vector_product_of_a_module(rng):
@@ -52,10 +52,10 @@ def test_hessian_vector_product_of_a_module(rng):
 
 def test_restored_after_an_error(rng):
     m = _mlp()
-    w = m[0].W
+    w = m[0].weight
     with pytest.raises(pg.ShapeError):
-        pg.nn.functional_call(m, {"0.W": np.ones((4, 3), np.float32)}, np.ones((2, 7)))
-    assert m[0].W is w
+        pg.nn.functional_call(m, {"0.weight": np.ones((4, 3), np.float32)}, np.ones((2, 7)))
+    assert m[0].weight is w
 
 
 def test_buffers_and_errors():

@@ -34,14 +34,14 @@ def test_module_dict_registers_and_round_trips():
     d = nn.ModuleDict({"enc": nn.Linear(3, 2)})
     d.update([("dec", nn.Linear(2, 3))])
     assert list(d) == ["enc", "dec"] and len(d) == 2 and "dec" in d
-    assert list(d.state_dict()) == ["enc.W", "enc.b", "dec.W", "dec.b"]
+    assert list(d.state_dict()) == ["enc.weight", "enc.bias", "dec.weight", "dec.bias"]
     other = nn.ModuleDict({"enc": nn.Linear(3, 2), "dec": nn.Linear(2, 3)})
     other.load_state_dict(d.state_dict())
     x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(other["dec"](other["enc"](x)).array,
                                   d["dec"](d["enc"](x)).array)
     popped = d.pop("enc")
-    assert isinstance(popped, nn.Linear) and list(d.state_dict()) == ["dec.W", "dec.b"]
+    assert isinstance(popped, nn.Linear) and list(d.state_dict()) == ["dec.weight", "dec.bias"]
     d.clear()
     assert len(d) == 0 and list(d.parameters()) == []
 
@@ -60,20 +60,6 @@ def test_identity_passes_values_through():
     y = nn.Identity(3, anything=1)(x)
     assert isinstance(y, pg.Variable)
     np.testing.assert_array_equal(y.array, x)
-
-
-# -- Linear's Chainer keywords and array initializers ----------------------------------
-def test_linear_chainer_keywords():
-    w = np.arange(6.0, dtype=np.float32).reshape(2, 3)
-    lin = nn.Linear(3, 2, nobias=True, initialW=w)
-    assert lin.b is None
-    np.testing.assert_array_equal(lin(np.ones((1, 3), np.float32)).array, [[3.0, 12.0]])
-    zero = nn.Linear(3, 2, initialW=0, initial_bias=np.array([1.0, 2.0]))
-    np.testing.assert_array_equal(zero.W.array, np.zeros((2, 3)))
-    np.testing.assert_array_equal(zero.b.array, [1.0, 2.0])
-    lazy = nn.Linear(2, initialW=w)  # the array's shape is checked at the first call
-    with pytest.raises(pg.ShapeError, match=r"\(2, 4\)"):
-        lazy(np.ones((1, 4), np.float32))
 
 
 # -- losses -----------------------------------------------------------------------------
@@ -101,7 +87,7 @@ def test_loss_errors():
         nn.MSELoss(reduction="avg")
     with pytest.raises(ValueError, match="label_smoothing"):
         nn.CrossEntropyLoss(label_smoothing=1.5)
-    with pytest.raises(pg.DTypeError, match="BCEWithLogitsLoss"):
+    with pytest.raises(pg.DTypeError, match="binary_cross_entropy_with_logits"):
         nn.BCEWithLogitsLoss()(np.zeros(2), np.array([0, 1]))
     with pytest.raises(pg.ShapeError, match="probabilities"):
         nn.CrossEntropyLoss()(np.zeros((2, 3)), np.zeros((2, 2)))
@@ -178,16 +164,13 @@ def test_losses_on_backends(backend, rng):
 # -- Bilinear, PReLU, adaptive pooling ---------------------------------------------------
 def test_bilinear_matches_einsum_and_round_trips(rng):
     bl = nn.Bilinear(3, 4, 2, dtype=np.float64)
-    assert np.abs(bl.W.array).max() <= 1 / np.sqrt(3)
+    assert np.abs(bl.weight.array).max() <= 1 / np.sqrt(3)
     x1, x2 = rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 5, 4))
-    ref = np.einsum("...i,kij,...j->...k", x1, bl.W.array, x2) + bl.b.array
+    ref = np.einsum("...i,kij,...j->...k", x1, bl.weight.array, x2) + bl.bias.array
     np.testing.assert_allclose(bl(x1, x2).array, ref, rtol=1e-12)
-    lazy = nn.Bilinear(None, None, 2, dtype=np.float64)
-    assert set(lazy.state_dict().values()) == {nn.UNINITIALIZED}
-    lazy.load_state_dict(bl.state_dict())
-    np.testing.assert_allclose(lazy(x1, x2).array, ref, rtol=1e-12)
-    with pytest.raises(pg.ShapeError, match="leading"):
-        bl(x1, x2[0])
+    other = nn.Bilinear(3, 4, 2, dtype=np.float64)
+    other.load_state_dict(bl.state_dict())
+    np.testing.assert_allclose(other(x1, x2).array, ref, rtol=1e-12)
 
 
 def test_prelu_slopes():
@@ -204,8 +187,6 @@ def test_adaptive_pools_hand_computed():
     np.testing.assert_array_equal(nn.AdaptiveMaxPool2d((1, 3))(x).array, [[[[6, 8, 9]]]])
     np.testing.assert_array_equal(nn.AdaptiveMaxPool1d(2)(x[0, :, 0]).array, [[2.0, 4.0]])
     assert nn.AdaptiveAvgPool3d(1)(np.ones((2, 3, 2, 2, 2))).shape == (2, 3, 1, 1, 1)
-    with pytest.raises(ValueError, match="output_size"):
-        nn.AdaptiveAvgPool2d((1, 0))
     with pytest.raises(pg.ShapeError, match="spatial"):
         nn.AdaptiveMaxPool2d(1)(np.ones((2, 2)))
 
@@ -252,25 +233,17 @@ def test_rnn_matches_numpy_and_mask(nonlinearity, rng):
     rnn = nn.RNN(3, 4, nonlinearity=nonlinearity, dtype=np.float64)
     act = np.tanh if nonlinearity == "tanh" else (lambda a: np.maximum(a, 0))
     xs, h0 = rng.normal(size=(5, 2, 3)), rng.normal(size=(2, 4))
-    params = [p.array for p in (rnn.w_ih, rnn.w_hh, rnn.b_ih, rnn.b_hh)]
-    ys, h = rnn(xs, h0)
+    params = [p.array for p in (rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0,
+                                rnn.bias_hh_l0)]
+    ys, h = rnn(xs, h0[None])
     ref_ys, ref_h = _elman_reference(xs, h0, *params, act)
     np.testing.assert_allclose(ys.array, ref_ys, rtol=1e-12)
-    np.testing.assert_allclose(h.array, ref_h, rtol=1e-12)
+    np.testing.assert_allclose(h.array[0], ref_h, rtol=1e-12)
     cell = nn.RNNCell(3, 4, nonlinearity=nonlinearity, dtype=np.float64)
-    cell.load_state_dict(rnn.state_dict())
+    cell.load_state_dict({k[:-3]: v for k, v in rnn.state_dict().items()})
     np.testing.assert_allclose(cell(xs[0], h0).array, ref_ys[0], rtol=1e-12)
-    # The second sequence stops after 2 steps: its state and outputs freeze there.
-    mask = np.arange(5)[:, None] < np.array([5, 2])[None, :]
-    ys_m, h_m = rnn(xs, h0, mask=mask)
-    short_ys, short_h = _elman_reference(xs[:2, 1], h0[1], *params, act)
-    np.testing.assert_allclose(h_m.array[1], short_h, rtol=1e-12)
-    np.testing.assert_allclose(ys_m.array[:2, 1], short_ys, rtol=1e-12)
-    np.testing.assert_array_equal(ys_m.array[2:, 1], 0.0)
     with pytest.raises(ValueError, match="nonlinearity"):
         nn.RNN(3, 4, nonlinearity="sigmoid")
-    with pytest.raises(pg.DTypeError, match="mask"):
-        rnn(xs, mask=mask.astype(np.int64))
 
 
 @needs_torch
@@ -279,29 +252,24 @@ def test_rnn_matches_torch(rng):
 
     rnn = nn.RNN(3, 4, dtype=np.float64)
     ref = torch.nn.RNN(3, 4).double()
-    with torch.no_grad():
-        for ours, theirs in (("w_ih", "weight_ih_l0"), ("w_hh", "weight_hh_l0"),
-                             ("b_ih", "bias_ih_l0"), ("b_hh", "bias_hh_l0")):
-            getattr(ref, theirs).copy_(_t(getattr(rnn, ours).array))
+    rnn.load_state_dict({k: v.numpy() for k, v in ref.state_dict().items()})
     xs = rng.normal(size=(4, 2, 3))
     ys, h = rnn(xs)
     ys_t, h_t = ref(_t(xs))
     np.testing.assert_allclose(ys.array, ys_t.detach().numpy(), rtol=1e-12)
-    np.testing.assert_allclose(h.array, h_t[0].detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.array, h_t.detach().numpy(), rtol=1e-12)
 
 
 def test_rnn_on_backends(backend, rng):
-    rnn = nn.RNN(4)
-    xs = rng.normal(size=(3, 2, 5)).astype(np.float32)
-    ys, h = rnn(backend.asarray(xs))
-    assert type(rnn.w_ih.array).__module__.split(".")[0] == type(ys.array).__module__.split(
-        ".")[0]
     ref = nn.RNN(5, 4)
-    ref.load_state_dict(rnn.state_dict())
+    xp, dev = backend.xp, backend.device
+    rnn = nn.RNN(5, 4, xp=xp, device=dev)
+    xs = rng.normal(size=(3, 2, 5)).astype(np.float32)
+    rnn.load_state_dict(ref.state_dict())
+    ys, h = rnn(backend.asarray(xs))
+    assert type(rnn.weight_ih_l0.array).__module__.split(".")[0] == type(
+        ys.array).__module__.split(".")[0]
     # float32 products of two libraries: an absolute tolerance for outputs near zero.
     np.testing.assert_allclose(_np(ys), ref(xs)[0].array, rtol=1e-5, atol=1e-6)
 
 
-def test_prelu_rejects_chainer_positional_init():
-    with pytest.raises(ValueError, match="init="):
-        nn.PReLU(0.25)

@@ -51,7 +51,7 @@ def test_convolution2d_chainer_signature(rng):
     short = nn.Convolution2D(4, 3, nobias=True)  # (out_channels, ksize): in inferred
     assert short.in_channels is None and short.b is None
     assert short(x.astype(np.float32)).shape == (2, 4, 3, 3) and short.W.shape == (4, 3, 3, 3)
-    assert isinstance(short, nn.Conv2d)
+    assert isinstance(short, nn.Convolution2D)
     dil = nn.DilatedConvolution2D(3, 4, 3, 1, 0, 2, initialW=w, dtype=np.float64)
     w_dil = np.zeros((4, 3, 5, 5))
     w_dil[:, :, ::2, ::2] = w
@@ -82,7 +82,7 @@ def test_deconvolution_outsize_and_nd(rng):
     up = nn.Deconvolution2D(2, 3, 2, stride=2, outsize=(7, 8))
     assert up(x).shape == (1, 3, 7, 8) and up.W.shape == (2, 3, 2, 2)
     plain = nn.ConvTranspose2d(2, 3, 2, stride=2, output_padding=(1, 0))
-    plain.load_state_dict(up.state_dict())
+    plain.load_state_dict({"weight": up.W.array, "bias": up.b.array})
     np.testing.assert_array_equal(plain(x).array, up(x).array)
     with pytest.raises(pg.ShapeError, match="outsize"):
         nn.Deconvolution2D(2, 3, 2, stride=2, outsize=(9, 8))(x)
@@ -183,7 +183,7 @@ def test_classifier_reports_and_keeps_results():
     model.compute_accuracy = False
     model(x, t)
     assert model.accuracy is None
-    assert list(model.state_dict()) == ["predictor.W", "predictor.b"]
+    assert list(model.state_dict()) == ["predictor.weight", "predictor.bias"]
 
 
 def test_classifier_label_key():

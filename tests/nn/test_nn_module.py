@@ -11,8 +11,8 @@ from portagrad import nn
 
 class TwoLayer(nn.Module):
     def __init__(self, hidden=5, out=3):
-        self.fc1 = nn.Linear(hidden)
-        self.fc2 = nn.Linear(out)
+        self.fc1 = nn.LazyLinear(hidden)
+        self.fc2 = nn.LazyLinear(out)
         self.register_buffer("steps", np.zeros((), dtype=np.int64))
 
     def forward(self, x):
@@ -21,20 +21,22 @@ class TwoLayer(nn.Module):
 
 def test_registration_order_and_names():
     m = TwoLayer()
-    assert [n for n, _ in m.named_parameters()] == ["fc1.W", "fc1.b", "fc2.W", "fc2.b"]
+    assert [n for n, _ in m.named_parameters()] == ["fc1.weight", "fc1.bias", "fc2.weight",
+                                                    "fc2.bias"]
     assert [n for n, _ in m.named_modules()] == ["", "fc1", "fc2"]
-    assert list(m.state_dict()) == ["fc1.W", "fc1.b", "fc2.W", "fc2.b", "steps"]
+    # PyTorch's order: a module's own parameters and buffers, then its children's.
+    assert list(m.state_dict()) == ["steps", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
     # Reassigning an attribute to a plain value unregisters it.
     m.fc2 = None
-    assert [n for n, _ in m.named_parameters()] == ["fc1.W", "fc1.b"]
+    assert [n for n, _ in m.named_parameters()] == ["fc1.weight", "fc1.bias"]
 
 
 def test_shared_parameter_listed_once():
     m = nn.Module()
     m.a = nn.Linear(2, 2)
     m.b = nn.Linear(2, 2)
-    m.b.W = m.a.W
-    assert [n for n, _ in m.named_parameters()] == ["a.W", "a.b", "b.b"]
+    m.b.weight = m.a.weight
+    assert [n for n, _ in m.named_parameters()] == ["a.weight", "a.bias", "b.bias"]
 
 
 def test_train_eval_reaches_submodules():
@@ -48,11 +50,11 @@ def test_train_eval_reaches_submodules():
 def test_lazy_parameters_follow_first_input(backend):
     pg.random.seed(1)
     m = TwoLayer()
-    assert not m.fc1.W.is_initialized
+    assert not m.fc1.weight.is_initialized
     x = backend.asarray(np.ones((4, 7)), dtype=np.float32)
     y = m(x)
     assert y.shape == (4, 3)
-    assert m.fc1.W.shape == (5, 7)
+    assert m.fc1.weight.shape == (5, 7)
     for _, p in m.named_parameters():
         assert pg.xp.namespace_of(p.array) is backend.xp
         assert p.array.device == x.device
@@ -63,13 +65,13 @@ def test_linear_matches_numpy_and_gradients(backend, rng):
     w = rng.normal(size=(3, 4))
     b = rng.normal(size=3)
     x = rng.normal(size=(2, 4))
-    layer = nn.Linear(4, 3, initialW=lambda s, xp, device, dtype: backend.asarray(w),
-                      initial_bias=lambda s, xp, device, dtype: backend.asarray(b))
+    layer = nn.Linear(4, 3, xp=backend.xp, device=backend.device, dtype="float64")
+    layer.load_state_dict({"weight": w, "bias": b})
     y = layer(backend.asarray(x))
     np.testing.assert_allclose(pg.xp.to_numpy(y.array), x @ w.T + b, rtol=1e-12)
     y.sum().backward()
-    np.testing.assert_allclose(pg.xp.to_numpy(layer.W.grad), np.ones((2, 3)).T @ x)
-    np.testing.assert_allclose(pg.xp.to_numpy(layer.b.grad), [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(pg.xp.to_numpy(layer.weight.grad), np.ones((2, 3)).T @ x)
+    np.testing.assert_allclose(pg.xp.to_numpy(layer.bias.grad), [2.0, 2.0, 2.0])
 
 
 def test_state_dict_round_trip_across_libraries():
@@ -89,24 +91,28 @@ def test_state_dict_round_trip_across_libraries():
 
 def test_load_state_dict_strict_errors_change_nothing():
     m = nn.Linear(2, 3)
-    before = m.W.array.copy()
-    with pytest.raises(pg.CheckpointError, match="missing"):
-        m.load_state_dict({"W": np.zeros((3, 2), np.float32)})
-    with pytest.raises(pg.CheckpointError, match="shape"):
-        m.load_state_dict({"W": np.zeros((2, 2), np.float32), "b": np.zeros(3, np.float32)})
-    with pytest.raises(pg.CheckpointError, match="dtype"):
-        m.load_state_dict({"W": np.zeros((3, 2)), "b": np.zeros(3, np.float32)})
-    np.testing.assert_array_equal(m.W.array, before)
-    m.load_state_dict({"b": np.ones(3, np.float32)}, strict=False)
-    np.testing.assert_array_equal(m.b.array, np.ones(3))
+    before = m.weight.array.copy()
+    with pytest.raises(pg.CheckpointError, match='Missing key.*"bias"'):
+        m.load_state_dict({"weight": np.zeros((3, 2), np.float32)})
+    with pytest.raises(pg.CheckpointError, match="size mismatch for weight"):
+        m.load_state_dict({"weight": np.zeros((2, 2), np.float32),
+                           "bias": np.zeros(3, np.float32)})
+    with pytest.raises(pg.CheckpointError, match="size mismatch"):
+        m.load_state_dict({"weight": np.zeros((2, 2), np.float32)}, strict=False)
+    np.testing.assert_array_equal(m.weight.array, before)
+    # As torch's copy_, another dtype is cast to the parameter's.
+    m.load_state_dict({"weight": np.ones((3, 2)), "bias": np.zeros(3)})
+    assert m.weight.dtype == np.float32 and float(m.weight.array.sum()) == 6.0
+    m.load_state_dict({"bias": np.ones(3, np.float32)}, strict=False)
+    np.testing.assert_array_equal(m.bias.array, np.ones(3))
 
 
 def test_load_fills_lazy_parameters():
     src = nn.Linear(4, 2)
-    dst = nn.Linear(2)
-    assert dst.state_dict()["W"] is nn.UNINITIALIZED
+    dst = nn.LazyLinear(2)
+    assert dst.state_dict()["weight"] is nn.UNINITIALIZED
     dst.load_state_dict(src.state_dict())
-    np.testing.assert_array_equal(dst.W.array, src.W.array)
+    np.testing.assert_array_equal(dst.weight.array, src.weight.array)
     assert dst(np.ones((1, 4), np.float32)).shape == (1, 2)
 
 
@@ -136,14 +142,14 @@ def test_input_in_other_library_is_a_clear_error():
 def test_input_on_other_device_is_a_clear_error():
     import array_api_strict as xps
 
-    m = nn.Linear(2)
+    m = nn.LazyLinear(2)
     m(xps.ones((1, 3), dtype=xps.float32, device=xps.Device("device1")))
     with pytest.raises(pg.DeviceMismatchError, match="device1"):
         m(xps.ones((1, 3), dtype=xps.float32))
 
 
 def test_wrong_feature_size_is_a_shape_error():
-    m = nn.Linear(2)
+    m = nn.LazyLinear(2)
     m(np.ones((1, 3), np.float32))
     with pytest.raises(pg.ShapeError, match="3"):
         m(np.ones((1, 4), np.float32))

@@ -151,12 +151,12 @@ _CORNERS = [
     ("clipped_relu", [0.0, 5.0], [0.0, 0.0],  # Chainer's clipped_relu(x, 5)
      [lambda x: ops.clipped_relu(x, 5.0), lambda x: ops.hard_tanh(x, 0.0, 5.0)]),
     ("hard_tanh", [-1.0, 1.0], [0.0, 0.0],
-     [ops.hard_tanh, PT.hardtanh, lambda x: pg.nn.HardTanh()(x)]),
+     [ops.hard_tanh, PT.hardtanh, lambda x: pg.nn.Hardtanh()(x)]),
     ("hard_tanh(-2, 3)", [-2.0, 3.0], [0.0, 0.0],
      [lambda x: ops.hard_tanh(x, -2.0, 3.0), lambda x: PT.hardtanh(x, -2.0, 3.0),
-      lambda x: pg.nn.HardTanh(-2.0, 3.0)(x)]),
+      lambda x: pg.nn.Hardtanh(-2.0, 3.0)(x)]),
     ("hardsigmoid", [-3.0, 3.0], [0.0, 0.0],  # PyTorch's x / 6 + 1/2
-     [ops.hard_sigmoid, PT.hardsigmoid, lambda x: pg.nn.HardSigmoid()(x)]),
+     [ops.hard_sigmoid, PT.hardsigmoid, lambda x: pg.nn.Hardsigmoid()(x)]),
     ("hard_sigmoid 0.2", [-2.5, 2.5], [0.0, 0.0],  # Chainer's 0.2 x + 1/2
      [lambda x: ops.hard_sigmoid(x, slope=0.2, offset=0.5)]),
     ("hardswish", [-3.0, 3.0], [0.0, 1.0], [ops.hard_swish, PT.hardswish]),

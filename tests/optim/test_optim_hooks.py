@@ -138,7 +138,7 @@ def test_state_dict_resumes_exactly(backend, name):
 
 
 def test_state_dict_lists_every_initialized_parameter():
-    model = pg.nn.Linear(2)
+    model = pg.nn.LazyLinear(2)
     opt = optim.Adam(model)
     st = opt.state_dict()["state"]
     assert set(st) == {"W", "b"}

@@ -149,7 +149,7 @@ def test_amsgrad_keeps_the_running_maximum():
 
 
 def test_module_parameters_are_found_each_step():
-    model = pg.nn.Linear(2)
+    model = pg.nn.LazyLinear(2)
     opt = optim.SGD(model, lr=1.0)
     assert all(p.array is None for _, p in opt.named_parameters())
     y = model(np.ones((1, 3), np.float32)).sum()

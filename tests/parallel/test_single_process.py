@@ -111,8 +111,8 @@ def test_buckets_follow_reverse_parameter_order_cap_and_dtype(comm):
 
 
 def test_wrappers_need_initialized_parameters(comm):
-    lazy = pg.nn.Linear(3)  # input size inferred at the first call
-    with pytest.raises(ValueError, match="expected initialized parameters, got 'W'"):
+    lazy = pg.nn.LazyLinear(3)  # input size inferred at the first call
+    with pytest.raises(ValueError, match="expected initialized parameters, got 'weight'"):
         DataParallel(lazy, comm)
 
 
@@ -148,13 +148,13 @@ def test_checkpointer_keeps_the_newest_and_falls_back_past_damage(comm, tmp_path
     assert ckpt.resume(model=model) is None
     states = {}
     for step in (1, 2, 3):
-        model.W.array = np.full((2, 2), float(step))
+        model.weight.array = np.full((2, 2), float(step))
         ckpt.save(step, model=model)
-        states[step] = model.W.array.copy()
+        states[step] = model.weight.array.copy()
     assert ckpt.steps() == [2, 3]
     ckpt.path(3).write_bytes(b"damaged")
     assert ckpt.resume(model=model) == 2
-    np.testing.assert_array_equal(model.W.array, states[2])
+    np.testing.assert_array_equal(model.weight.array, states[2])
     with pytest.raises(ValueError, match="prefix"):
         MultiNodeCheckpointer(tmp_path, comm, prefix="a/b")
 

@@ -31,7 +31,7 @@ def test_cli_trains_on_cuda(tmp_path, capsys):
     acc = float(next(s for s in out.splitlines() if s.startswith("test accuracy:")).split()[2])
     assert acc > 0.9
     state = pg.io.load(tmp_path / "model.safetensors")
-    assert state["0.W"].shape == (256, 64)
+    assert state["0.weight"].shape == (256, 64)
 
 
 def test_model_moves_between_host_and_device():
@@ -47,6 +47,6 @@ def test_model_moves_between_host_and_device():
     np.testing.assert_allclose(cupy.asnumpy(y.array), ref, rtol=1e-5)
     pg.ops.sum(y).backward()
     opt.step()
-    assert isinstance(opt.state_dict()["state"]["0.W"]["m"], cupy.ndarray)
+    assert isinstance(opt.state_dict()["state"]["0.weight"]["m"], cupy.ndarray)
     model.to_device("cpu")
     assert all(isinstance(p.array, np.ndarray) for p in model.parameters())

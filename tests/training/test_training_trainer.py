@@ -186,8 +186,8 @@ def test_classifier_reports_and_checks_labels():
 def test_digits_mlp_trains(tmp_path):
     pg.random.seed(0)
     train, test = pg.data.load_digits()
-    model = training.Classifier(pg.nn.Sequential(pg.nn.Linear(64), pg.nn.ReLU(),
-                                                 pg.nn.Linear(10)))
+    model = training.Classifier(pg.nn.Sequential(pg.nn.LazyLinear(64), pg.nn.ReLU(),
+                                                 pg.nn.LazyLinear(10)))
     opt = pg.optim.Adam(model, lr=1e-2)
     up = training.StandardUpdater(pg.data.SerialIterator(train, 64, seed=0), opt)
     trainer = training.Trainer(up, (3, "epoch"), out=tmp_path)

@@ -53,7 +53,7 @@ def test_ssd300_forward_backward_numpy_and_strict():
     (l1, c1, g1), (l2, c2, g2) = results["numpy"], results["strict"]
     np.testing.assert_allclose(l1, l2, rtol=1e-3, atol=1e-3)
     assert c1 == pytest.approx(c2, rel=1e-4)
-    for name in ("extractor.conv1_1.W", "extractor.norm4.scale", "multibox.conf.5.W"):
+    for name in ("extractor.conv1_1.weight", "extractor.norm4.scale", "multibox.conf.5.weight"):
         np.testing.assert_allclose(g1[name], g2[name], rtol=1e-2,
                                    atol=1e-4 * np.abs(g1[name]).max())
 
@@ -297,12 +297,14 @@ def test_vgg16_converter_matches_torch():
     tv = {}
     for idx, name in zip((0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28),
                          M._convert._VGG_NAMES):
-        tv[f"features.{idx}.weight"] = torch.from_numpy(np.asarray(getattr(model, name).W.array))
+        tv[f"features.{idx}.weight"] = torch.from_numpy(np.asarray(
+            getattr(model, name).weight.array))
         tv[f"features.{idx}.bias"] = torch.from_numpy(rng.normal(0, 0.1, getattr(
-            model, name).b.shape).astype(np.float32))
+            model, name).bias.shape).astype(np.float32))
     for idx, name in ((0, "fc6"), (3, "fc7"), (6, "fc8")):
-        tv[f"classifier.{idx}.weight"] = torch.from_numpy(np.asarray(getattr(model, name).W.array))
-        tv[f"classifier.{idx}.bias"] = torch.zeros(getattr(model, name).b.shape[0])
+        tv[f"classifier.{idx}.weight"] = torch.from_numpy(np.asarray(
+            getattr(model, name).weight.array))
+        tv[f"classifier.{idx}.bias"] = torch.zeros(getattr(model, name).bias.shape[0])
     model.load_state_dict(M.convert_torchvision_vgg16(tv))
     x = np.random.default_rng(1).normal(size=(1, 3, 64, 64)).astype(np.float32)
     F = torch.nn.functional

@@ -58,7 +58,7 @@ def snapshot(n_retains: int | None = 3) -> Snapshot:
     >>> import portagrad as pg
     >>> from portagrad.training import extensions as E
     >>> train, _ = pg.data.load_digits()
-    >>> model = pg.training.Classifier(pg.nn.Linear(10))
+    >>> model = pg.training.Classifier(pg.nn.LazyLinear(10))
     >>> up = pg.training.StandardUpdater(pg.data.SerialIterator(train, 64, seed=0),
     ...                                  pg.optim.SGD(model, lr=0.1))
     >>> trainer = pg.training.Trainer(up, (6, "iteration"), out=tempfile.mkdtemp())

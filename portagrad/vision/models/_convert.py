@@ -62,31 +62,31 @@ def convert_torchvision_vgg16(source: Mapping[str, Any] | str | os.PathLike[str]
     >>> tv.update({f"classifier.{i}.{s}": np.zeros(1) for i in (0, 3, 6)
     ...            for s in ("weight", "bias")})
     >>> sorted(convert_torchvision_vgg16(tv))[:3]
-    ['conv1_1.W', 'conv1_1.b', 'conv1_2.W']
+    ['conv1_1.bias', 'conv1_1.weight', 'conv1_2.bias']
     """
     what = "convert_torchvision_vgg16"
     state = _host_arrays(source)
     out = {}
     for idx, name in zip(_VGG_CONVS, _VGG_NAMES):
-        out[f"{name}.W"] = _take(state, f"features.{idx}.weight", what)
-        out[f"{name}.b"] = _take(state, f"features.{idx}.bias", what)
+        out[f"{name}.weight"] = _take(state, f"features.{idx}.weight", what)
+        out[f"{name}.bias"] = _take(state, f"features.{idx}.bias", what)
     for idx, name in ((0, "fc6"), (3, "fc7"), (6, "fc8")):
-        out[f"{name}.W"] = _take(state, f"classifier.{idx}.weight", what)
-        out[f"{name}.b"] = _take(state, f"classifier.{idx}.bias", what)
+        out[f"{name}.weight"] = _take(state, f"classifier.{idx}.weight", what)
+        out[f"{name}.bias"] = _take(state, f"classifier.{idx}.bias", what)
     if state:
         raise CheckpointError(f"{what}: unexpected keys {sorted(state)[:5]}")
     return out
 
 
 _BN = re.compile(r"(^|\.)(bn\d|downsample\.1)$")
-_BN_NAMES = {"weight": "gamma", "bias": "beta", "running_mean": "running_mean",
-             "running_var": "running_var", "num_batches_tracked": "num_batches"}
+_BN_NAMES = {"weight": "weight", "bias": "bias", "running_mean": "running_mean",
+             "running_var": "running_var", "num_batches_tracked": "num_batches_tracked"}
 
 
 def convert_torchvision_resnet(source: Mapping[str, Any] | str | os.PathLike[str]
                                ) -> dict[str, np.ndarray]:
     """``torchvision.models.resnet50/101/152().state_dict()`` as a :class:`ResNet` state
-    dict (same module names; batch-norm ``weight``/``bias`` become ``gamma``/``beta``).
+    dict (the same names: the modules are torch's, so the keys pass through, checked).
 
     Examples
     --------
@@ -94,7 +94,7 @@ def convert_torchvision_resnet(source: Mapping[str, Any] | str | os.PathLike[str
     >>> from portagrad.vision.models import convert_torchvision_resnet
     >>> sorted(convert_torchvision_resnet({"bn1.weight": np.ones(2), "conv1.weight":
     ...                                    np.ones(2), "fc.bias": np.ones(2)}))
-    ['bn1.gamma', 'conv1.W', 'fc.b']
+    ['bn1.weight', 'conv1.weight', 'fc.bias']
     """
     out = {}
     for key, value in _host_arrays(source).items():
@@ -104,7 +104,7 @@ def convert_torchvision_resnet(source: Mapping[str, Any] | str | os.PathLike[str
                 raise CheckpointError(f"convert_torchvision_resnet: unexpected key {key!r}")
             out[f"{module}.{_BN_NAMES[leaf]}"] = value
         elif leaf in ("weight", "bias"):
-            out[f"{module}.{'W' if leaf == 'weight' else 'b'}"] = value
+            out[key] = value
         else:
             raise CheckpointError(f"convert_torchvision_resnet: unexpected key {key!r}")
     return out

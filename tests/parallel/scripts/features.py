@@ -157,7 +157,7 @@ def train(steps):
 
 train(3)
 ckpt.save(3, model=model, optimizer=opt)
-saved = model.W.array.copy()
+saved = model.weight.array.copy()
 saved_v = opt.state_dict()["state"]["W"]["v"].copy()
 train(2)
 ckpt.save(5, model=model, optimizer=opt)
@@ -166,7 +166,7 @@ if r == 0:  # the newest snapshot is damaged: resume must fall back to step 3
     with open(ckpt.path(5), "r+b") as f:
         f.truncate(40)
 res["ckpt/step"] = np.array(ckpt.resume(model=model, optimizer=opt))
-res["ckpt/W_equal"] = comm.allgather(np.array(float(np.abs(model.W.array - saved).max())))
+res["ckpt/W_equal"] = comm.allgather(np.array(float(np.abs(model.weight.array - saved).max())))
 res["ckpt/v_equal"] = comm.allgather(np.array(float(np.abs(
     opt.state_dict()["state"]["W"]["v"] - saved_v).max())))
 res["ckpt/t"] = comm.allgather(np.array(opt.t))

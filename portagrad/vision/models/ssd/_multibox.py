@@ -12,6 +12,17 @@ from .._common import layer_kwargs
 __all__ = ["Multibox", "multibox_loss"]
 
 
+def _glorot_conv(cin: int, cout: int, kw: dict[str, Any]) -> nn.Module:
+    """A 3x3 convolution drawn as ChainerCV's multibox draws it: Glorot-uniform filters,
+    zero biases."""
+    conv = nn.Conv2d(cin, cout, 3, 1, 1, **kw)
+    w, b = conv.weight, conv.bias
+    w.set_array(nn.init.GlorotUniform()(w.shape, xp=w.xp, device=w.array.device,
+                                        dtype=w.dtype))
+    b.set_array(w.xp.zeros_like(b.array))
+    return conv
+
+
 class Multibox(nn.Module):
     """Box offsets and class scores for every default box of every feature map.
 
@@ -44,9 +55,8 @@ class Multibox(nn.Module):
         self.conf = nn.ModuleList()
         for c, ar in zip(in_channels, aspect_ratios):
             n = 2 + 2 * len(ar)
-            self.loc.append(nn.Conv2d(c, n * 4, 3, 1, 1, initialW=nn.init.GlorotUniform(), **kw))
-            self.conf.append(nn.Conv2d(c, n * n_class, 3, 1, 1,
-                                       initialW=nn.init.GlorotUniform(), **kw))
+            self.loc.append(_glorot_conv(c, n * 4, kw))
+            self.conf.append(_glorot_conv(c, n * n_class, kw))
 
     def forward(self, xs: Sequence[Any]) -> tuple[Any, Any]:
         locs, confs = [], []
