@@ -225,3 +225,14 @@ def test_time_trigger_fires_each_period():
         T.elapsed_time = s
         fired.append(t(T))
     assert fired == [False, True, False, True, True, True]
+
+
+def test_concat_with_async_transfer_on_the_cpu():
+    conv = dataset.ConcatWithAsyncTransfer()
+    batch = [(np.arange(3), np.array([1.0])), (np.arange(1), np.array([2.0, 3.0]))]
+    x = conv(batch, -1, padding=-1)
+    np.testing.assert_array_equal(x[0], DATA["concat_pad/0"])
+    with pytest.raises(ValueError, match="different"):
+        conv(batch, None, padding=-1)
+    with pytest.raises(RuntimeError):
+        dataset.ConcatWithAsyncTransfer()(batch, 0)

@@ -19,7 +19,8 @@ from ...xp import from_numpy, namespace_of, to_numpy
 from ...xp._namespace import is_array
 from ..device import Device, get_device
 
-__all__ = ["Converter", "converter", "concat_examples", "to_device"]
+__all__ = ["Converter", "converter", "concat_examples", "to_device",
+           "ConcatWithAsyncTransfer"]
 
 
 class Converter:
@@ -191,3 +192,49 @@ def concat_examples(batch: list, device: Any = None, padding: Any = None) -> Any
         return {k: to_device(device, _concat([ex[k] for ex in batch], pads[k]))
                 for k in first}
     return to_device(device, _concat(list(batch), padding))
+
+
+class ConcatWithAsyncTransfer:
+    """Chainer's ``ConcatWithAsyncTransfer``: ``concat_examples`` whose host-to-GPU copy
+    overlaps computation through CUDA streams. On the CPU (``device`` None or negative)
+    it is ``concat_examples``, as in Chainer; a GPU device needs CuPy's streams and pinned
+    memory, which portagrad does not drive, and is refused.
+
+    Parameters
+    ----------
+    stream, compute_stream
+        CUDA streams (must be None here).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.chainer.dataset import ConcatWithAsyncTransfer
+    >>> conv = ConcatWithAsyncTransfer()
+    >>> x, t = conv([(np.zeros(2), 0), (np.ones(2), 1)], -1)
+    >>> x.shape, t.tolist()
+    ((2, 2), [0, 1])
+    """
+
+    def __init__(self, stream: Any = None, compute_stream: Any = None) -> None:
+        if stream is not None or compute_stream is not None:
+            raise PortagradValueError("ConcatWithAsyncTransfer(stream, compute_stream): "
+                                      "CUDA streams are not driven by portagrad; leave "
+                                      "them None")
+        self._device: Any = None
+        self._first = True
+
+    def __call__(self, batch: list, device: Any = None, padding: Any = None) -> Any:
+        dev = _get_device(device) if not isinstance(device, int) or device >= 0 else None
+        if dev is not None and getattr(dev, "device_id", None) is not None:
+            from ..device import DeviceUnavailableError
+
+            raise DeviceUnavailableError(
+                f"ConcatWithAsyncTransfer(device={device!r}): asynchronous GPU transfer "
+                f"needs CuPy streams; use concat_examples(batch, device)")
+        if self._first:
+            self._device, self._first = device, False
+        elif device != self._device:
+            raise PortagradValueError(f"ConcatWithAsyncTransfer: called with device "
+                                      f"{device!r} after {self._device!r} (Chainer: "
+                                      f"'device is different')")
+        return concat_examples(batch, None if dev is None else dev, padding)
