@@ -22,11 +22,14 @@ from typing import Any
 NAME = "train"
 HELP = "train an MLP or a CNN on digits (bundled), MNIST or Fashion-MNIST"
 
-OPTIMIZERS = {"sgd": ("SGD", 0.1), "momentum": ("MomentumSGD", 0.05),
-              "nesterov": ("Nesterov", 0.05), "adam": ("Adam", 1e-3),
+OPTIMIZERS = {"sgd": ("SGD", 0.1), "momentum": ("SGD", 0.05),
+              "nesterov": ("SGD", 0.05), "adam": ("Adam", 1e-3),
               "adamw": ("AdamW", 1e-3), "rmsprop": ("RMSprop", 1e-3),
-              "adagrad": ("AdaGrad", 0.05), "adadelta": ("AdaDelta", 1.0),
+              "adagrad": ("Adagrad", 0.05), "adadelta": ("Adadelta", 1.0),
               "lion": ("Lion", 1e-4)}
+# Options of the torch.optim rule that the CLI's names stand for.
+OPTIMIZER_OPTIONS = {"momentum": {"momentum": 0.9},
+                     "nesterov": {"momentum": 0.9, "nesterov": True}}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -179,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
 
     cls, default_lr = OPTIMIZERS[args.optimizer]
     optimizer = dist.optimizer(
-        getattr(pg.optim, cls)(model, lr=args.lr if args.lr else default_lr))
+        getattr(pg.optim, cls)(model, lr=args.lr if args.lr else default_lr,
+                               **OPTIMIZER_OPTIONS.get(args.optimizer, {})))
     train_iter: Any = pg.data.SerialIterator(train, args.batch_size, seed=args.seed)
     convert = None
     if not args.no_prefetch:

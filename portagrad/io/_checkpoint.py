@@ -201,9 +201,13 @@ def _encode(state: Any) -> tuple[Any, dict[str, np.ndarray]]:
         if isinstance(v, dict):
             out = {}
             for k, item in v.items():
+                if isinstance(k, int) and not isinstance(k, bool):
+                    # Integer keys (an optimizer's parameter indices) are stored as their
+                    # decimal strings; their loader converts them back.
+                    k = str(k)
                 if not isinstance(k, str):
-                    raise CheckpointError(f"save: expected string keys, got {k!r} at "
-                                          f"{'/'.join(path) or '<root>'}")
+                    raise CheckpointError(f"save: expected string or integer keys, got "
+                                          f"{k!r} at {'/'.join(path) or '<root>'}")
                 if k in _RESERVED:
                     raise CheckpointError(f"save: the key {k!r} is reserved")
                 out[k] = walk(item, (*path, k))

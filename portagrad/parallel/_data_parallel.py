@@ -92,9 +92,9 @@ def broadcast_state(obj: Any, comm: Communicator, root: int = 0) -> None:
     --------
     >>> import numpy as np
     >>> from portagrad.nn import Parameter
-    >>> from portagrad.optim import MomentumSGD
+    >>> from portagrad.optim import SGD
     >>> from portagrad.parallel import broadcast_state, create_communicator
-    >>> opt = MomentumSGD([Parameter(np.ones(2))], lr=0.1)
+    >>> opt = SGD([Parameter(np.ones(2))], lr=0.1, momentum=0.9)
     >>> broadcast_state(opt, create_communicator())
     >>> opt.t
     0

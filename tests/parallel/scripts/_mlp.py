@@ -49,7 +49,7 @@ def train_reference(steps: int = 20, lr: float = 0.1, momentum: float = 0.9):
     """One process on the whole batch, no parallel code at all."""
     x, t, _, _ = digits()
     params = init_params(0)
-    opt = pg.optim.MomentumSGD(list(zip(NAMES, params)), lr=lr, momentum=momentum)
+    opt = pg.optim.SGD(list(zip(NAMES, params)), lr=lr, momentum=momentum)
     for s in range(steps):
         xb, tb = batch(s, x, t)
         opt.zero_grad()

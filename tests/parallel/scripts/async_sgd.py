@@ -16,7 +16,7 @@ from portagrad.parallel import ParameterServerSGD, create_communicator
 comm = create_communicator(timeout=120)
 x, t, xt, tt = digits()
 params = init_params(comm.rank, hidden=64)  # only the server's start counts
-ps = ParameterServerSGD(pg.optim.MomentumSGD(list(zip(NAMES, params)), lr=0.05),
+ps = ParameterServerSGD(pg.optim.SGD(list(zip(NAMES, params)), lr=0.05, momentum=0.9),
                         comm, max_staleness=2)
 if ps.is_server:
     ps.serve()

@@ -22,7 +22,7 @@ mine = slice(comm.rank * per, (comm.rank + 1) * per)
 for mode in ("overlap", "packed"):
     # Other ranks start elsewhere: the broadcast from rank 0 must fix it.
     params = init_params(0 if comm.rank == 0 else 100 + comm.rank)
-    inner = pg.optim.MomentumSGD(list(zip(NAMES, params)), lr=0.1, momentum=0.9)
+    inner = pg.optim.SGD(list(zip(NAMES, params)), lr=0.1, momentum=0.9)
     opt = DistributedOptimizer(inner, comm, mode=mode, bucket_cap_mb=0.001)
     for s in range(20):
         xb, tb = batch(s, x, t)
