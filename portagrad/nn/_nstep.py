@@ -14,6 +14,7 @@ from .. import ops
 from .._errors import ShapeError, describe
 from ..ops._core import var
 from ..tape._variable import Variable
+from ..xp._dtypes import index_dtype
 from ._containers import ModuleList
 from ._more_layers import RNN
 from ._norm_rnn import GRU, LSTM
@@ -88,7 +89,7 @@ class _NStepBase(ModuleList):
         # Position t of the reversed batch reads position L - 1 - t of each sequence (and
         # padding stays in place); applying it twice gives back the original order.
         rev = xp.where(mask, lens - 1 - steps, steps)
-        rev = xp.expand_dims(xp.astype(rev, xp.int64), axis=-1)
+        rev = xp.expand_dims(xp.astype(rev, index_dtype(xp)), axis=-1)
         padded = []
         for s in seqs:
             extra = t_max - int(s.shape[0])

@@ -16,6 +16,7 @@ from collections.abc import Callable, Container
 from typing import Any
 
 from .._errors import GradientError, NonFiniteError
+from ..xp._dtypes import index_dtype
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._forward import propagate
 from ._mode import DEBUG, FORWARD, RECORD, state
@@ -457,7 +458,7 @@ def check_finite(xp: Any, arr: Any, what: str, stack: list | None = None) -> Non
         return
     bad = ~xp.isfinite(arr)
     if bool(xp.any(bad)):
-        n_bad = int(xp.sum(xp.astype(bad, xp.int64)))
+        n_bad = int(xp.sum(xp.astype(bad, index_dtype(xp))))
         kinds = []
         if bool(xp.any(xp.isnan(arr))):
             kinds.append("nan")

@@ -22,6 +22,9 @@ from ._dtypes import (
     default_float as default_float,
 )
 from ._dtypes import (
+    index_dtype as index_dtype,
+)
+from ._dtypes import (
     is_complex as is_complex,
 )
 from ._dtypes import (

@@ -4,8 +4,10 @@ NumPy (and CuPy, which follows it) departs from the standard's table at a few po
 the extended complex plane: ``expm1(+inf + 0j)`` is ``inf + nan j`` there and should be
 ``+inf + 0j``, ``expm1(-inf + inf j)`` is ``nan + nan j`` and should be ``-1 + 0j``;
 ``tanh(+inf + b j)`` has an imaginary zero with the sign of ``sin(2 b)`` (C99) where the
-standard gives it the sign of ``b``. The overrides compute with the library's function and
-set those points; finite inputs keep the library's values.
+standard gives it the sign of ``b``. The defaults compute with the library's function and
+set those points from the standard's table with ``where`` (on any namespace: array-api-strict
+inherits NumPy's values); the NumPy/CuPy overrides do the same in place, only faster.
+Finite inputs keep the library's values.
 """
 
 from __future__ import annotations
@@ -30,7 +32,20 @@ def expm1(xp: Any, x: Any) -> Any:
     >>> expm1(xp, np.array([complex(np.inf, 0.0), complex(-np.inf, np.inf)]))
     array([inf+0.j, -1.+0.j])
     """
-    return xp.expm1(x)
+    out = xp.expm1(x)
+    if not xp.isdtype(x.dtype, "complex floating"):
+        return out
+    a, b = xp.real(x), xp.imag(x)
+    inf = float("inf")
+    nan = float("nan")
+    zero_b, finite_b = b == 0, xp.isfinite(b)
+    # (where, real part, imaginary part: a number, or an array whose sign a zero takes)
+    # expm1(-inf + b j) is +0 cis(b) - 1: its imaginary zero has the sign of sin(b).
+    table = ((zero_b & (a == 0), 0.0, b), (zero_b & (a == inf), inf, b),
+             (zero_b & xp.isnan(a), nan, b),
+             ((a == -inf) & finite_b, -1.0, xp.sin(xp.where(finite_b, b, 0.0))),
+             ((a == inf) & ~finite_b, inf, nan), ((a == -inf) & ~finite_b, -1.0, 0.0))
+    return _set_points(xp, out, table)
 
 
 @kernel
@@ -45,7 +60,32 @@ def tanh(xp: Any, x: Any) -> Any:
     >>> tanh(xp, np.array([complex(np.inf, 2.0), complex(-np.inf, -2.0)]))
     array([ 1.+0.j, -1.-0.j])
     """
-    return xp.tanh(x)
+    out = xp.tanh(x)
+    if not xp.isdtype(x.dtype, "complex floating"):
+        return out
+    a, b = xp.real(x), xp.imag(x)
+    fix = xp.isinf(a) & xp.isfinite(b)
+    return _set_points(xp, out, ((fix & (a > 0), 1.0, b), (fix & (a < 0), -1.0, b)))
+
+
+def _set_points(xp: Any, out: Any, table: tuple) -> Any:
+    """``out`` with the points of each ``(where, re, im)`` row set to ``re + im j``; an
+    array ``im`` stands for a zero with its sign there. A complex value is built from its
+    parts only as a constant: ``re + im * 1j`` would turn an infinite ``im`` into ``nan``
+    in the real part."""
+    if not any(bool(xp.any(row[0])) for row in table):
+        return out
+
+    def const(re: float, im: float) -> Any:
+        return xp.asarray(complex(re, im), dtype=out.dtype, device=out.device)
+
+    for where, re, im in table:
+        if isinstance(im, float):
+            out = xp.where(where, const(re, im), out)
+        else:
+            out = xp.where(where & xp.signbit(im), const(re, -0.0),
+                           xp.where(where, const(re, 0.0), out))
+    return out
 
 
 # -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------

@@ -15,7 +15,26 @@ from typing import Any
 
 from ._namespace import namespace_name
 
-__all__ = ["basic_getitem", "basic_scatter", "set_at", "add_at", "assigned"]
+__all__ = ["basic_getitem", "basic_scatter", "set_at", "add_at", "assigned", "take"]
+
+# Unsigned dtypes torch stores but has no gather (index_select) kernel for.
+_TORCH_GATHERLESS = frozenset({"torch.uint16", "torch.uint32", "torch.uint64"})
+
+
+def take(xp: Any, x: Any, indices: Any, axis: int) -> Any:
+    """The standard's ``take``; on torch, uint16/32/64 arrays are gathered as int64 (the
+    cast keeps every bit pattern, so casting back restores the values exactly).
+
+    Examples
+    --------
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp._index import take
+    >>> take(xp, xp.asarray([5, 6, 7], dtype=xp.uint32), xp.asarray([2, 0]), 0).tolist()
+    [7, 5]
+    """
+    if str(x.dtype) in _TORCH_GATHERLESS and namespace_name(xp) == "torch":
+        return xp.astype(xp.take(xp.astype(x, xp.int64), indices, axis=axis), x.dtype)
+    return xp.take(x, indices, axis=axis)
 
 
 def _forward_plan(key: tuple, shape: tuple) -> tuple[tuple[int, ...], tuple]:

@@ -13,6 +13,7 @@ from typing import Any
 from ..._errors import NonFiniteError, PortagradTypeError, PortagradValueError, describe
 from ...tape import Variable
 from ...xp import default_namespace, namespace_of
+from ...xp._dtypes import index_dtype
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
@@ -57,7 +58,7 @@ def _vector_norm(xp: Any, a: Any, p: float) -> Any:
     if p == -math.inf:
         return xp.min(a) if a.shape[0] else xp.asarray(math.inf, dtype=a.dtype)
     if p == 0:
-        return xp.astype(xp.sum(xp.astype(a != 0, xp.int64)), a.dtype)
+        return xp.astype(xp.sum(xp.astype(a != 0, index_dtype(xp))), a.dtype)
     if p == 1:
         return xp.sum(a)
     if p == 2:

@@ -17,6 +17,7 @@ from ... import ops
 from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, describe
 from ...ops._core import var
 from ...tape import Variable
+from ...xp._dtypes import index_dtype
 
 __all__ = ["PackedSequence", "pad_sequence", "pack_padded_sequence", "pad_packed_sequence",
            "pack_sequence", "unpad_sequence", "unpack_sequence", "invert_permutation"]
@@ -33,7 +34,7 @@ def _ints(values: Any, where: str) -> list[int]:
 
 
 def _index(xp: Any, values: list[int], device: Any) -> Any:
-    return xp.asarray(values, dtype=xp.int64, device=device)
+    return xp.asarray(values, dtype=index_dtype(xp), device=device)
 
 
 class PackedSequence(NamedTuple):
@@ -94,7 +95,7 @@ def invert_permutation(permutation: Any) -> Any:
         return None
     arr = permutation.array if isinstance(permutation, Variable) else permutation
     xp = var(arr, "invert_permutation").xp
-    return xp.astype(xp.argsort(arr), xp.int64)
+    return xp.astype(xp.argsort(arr), index_dtype(xp))
 
 
 def pad_sequence(sequences: Sequence[Any], batch_first: bool = False,

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from .._core import var
 from ..std.reshaping import reshape
 from ..std.take import take
@@ -62,9 +63,9 @@ def as_strided(x: Any, shape: Sequence[int], strides: Sequence[int],
                          f"x, got positions {lo} to {hi}")
     xp = xv.xp
     dev = xv.array.device
-    idx = xp.full((), offset, dtype=xp.int64, device=dev)
+    idx = xp.full((), offset, dtype=index_dtype(xp), device=dev)
     for k, (n, st) in enumerate(zip(shape, strides)):
-        axis = xp.reshape(xp.arange(n, dtype=xp.int64, device=dev) * st,
+        axis = xp.reshape(xp.arange(n, dtype=index_dtype(xp), device=dev) * st,
                           tuple(n if j == k else 1 for j in range(len(shape))))
         idx = idx + axis
     idx = xp.broadcast_to(idx, shape)

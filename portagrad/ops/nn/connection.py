@@ -9,6 +9,7 @@ from ..._errors import DTypeError, PortagradValueError, ShapeError, describe
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
 from ...xp import check_same_device, check_same_namespace
+from ...xp._dtypes import index_dtype
 from ...xp._matmul import matmul as _mm
 from .._adapters import adapts
 from .._core import _multi_device, binary, is_floating_dtype, same_library, var, wrap
@@ -347,4 +348,4 @@ def _one_hot(op: str, arg: str, x: Any, num_classes: int) -> Variable:
         raise PortagradValueError(f"{op}({arg}): expected classes in [0, {n}), got values in "
                          f"[{int(xp.min(a))}, {int(xp.max(a))}]")
     eq = xp.reshape(a, tuple(a.shape) + (1,)) == xp.arange(n, dtype=a.dtype, device=a.device)
-    return wrap(xp.astype(eq, xp.int64), xp)
+    return wrap(xp.astype(eq, index_dtype(xp)), xp)

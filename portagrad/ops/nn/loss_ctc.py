@@ -22,6 +22,7 @@ from ..._errors import (
     describe,
 )
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from .._adapters import adapts
 from .._core import float_only, var, wrap
 from ..std.elementwise import where
@@ -110,7 +111,7 @@ def _alpha_loss(lp: Variable, tg: Any, il: Any, tl: Any, blank: int) -> Variable
         new = new + getitem(emits, step)
         alive = wrap(xp.reshape(step < il, (b, 1)), xp)
         alpha = where(alive, new, alpha)
-    last = xp.reshape(xp.astype(2 * tl, xp.int64), (b, 1))
+    last = xp.reshape(xp.astype(2 * tl, index_dtype(xp)), (b, 1))
     ends = concat([take_along_axis(alpha, last, axis=1),
                    take_along_axis(alpha, xp.clip(last - 1, 0, s - 1), axis=1)], axis=1)
     # With no label the path ends on its one blank only.

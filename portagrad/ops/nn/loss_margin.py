@@ -13,6 +13,7 @@ from typing import Any
 
 from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from .._core import float_var, size_of, var, wrap
 from ..std.elementwise import maximum, where
 from ..std.indexing import take, take_along_axis
@@ -182,7 +183,7 @@ def multilabel_margin_loss(input: Any, target: Any, *, reduction: str = "mean") 
                          f"{tuple(x.array.shape)} (N, C), got {tuple(ta.shape)}")
     c = x.array.shape[1]
     # The targets of a row count up to its first -1.
-    valid = xp.cumulative_prod(xp.astype(ta >= 0, xp.int64), axis=1) > 0
+    valid = xp.cumulative_prod(xp.astype(ta >= 0, index_dtype(xp)), axis=1) > 0
     if size_of(ta) and bool(xp.any(valid & (ta >= c))):
         raise IndexOutOfRangeError(f"{op}(target): expected class indices below {c}, got "
                                    f"{int(xp.max(ta))}")

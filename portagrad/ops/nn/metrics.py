@@ -9,6 +9,7 @@ from typing import Any
 
 from ..._errors import PortagradNotImplementedError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from .._core import size_of, var, wrap
 from ..std.shape import _norm_axis
 from ._loss_common import int_labels
@@ -91,7 +92,7 @@ def binary_accuracy(y: Any, t: Any) -> Variable:
         raise ShapeError(f"binary_accuracy(t): expected y's size {ya.shape[0]}, got "
                          f"{ta.shape[0]}")
     pred = xp.astype(ya >= 0, ta.dtype)
-    count = max(1, int(xp.sum(xp.astype(ta != -1, xp.int64))))
+    count = max(1, int(xp.sum(xp.astype(ta != -1, index_dtype(xp)))))
     hits = xp.sum(xp.astype(pred == ta, ya.dtype))
     return wrap(hits / count, xp)
 
@@ -129,7 +130,7 @@ def _summary(y: Any, t: Any, label_num: int | None, beta: float, ignore_label: i
     b2 = beta * beta
     fbeta = div((1 + b2) * prec * rec, b2 * prec + rec)
     return (wrap(prec, xp), wrap(rec, xp), wrap(fbeta, xp),
-            wrap(xp.astype(support, xp.int64), xp))
+            wrap(xp.astype(support, index_dtype(xp)), xp))
 
 
 def classification_summary(y: Any, t: Any, label_num: int | None = None, beta: float = 1.0,

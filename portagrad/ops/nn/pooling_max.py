@@ -17,6 +17,7 @@ from typing import Any
 
 from ...tape import primitive
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from ...xp._pool import max_pool_forward, max_pool_gather, max_pool_grad
 from .._adapters import adapts
 from ..array.indexing import pad as _pad
@@ -126,7 +127,7 @@ def _max_pool(op: str, nd: int | None, x: Any, kernel_size: Any, stride: Any, pa
         return y
     xp, a = xv.xp, xv.array
     spatial = tuple(a.shape[2:])
-    flat = xp.reshape(xp.arange(math.prod(spatial), dtype=xp.int64, device=a.device),
+    flat = xp.reshape(xp.arange(math.prod(spatial), dtype=index_dtype(xp), device=a.device),
                       (1, 1) + spatial)
     # Reading the positions at the winners gives the winners' indices.
     idx = max_pool_gather(xp, a, y.array, xp.broadcast_to(flat, tuple(a.shape)), k, s, pad,

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError, SizeError
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from .._core import check_elements, float_only, int_arg, same_library, var, wrap
 from ..std.elementwise import where
 from ..std.indexing import getitem, take
@@ -306,7 +307,7 @@ def _align(op: str, x: Any, rois: Any, roi_indices: Any, outsize: Any, spatial_s
     r = len(boxes)
     dev = xv.array.device
     flat = reshape(permute_dims(xv, (1, 0, 2, 3)), (c, n * h * w))
-    vals = take(flat, xp.asarray(index, dtype=xp.int64, device=dev), axis=1) * wrap(
+    vals = take(flat, xp.asarray(index, dtype=index_dtype(xp), device=dev), axis=1) * wrap(
         xp.asarray(weight, dtype=xv.array.dtype, device=dev), xp)
     vals = _sum(reshape(vals, (c, r, oh, ow, g_max, 4)), axis=5)
     if how == "mean":

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..._errors import DTypeError, PortagradIndexError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
+from ...xp._dtypes import index_dtype
 from .._adapters import adapts
 from .._core import wrap
 from ..array.indexing import pad as _pad
@@ -117,7 +118,7 @@ def _max_unpool(op: str, x: Any, indices: Any, output_size: Sequence[int],
                          f"{tuple(getattr(ind, 'shape', ()))}")
     n, c = xv.array.shape[0], xv.array.shape[1]
     plane, length = math.prod(out), math.prod(xv.array.shape[2:])
-    a = xp.reshape(xp.astype(ind, xp.int64), (n * c, length))
+    a = xp.reshape(xp.astype(ind, index_dtype(xp)), (n * c, length))
     if length and (int(xp.min(a)) < 0 or int(xp.max(a)) >= plane):
         raise PortagradIndexError(
             f"{op}(indices): expected indices in [0, {plane}) for output size "
@@ -286,8 +287,8 @@ def upsampling_2d(x: Any, indexes: Any, ksize: int | Sequence[int],
     # Positions in the padded plane, which holds every window and the crop.
     size = tuple(max((o - 1) * ss + kk, pp + sz)
                  for o, ss, kk, pp, sz in zip((oh, ow), s, k, p, out))
-    idx = xp.astype(idx, xp.int64)
-    rows = xp.reshape(xp.arange(oh, dtype=xp.int64, device=idx.device) * s[0], (-1, 1))
-    cols = xp.reshape(xp.arange(ow, dtype=xp.int64, device=idx.device) * s[1], (1, -1))
+    idx = xp.astype(idx, index_dtype(xp))
+    rows = xp.reshape(xp.arange(oh, dtype=index_dtype(xp), device=idx.device) * s[0], (-1, 1))
+    cols = xp.reshape(xp.arange(ow, dtype=index_dtype(xp), device=idx.device) * s[1], (1, -1))
     flat = (rows + idx // k[1]) * size[1] + cols + idx % k[1]
     return _crop(_max_unpool(op, xv, flat, size, True), p, out)

@@ -30,6 +30,7 @@ from ...xp import (
     is_floating,
     namespace_of,
 )
+from ...xp._dtypes import index_dtype
 from ...xp._index import assigned, basic_getitem, basic_scatter
 from .._core import same_library, var
 from .broadcasting import broadcast_shapes
@@ -195,7 +196,7 @@ def _getitem_advanced(x: Variable, entries: list) -> Variable:
             # A 0-d mask adds an axis of length 1 (True) or 0 (False): a new axis taken at
             # the positions of the mask's nonzero elements.
             new_axes.add(len(flat_entries))
-            flat_entries.append(xp.zeros((1 if bool(k) else 0,), dtype=xp.int64,
+            flat_entries.append(xp.zeros((1 if bool(k) else 0,), dtype=index_dtype(xp),
                                          device=x.array.device))
         elif is_array(k) and _is_bool(k):
             flat_entries.extend(xp.nonzero(k))

@@ -12,6 +12,8 @@ from ..._errors import DTypeError, IndexOutOfRangeError, ShapeError, describe
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import index_add, is_array
+from ...xp._dtypes import index_dtype
+from ...xp._index import take as xp_take
 from .._core import same_library, size_of, var
 from ._axes import _norm_axis
 from .reshaping import reshape
@@ -21,7 +23,7 @@ __all__ = ["take", "take_along_axis"]
 
 @primitive(saves="none")
 def _take(xp: Any, x: Any, indices: Any, axis: int) -> Any:
-    return xp.take(x, indices, axis=axis)
+    return xp_take(xp, x, indices, axis)
 
 
 @_take.defvjp
@@ -58,7 +60,7 @@ def _normalize_negative(xp: Any, idx: Any, n: int, op: str) -> Any:
     if idx.dtype != xp.int64 and idx.dtype != xp.int32:
         # Small integer indices: ``idx + n`` below would overflow them, and torch gathers
         # only with int32/int64 indices.
-        idx = xp.astype(idx, xp.int64)
+        idx = xp.astype(idx, index_dtype(xp))
     if idx.shape and 0 in idx.shape:
         return idx
     # Out-of-range indices would wrap or clip silently in some libraries.

@@ -6,9 +6,10 @@ from typing import Any
 
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
-from ...xp import ensure_array
+from ...xp import ensure_array, index_dtype
 from .._core import var, wrap
 from ._axes import _axes_tuple, _norm_axis
+from .casting import astype
 from .cumulative import cumulative_prod as cumulative_prod  # looked up here as well
 from .cumulative import cumulative_sum as cumulative_sum
 from .indexing import getitem
@@ -61,11 +62,17 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
     if len(seq) > 1:
         v = concat(seq, axis=axis)
     lead = (slice(None),) * axis
+    xp, dtype = v.xp, v.dtype
+    # Unsigned differences wrap modulo 2**bits; so do those of the signed integer of the
+    # index width, cast back, on every library (torch has no uint16/32/64 subtraction).
+    wide_unsigned = xp.isdtype(dtype, "unsigned integer") and dtype != xp.uint8
+    if wide_unsigned:
+        v = astype(v, index_dtype(xp))
     for _ in range(n):
         if v.shape[axis] == 0:
             break  # nothing left to difference (and x[1:] is out of bounds there)
         v = getitem(v, (*lead, slice(1, None))) - getitem(v, (*lead, slice(None, -1)))
-    return v
+    return astype(v, dtype) if wide_unsigned else v
 
 
 def _truth(name: str) -> Any:
