@@ -30,6 +30,9 @@ __all__ = ["Variable", "Parameter", "as_variable", "as_array", "grad", "Variable
            "FunctionNode", "Function"]
 
 
+_GRAD_SLOT = _TapeVariable.grad_var  # the slot that holds the gradient
+
+
 def _cast(out: Any) -> Any:
     """Outputs of portagrad's ops as Chainer Variables (tuples and lists kept)."""
     t = type(out)
@@ -203,6 +206,15 @@ class Variable(_TapeVariable):
         return new
 
     # -- gradients -----------------------------------------------------------------------
+    @property
+    def grad_var(self) -> Any:  # type: ignore[override]
+        """The gradient as a Chainer Variable (None before backward)."""
+        return _cast(_GRAD_SLOT.__get__(self))
+
+    @grad_var.setter
+    def grad_var(self, value: Any) -> None:
+        _GRAD_SLOT.__set__(self, value)
+
     def backward(self, retain_grad: bool = False, enable_double_backprop: bool = False,
                  loss_scale: float | None = None) -> None:
         """Chainer's backward: gradients of this Variable into every leaf's ``grad``.

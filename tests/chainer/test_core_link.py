@@ -276,3 +276,11 @@ def test_chainers_top_level_names():
     with chainer.DebugMode(True):
         assert chainer.is_debug() and chainer.config.debug
     assert not chainer.is_debug()
+
+
+def test_grad_var_is_a_chainer_variable():
+    x = chainer.Variable(np.array([1.0, 2.0]))
+    F.sum(x * x).backward()
+    assert type(x.grad_var) is chainer.Variable and x.grad_var.data is x.grad
+    F.sum(x * x).backward()  # reading grad_var does not disturb accumulation
+    np.testing.assert_allclose(x.grad, [4.0, 8.0])
