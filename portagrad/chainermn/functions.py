@@ -232,9 +232,10 @@ def alltoall(comm: Any, xs: Any) -> tuple:
     return tuple(out[i] for i in range(comm.size))
 
 
-def pseudo_connect(delegate_variable: Any, *actual_variables: Any) -> Any:
-    """``actual_variables`` unchanged, with ``delegate_variable`` joined to their graph
-    (its backward runs when theirs does), as ChainerMN's.
+def pseudo_connect(delegate_variable: Any, *actual_variables: Any) -> tuple:
+    """``actual_variables`` unchanged (as a tuple, even of one), with
+    ``delegate_variable`` joined to their graph (its backward runs when theirs does), as
+    ChainerMN's.
 
     Parameters
     ----------
@@ -247,7 +248,8 @@ def pseudo_connect(delegate_variable: Any, *actual_variables: Any) -> Any:
     --------
     >>> import numpy as np
     >>> import portagrad.chainermn as chainermn
-    >>> chainermn.functions.pseudo_connect(None, np.ones(2)).shape
+    >>> y, = chainermn.functions.pseudo_connect(None, np.ones(2))
+    >>> y.shape
     (2,)
     """
     outs = []
@@ -256,7 +258,7 @@ def pseudo_connect(delegate_variable: Any, *actual_variables: Any) -> Any:
         if delegate_variable is not None:
             v = _cast(v + delegate_variable * 0.0)
         outs.append(v)
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return tuple(outs)
 
 
 def gather(comm: Any, x: Any, root: int = 0) -> Any:

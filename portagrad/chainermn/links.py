@@ -14,7 +14,8 @@ from ..chainer.variable import _cast
 from ..parallel._batchnorm import multi_node_batch_norm
 from .functions import pseudo_connect, recv, send
 
-__all__ = ["MultiNodeBatchNormalization", "create_mnbn_model", "MultiNodeChainList"]
+__all__ = ["MultiNodeBatchNormalization", "create_mnbn_model", "MultiNodeChainList",
+           "create_multi_node_n_step_rnn"]
 
 
 class MultiNodeBatchNormalization(BatchNormalization):
@@ -181,5 +182,73 @@ class MultiNodeChainList(ChainList):
             else:
                 delegate = send(x, self._comm, rank_out)
         if delegate is not None:
-            return delegate if y is None else pseudo_connect(delegate, y)
+            if y is None:
+                return delegate
+            (y,) = pseudo_connect(delegate, y)
         return y
+
+
+class _MultiNodeNStepRNN(ChainList):
+    """An NStep RNN whose initial states come from ``rank_in`` and whose final states go
+    to ``rank_out``; returns the RNN's outputs and a delegate (None without
+    ``rank_out``)."""
+
+    def __init__(self, link: Any, communicator: Any, rank_in: int | None,
+                 rank_out: int | None) -> None:
+        super().__init__()
+        n_cells = getattr(link, "n_cells", None)
+        if n_cells is None:
+            raise ValueError("create_multi_node_n_step_rnn(link): link must be an NStep "
+                             "RNN link (NStepLSTM, NStepGRU, NStepRNNTanh...)")
+        self.add_link(link)
+        self.actual_rnn = link
+        self.communicator = communicator
+        self.rank_in = rank_in
+        self.rank_out = rank_out
+        self.n_cells = n_cells
+
+    def forward(self, *inputs: Any) -> tuple:
+        cells: list = [None] * self.n_cells
+        if self.rank_in is not None:
+            cells = [recv(self.communicator, self.rank_in) for _ in range(self.n_cells)]
+        outputs = self.actual_rnn(*(tuple(cells) + inputs))
+        cells = list(outputs[:-1])
+        delegate = None
+        if self.rank_out is not None:
+            cell = cells[0]
+            for i in range(self.n_cells):
+                delegate = send(cell, self.communicator, self.rank_out)
+                if i < self.n_cells - 1:
+                    (cell,) = pseudo_connect(delegate, cells[i + 1])
+        return tuple(outputs) + (delegate,)
+
+
+def create_multi_node_n_step_rnn(actual_link: Any, communicator: Any,
+                                 rank_in: int | None = None,
+                                 rank_out: int | None = None) -> Any:
+    """A stacked RNN for model parallelism: it receives its initial hidden states from
+    ``rank_in``, runs ``actual_link``, and sends its final states to ``rank_out``; it
+    returns the link's outputs and a delegate Variable (backward starts from it when
+    ``rank_out`` is set).
+
+    Parameters
+    ----------
+    actual_link
+        An NStep RNN link (``NStepLSTM``, ``NStepGRU``, ``NStepBiLSTM``...).
+    communicator
+        A ChainerMN communicator.
+    rank_in, rank_out
+        The ranks the states come from and go to (None: none).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad.chainer.links as L
+    >>> import portagrad.chainermn as chainermn
+    >>> comm = chainermn.create_communicator("naive")
+    >>> rnn = chainermn.links.create_multi_node_n_step_rnn(L.NStepLSTM(1, 3, 4, 0.0), comm)
+    >>> hy, cy, ys, delegate = rnn([np.ones((2, 3), np.float32)])
+    >>> hy.shape, delegate is None
+    ((1, 1, 4), True)
+    """
+    return _MultiNodeNStepRNN(actual_link, communicator, rank_in, rank_out)
