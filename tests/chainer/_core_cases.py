@@ -227,6 +227,7 @@ LISTS = [
      lambda r: ((1, 0.0, _u(r, (1, 3, 2)), _u(r, (1, 3, 2)),
                  *_rnn_weights(r, 1, 1, 8, 3, 2), [_u(r, (3, 3)), _u(r, (2, 3))]), {},
                 (2, 3, (4, 0, 0), (4, 0, 5), (5, 0, 1), (6, 0), (6, 1)))),
+    ("cholesky_grad", "cholesky", lambda r: ((_ops_cases._spd(r, 3),), {}, (0,))),
     ("n_step_gru_grad", "n_step_gru",
      lambda r: ((1, 0.0, _u(r, (1, 3, 2)), *_rnn_weights(r, 1, 1, 6, 3, 2),
                  [_u(r, (3, 3)), _u(r, (1, 3))]), {},
