@@ -15,7 +15,7 @@ from typing import Any
 from .. import ops
 from .._errors import PortagradValueError, ShapeError
 from ..ops._adapters import adapts
-from ..ops._core import int_arg, unwrap
+from ..ops._core import float_arg, int_arg, unwrap
 from ..ops.nn.running_stats import write_running
 from ..tape._variable import Variable
 from ._functional_common import _f
@@ -206,7 +206,8 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     >>> F.group_norm(np.array([[1.0, 3.0]]), 1, eps=0.0).array
     array([[-1.,  1.]])
     """
-    return ops.group_norm(_f(input, "group_norm"), int(num_groups), weight, bias, float(eps))
+    return ops.group_norm(_f(input, "group_norm"), int_arg("group_norm", "num_groups", num_groups),
+                          weight, bias, float_arg("group_norm", "eps", eps))
 
 
 @adapts(ops.local_response_norm)

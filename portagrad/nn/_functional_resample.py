@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ops
-from .._errors import PortagradValueError
+from .._errors import PortagradTypeError, PortagradValueError
 from ..ops._adapters import adapts
-from ..ops._core import var
+from ..ops._core import int_arg, var
 from ..ops.nn.resample import _interpolate
 from ..tape._variable import Variable
 
@@ -88,7 +88,9 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant",
     array([[9., 1., 2., 9., 9.]])
     """
     x = var(input, "pad", "input")
-    widths = [int(p) for p in pad]
+    if not isinstance(pad, (tuple, list)):
+        raise PortagradTypeError(f"pad(pad): expected a tuple of ints, got {pad!r}")
+    widths = [int_arg("pad", "pad", p) for p in pad]
     if len(widths) % 2 or len(widths) // 2 > x.ndim:
         raise PortagradValueError(f"pad(pad): expected an even number of widths, at most "
                                   f"{2 * x.ndim}, got {len(widths)}")

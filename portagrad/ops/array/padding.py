@@ -7,7 +7,7 @@ from typing import Any
 
 from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
-from .._core import var, wrap
+from .._core import check_elements, float_arg, int_arg, var, wrap
 from ..std.joining import concat
 from ..std.take import take
 
@@ -32,26 +32,41 @@ def _pad_index(n: int, lo: int, hi: int, mode: str) -> list[int]:
     return out
 
 
-def _widths(pad_width: Any, nd: int) -> list[tuple[int, int]]:
-    if isinstance(pad_width, int):
-        return [(pad_width, pad_width)] * nd
+def _widths(pad_width: Any, nd: int, arg: str = "pad_width") -> list[tuple[Any, Any]]:
+    """Per-axis (before, after) pairs of ``pad_width`` (non-negative ints), or of
+    ``constant_values`` (real numbers) when ``arg`` names them."""
+    def bad() -> PortagradValueError:
+        what = "real numbers" if arg != "pad_width" else "non-negative ints"
+        return PortagradValueError(
+            f"pad({arg}): expected one value, a (before, after) pair or one per axis "
+            f"({nd} axes) of {what}, got {pad_width!r}")
+
+    def one(v: Any) -> Any:
+        if arg != "pad_width":
+            return float_arg("pad", arg, v)
+        if isinstance(v, (bool, float)) or v is None:
+            raise bad()
+        return int_arg("pad", "pad_width", v, lo=0)
+
+    if not isinstance(pad_width, (tuple, list)):
+        w = one(pad_width)
+        return [(w, w)] * nd
     pw = list(pad_width)
-    if len(pw) and isinstance(pw[0], int):
-        pw = [tuple(pw)] * nd if len(pw) == 2 else [(p, p) for p in pw]
+    if len(pw) and not isinstance(pw[0], (tuple, list)):
+        flat = [one(p) for p in pw]
+        pw = [tuple(flat)] * nd if len(flat) == 2 else [(p, p) for p in flat]
     if len(pw) == 1:
         pw = pw * nd
     if len(pw) != nd:
         raise ShapeError(f"pad(pad_width): expected widths for {nd} axes, got {pad_width!r}")
     out = []
     for p in pw:
-        p = (p, p) if isinstance(p, int) else tuple(p)
+        p = tuple(p) if isinstance(p, (tuple, list)) else (p, p)
         if len(p) == 1:
             p = (p[0], p[0])
-        if len(p) != 2 or min(p) < 0:
-            raise PortagradValueError(
-                f"pad(pad_width): expected non-negative (before, after) pairs, "
-                f"got {pad_width!r}")
-        out.append((int(p[0]), int(p[1])))
+        if len(p) != 2:
+            raise bad()
+        out.append((one(p[0]), one(p[1])))
     return out
 
 
@@ -86,6 +101,10 @@ def pad(x: Any, pad_width: int | Sequence[Any], mode: str, **keywords: Any) -> V
     xv = var(x, "pad")
     nd = xv.array.ndim
     widths = _widths(pad_width, nd)
+    total = 1
+    for n, (lo, hi) in zip(xv.array.shape, widths):
+        total *= n + lo + hi
+    check_elements("pad", "pad_width", total)
     if mode not in ("constant", "edge", "reflect", "symmetric", "wrap"):
         raise PortagradValueError(f"pad(mode): expected 'constant', 'edge', 'reflect', 'symmetric' "
                                   f"or 'wrap', got {mode!r}")
@@ -95,7 +114,8 @@ def pad(x: Any, pad_width: int | Sequence[Any], mode: str, **keywords: Any) -> V
                                  f"{mode!r}")
     xp = xv.xp
     values = keywords.get("constant_values", 0)
-    cv = _widths(values, nd) if not isinstance(values, (int, float)) else [(values,) * 2] * nd
+    cv = (_widths(values, nd, "constant_values") if not isinstance(values, (int, float))
+          else [(values,) * 2] * nd)
     y = xv
     for ax, (lo, hi) in enumerate(widths):
         if lo == hi == 0:

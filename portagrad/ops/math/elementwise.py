@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import DTypeError, ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from .._adapters import adapts
@@ -19,7 +19,7 @@ from .._core import binary, float_only, var
 from ..std.elementwise.arithmetic import add, multiply
 from ..std.elementwise.exponential import sqrt
 from ..std.nondiff import trunc
-from ..std.shape import reshape
+from ..std.shape import broadcast_shapes, reshape
 
 __all__ = ["fmod", "rsqrt", "squared_difference", "linear_interpolate", "bias", "scale"]
 
@@ -70,6 +70,11 @@ def fmod(x: Any, divisor: Any) -> Variable:
     for arg, v in (("x", xv), ("divisor", dv)):
         if isinstance(v, Variable):
             float_only(v, "fmod", arg)
+            if v.xp.isdtype(v.array.dtype, "complex floating"):
+                raise DTypeError(f"fmod({arg}): expected a real floating-point array, got "
+                                 f"dtype {v.array.dtype}")
+    if isinstance(xv, Variable) and isinstance(dv, Variable) and xv.shape != dv.shape:
+        broadcast_shapes(xv.shape, dv.shape, op="fmod")
     return _fmod(xv, dv)
 
 

@@ -13,8 +13,8 @@ from typing import Any
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
+from .._core import float_arg, size_of, wrap
 from .._core import float_var as _f
-from .._core import size_of, wrap
 from ..std.elementwise import maximum, sqrt
 from ..std.reduction import mean as _mean
 from ..std.reduction import sum as _sum
@@ -305,6 +305,8 @@ def normalize(x: Any, axis: int = 1, eps: float = 1e-12, *, ord: float = 2.0) ->
     xv = _f(x, op)
     if xv.array.ndim == 0:
         raise ShapeError(f"{op}(x): expected at least one axis, got a 0-d array")
+    ord = float_arg(op, "ord", ord)
+    eps = float_arg(op, "eps", eps)
     if float(ord) == 2.0:
         sq = _sum(xv * xv, axis=axis, keepdims=True)
         return xv / sqrt(maximum(sq, float(eps) ** 2))

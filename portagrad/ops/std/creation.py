@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import PortagradValueError, ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import infer_namespace, namespace_of
@@ -305,6 +305,9 @@ def to_device(x: Any, device: Any, /) -> Variable:
     'cpu'
     """
     v = var(x, "to_device")
+    if is_array(device) or isinstance(device, Variable):
+        raise PortagradTypeError("to_device(device): expected a device, got an array; pass "
+                                 "x.device")
     if device == v.array.device:
         return v
     return _to_device(v, device=device, from_device=v.array.device)

@@ -74,7 +74,12 @@ def isdtype(dtype: Any, kind: Any) -> builtins_bool:
         if is_array(dtype) or isinstance(dtype, Variable):
             raise DTypeError("isdtype(dtype): expected a dtype, got an array; pass x.dtype")
         xp = _namespace_of_dtype(dtype)
-        return xp.isdtype(dtype, kind)
+        try:
+            return xp.isdtype(dtype, kind)
+        except (TypeError, ValueError) as e:
+            raise DTypeError(f"isdtype(dtype, kind): expected a dtype and a kind (a name such "
+                             f"as 'integral', a dtype, or a tuple of them), got {dtype!r} and "
+                             f"{kind!r} ({e})") from None
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return any(_kind_matches(name, k) for k in kinds)
 
