@@ -226,3 +226,35 @@ def test_updates_are_in_place_so_link_copies_see_them():
     # Chainer's copy shares the parameter arrays: the evaluation copy of a model follows
     # the training one.
     np.testing.assert_array_equal(twin.W.array, lin.W.array)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_trajectory_on_torch_equals_numpy(case):
+    # The rules use the namespace of the parameters: torch tensors follow the same
+    # trajectory (float64) as NumPy arrays, and stay torch tensors.
+    torch = pytest.importorskip("torch")
+    name, opt_name, kwargs, hooks, changes, rule_hyper = case
+
+    class TorchHolder(_Holder):
+        def __init__(self) -> None:
+            self.W = Parameter(torch.tensor(DATA["init/W"]), name="W")
+            self.b = Parameter(torch.tensor(DATA["init/b"]), name="b")
+
+    model = TorchHolder()
+    opt = getattr(optimizers, opt_name)(**kwargs).setup(model)
+    for hname, hkw in hooks:
+        opt.add_hook(getattr(optimizer_hooks, hname)(**hkw))
+    for pname, hp in rule_hyper.items():
+        for k, v in hp.items():
+            setattr(getattr(model, pname).update_rule.hyperparam, k, v)
+    for step in range(DATA["grads/W"].shape[0]):
+        for k, v in changes.get(str(step), {}).items():
+            setattr(opt, k, v)
+        for k in NAMES:
+            getattr(model, k).grad = torch.tensor(DATA[f"grads/{k}"][step])
+        opt.update()
+    for k in NAMES:
+        a = getattr(model, k).array
+        assert isinstance(a, torch.Tensor)
+        np.testing.assert_allclose(a.numpy(), DATA[f"{name}/traj/{k}"][-1], rtol=1e-10,
+                                   atol=1e-13)
