@@ -162,7 +162,7 @@ def _scale(op: str, s: Any) -> float:
 
 def _batch_index(op: str, arg: str, v: float, x: Variable) -> int:
     n = x.array.shape[0]
-    if v != int(v) or not 0 <= v < n:
+    if not math.isfinite(v) or v != int(v) or not 0 <= v < n:
         raise IndexOutOfRangeError(f"{op}({arg}): expected batch indices in [0, {n}), got "
                                    f"{v}")
     return int(v)
