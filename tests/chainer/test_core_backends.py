@@ -85,3 +85,23 @@ def test_serializer_names():
     names = ("DictionarySerializer", "HDF5Deserializer", "HDF5Serializer", "NpzDeserializer",
              "load_hdf5", "load_npz", "save_hdf5", "save_npz")
     assert all(hasattr(serializers, n) for n in names)
+
+
+def test_recurrent_links_on_another_library():
+    import array_api_strict as xps
+
+    from portagrad.xp import to_numpy
+
+    d = chainer.get_device(xps)
+    xs = [np.ones((2, 3), np.float32), np.full((3, 3), 0.5, np.float32)]
+    np.random.seed(0)
+    ref = L.NStepBiLSTM(1, 3, 2, 0.0)
+    np.random.seed(0)
+    model = L.NStepBiLSTM(1, 3, 2, 0.0).to_device(d)
+    hy, cy, ys = model(None, None, [d.send(x) for x in xs])
+    hy0, cy0, ys0 = ref(None, None, xs)
+    for a, b in zip([hy, cy, *ys], [hy0, cy0, *ys0]):
+        np.testing.assert_allclose(to_numpy(a.array), b.array, rtol=1e-5, atol=1e-6)
+    lstm = L.LSTM(3, 2).to_device(d)
+    lstm(d.send(xs[1]))
+    assert lstm(d.send(xs[0])).shape == (2, 2)  # a smaller batch updates the first rows

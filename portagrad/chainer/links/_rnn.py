@@ -464,7 +464,7 @@ class StatefulZoneoutLSTM(Chain):
 
 
 def _argsort_descent(xs: list) -> np.ndarray:
-    return np.argsort([-len(x) for x in xs]).astype(np.int32)
+    return np.argsort([-int(x.shape[0]) for x in xs]).astype(np.int32)
 
 
 def _permutate_list(xs: list, indices: Any, inv: bool) -> list:
@@ -543,11 +543,11 @@ class _NStepRNNBase(ChainList):
                                      f"sequences, got {type(xs).__name__}")
         indices = _argsort_descent(xs)
         xs = _permutate_list(list(xs), indices, inv=False)
-        hxs = [self.init_hx(xs) if h is None else F.permutate(h, indices, axis=1)
-               for h in hs]
+        idx = self.device.send(indices)
+        hxs = [self.init_hx(xs) if h is None else F.permutate(h, idx, axis=1) for h in hs]
         trans_x = F.transpose_sequence(xs)
         result = self.rnn(self.n_layers, self.dropout, *hxs, self.ws, self.bs, trans_x)
-        hys = [F.permutate(h, indices, axis=1, inv=True) for h in result[:-1]]
+        hys = [F.permutate(h, idx, axis=1, inv=True) for h in result[:-1]]
         ys = F.transpose_sequence(result[-1])
         return hys, _permutate_list(list(ys), indices, inv=True)
 
