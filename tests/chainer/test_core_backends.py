@@ -105,3 +105,19 @@ def test_recurrent_links_on_another_library():
     lstm = L.LSTM(3, 2).to_device(d)
     lstm(d.send(xs[1]))
     assert lstm(d.send(xs[0])).shape == (2, 2)  # a smaller batch updates the first rows
+
+
+def test_sampling_links_send_their_samples_to_the_device():
+    import array_api_strict as xps
+
+    d = chainer.get_device(xps)
+    x = d.send(np.ones((2, 3), np.float32))
+    t = d.send(np.array([0, 1], np.int32))
+    ns = L.NegativeSampling(3, [1, 2, 3], 2).to_device(d)
+    np.testing.assert_allclose(float(ns(x, t).array), 2 * 3 * np.log(2), rtol=1e-6)
+    bo = L.BlackOut(3, [1, 2, 3], 2)
+    bo.W.array[...] = 0.0
+    bo.to_device(d)
+    # All scores 0: each example's loss is -(log(1/3) + 2 log(2/3)).
+    np.testing.assert_allclose(float(bo(x, t).array), -(np.log(1 / 3) + 2 * np.log(2 / 3)),
+                               rtol=1e-6)

@@ -111,8 +111,12 @@ class NegativeSampling(Link):
         return_samples = bool(kwargs.pop("return_samples", False))
         if kwargs:
             raise TypeError(f"NegativeSampling: unexpected argument(s) {sorted(kwargs)}")
-        return F.negative_sampling(x, t, self.W, self.sampler.sample, self.sample_size,
+        return F.negative_sampling(x, t, self.W, self._sample, self.sample_size,
                                    reduce=reduce, return_samples=return_samples)
+
+    def _sample(self, shape: Any) -> Any:
+        # Drawn on the host from NumPy's generator (as Chainer on the CPU), then moved.
+        return self.device.send(self.sampler.sample(shape))
 
 
 class BlackOut(Link):
@@ -147,7 +151,7 @@ class BlackOut(Link):
     def forward(self, x: Any, t: Any) -> Any:
         data = self.sample_data if self.sample_data is not None else self.sampler.sample(
             (x.shape[0], self.sample_size))
-        return F.black_out(x, t, self.W, Variable(data, requires_grad=False))
+        return F.black_out(x, t, self.W, Variable(self.device.send(data), requires_grad=False))
 
 
 class CRF1d(Link):
