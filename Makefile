@@ -57,3 +57,11 @@ gpu-wheels:
 
 gpu-check:
 	bash scripts/gpu_check.sh
+
+# Fuzz every public callable (pg.ops, ops.linalg, ops.fft, nn.functional) with bad and
+# edge inputs: FUZZ_EXAMPLES cases each (100: about 52,000 calls), printing the counts of
+# calls, portagrad errors, raw exceptions, hangs and lost NaNs at the end.
+.PHONY: fuzz
+FUZZ_EXAMPLES ?= 100
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider tests/fuzz
