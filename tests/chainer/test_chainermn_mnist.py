@@ -90,3 +90,22 @@ def test_chainermn_mnist_model_parallel(tmp_path):
     log = json.loads((out / "log").read_text())
     assert [e["epoch"] for e in log] == [1, 2, 3]
     assert log[-1]["validation/main/accuracy"] > 0.9, log[-1]
+
+
+@pytest.mark.slow
+def test_chainermn_dcgan(tmp_path):
+    root = tmp_path / "dataset"
+    make_mnist(root, n_train=160, n_test=10)
+    out = tmp_path / "result"
+    proc = mpirun(2, "train_dcgan_chainermn.py", "--epoch", "3", "--batchsize", "20",
+                  "--n_hidden", "8", "--out", str(out),
+                  env={"CHAINER_DATASET_ROOT": str(root)}, cwd=tmp_path)
+    log = json.loads((out / "log").read_text())
+    assert [e["iteration"] for e in log] == [4, 8, 12]
+    assert all("gen/loss" in e and "dis/loss" in e for e in log)
+    # Initialised differently on each rank, the generators are made equal by the first
+    # update's broadcast and stay equal.
+    sums = {ln.split()[1]: ln.split()[3] for ln in proc.stdout.splitlines()
+            if " gen " in ln}
+    assert len(sums) == 2 and sums["0"] == sums["1"], proc.stdout
+    assert (out / "gen_iter_12.npz").exists()
