@@ -187,8 +187,16 @@ def test_deformable_sampler_rejects_a_bool_offset():
     lambda t: pg.Variable(np.ones(3))[t([True, False, True])],
     lambda t: pg.ops.roi_average_align_2d(np.ones((1, 1, 4, 4)), t([[0.0, 0.0, 2.0, 2.0]]),
                                           np.array([0]), 2, 1.0),
+    lambda t: pg.ops.binary_accuracy(np.array([0.5, -1.0]), t([1, 0])),
+    lambda t: pg.ops.recall(np.array([[0.2, 0.8], [0.6, 0.4]]), t([1, 0])),
+    lambda t: pg.ops.r2_score(np.array([0.2, 0.8]), t([0.1, 0.9])),
+    lambda t: F.ctc_loss(np.log(np.full((4, 1, 3), 1 / 3)), np.array([[1, 2]]), t([4]),
+                         np.array([2])),
+    lambda t: F.ctc_loss(np.log(np.full((4, 1, 3), 1 / 3)), np.array([[1, 2]]),
+                         np.array([4]), t([2])),
 ], ids=["take", "embed_id", "stack", "cross_entropy", "softmax_cross_entropy",
-        "sigmoid_cross_entropy", "getitem_mask", "roi_align"])
+        "sigmoid_cross_entropy", "getitem_mask", "roi_align", "binary_accuracy", "recall",
+        "r2_score", "ctc_input_lengths", "ctc_target_lengths"])
 def test_mixed_libraries_are_refused(call):
     with pytest.raises(pg.NamespaceMismatchError):
         call(torch.tensor)

@@ -10,7 +10,7 @@ from typing import Any
 from ..._errors import PortagradNotImplementedError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
-from .._core import size_of, var, wrap
+from .._core import same_library, size_of, var, wrap
 from ..std.shape import _norm_axis
 from ._loss_common import int_labels
 
@@ -45,6 +45,7 @@ def accuracy(y: Any, t: Any, *, axis: int = 1, ignore_label: int | None = None) 
     0.6667
     """
     yv = var(y, "accuracy", "y")
+    same_library("accuracy", [("y", yv), ("t", _raw(t))])
     xp = yv.xp
     a = yv.array
     if a.ndim < 1:
@@ -86,6 +87,7 @@ def binary_accuracy(y: Any, t: Any) -> Variable:
     0.5
     """
     yv = var(y, "binary_accuracy", "y")
+    same_library("binary_accuracy", [("y", yv), ("t", _raw(t))])
     xp = yv.xp
     ya, ta = xp.reshape(yv.array, (-1,)), xp.reshape(_raw(t), (-1,))
     if ya.shape != ta.shape:
@@ -100,6 +102,7 @@ def binary_accuracy(y: Any, t: Any) -> Variable:
 def _summary(y: Any, t: Any, label_num: int | None, beta: float, ignore_label: int,
              op: str) -> tuple[Variable, Variable, Variable, Variable]:
     yv = var(y, op, "y")
+    same_library(op, [("y", yv), ("t", _raw(t))])
     xp = yv.xp
     ya, ta = yv.array, _raw(t)
     if ya.ndim < 2 or tuple(ta.shape) != (ya.shape[0],) + tuple(ya.shape[2:]):
@@ -255,6 +258,7 @@ def r2_score(pred: Any, true: Any, sample_weight: Any = None,
         raise PortagradValueError(f"{op}(multioutput): expected 'uniform_average' or 'raw_values', "
                                   f"got {multioutput!r}")
     pv = var(pred, op, "pred")
+    same_library(op, [("pred", pv), ("true", _raw(true))])
     xp = pv.xp
     p, t = pv.array, _raw(true)
     if tuple(p.shape) != tuple(t.shape):
