@@ -679,10 +679,17 @@ class Module:
                 yield prefix + n, p
             else:
                 yield prefix + n, p.array if p.array is not None else UNINITIALIZED
+        # A buffer left None is absent (torch's rule), except in a module still waiting for
+        # its first input: there it stands for an array of a size not known yet.
+        lazy = any(getattr(self, n) is not None and getattr(self, n).array is None
+                   for n in params)
         for n, persistent in buffers.items():
             if persistent:
                 b = getattr(self, n)
-                yield prefix + n, b if b is not None else UNINITIALIZED
+                if b is not None:
+                    yield prefix + n, b
+                elif lazy:
+                    yield prefix + n, UNINITIALIZED
 
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Any]:

@@ -30,10 +30,11 @@ class _NormBase(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool | None = None, track_running_stats: bool | None = None,
-                 device: Any = None, dtype: Any = None, *, xp: Any = None,
-                 _lazy: bool = False) -> None:
+                 device: Any = None, dtype: Any = None, *, bias: bool = True,
+                 xp: Any = None, _lazy: bool = False) -> None:
         super().__init__()
         self.num_features = int(num_features)
+        self.use_bias = bool(bias)
         self.eps = float(eps)
         self.momentum = None if momentum is None else float(momentum)
         self.affine = self.default_affine if affine is None else bool(affine)
@@ -47,7 +48,10 @@ class _NormBase(Module):
         shape = None if _lazy else (self.num_features,)
         if self.affine:
             self.weight = new_param(_init.Ones(), shape, where)
-            self.bias = new_param(_init.Zeros(), shape, where)
+            if self.use_bias:
+                self.bias = new_param(_init.Zeros(), shape, where)
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -112,7 +116,8 @@ class _NormBase(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.use_bias}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class _BatchNorm(_NormBase):
@@ -169,6 +174,8 @@ affine
 track_running_stats
     Keep the buffers ``running_mean``, ``running_var``, ``num_batches_tracked`` and use
     them in evaluation mode; otherwise batch statistics are always used.
+bias
+    Learn ``bias`` with ``weight`` (keyword only, as torch).
 device, dtype, xp
     As :class:`Linear`.
 """
@@ -221,13 +228,13 @@ class SyncBatchNorm(_BatchNorm):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
                  process_group: Any = None, device: Any = None, dtype: Any = None, *,
-                 xp: Any = None) -> None:
+                 bias: bool = True, xp: Any = None) -> None:
         if process_group is not None:
             raise ValueError("SyncBatchNorm(process_group): expected None; for statistics "
                              "over several processes use "
                              "portagrad.parallel.MultiNodeBatchNorm")
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype, xp=xp)
+                         dtype, bias=bias, xp=xp)
         self.process_group = None
 
     def _check_input(self, x: Any) -> None:
@@ -259,9 +266,10 @@ SyncBatchNorm._becomes = SyncBatchNorm
 def _lazy_norm(base: type) -> type:
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool | None = None, track_running_stats: bool | None = None,
-                 device: Any = None, dtype: Any = None, *, xp: Any = None) -> None:
+                 device: Any = None, dtype: Any = None, *, bias: bool = True,
+                 xp: Any = None) -> None:
         _NormBase.__init__(self, 0, eps, momentum, affine, track_running_stats, device,
-                           dtype, xp=xp, _lazy=True)
+                           dtype, bias=bias, xp=xp, _lazy=True)
 
     name = "Lazy" + base.__name__
     doc = (f":class:`{base.__name__}` whose ``num_features`` is inferred from the first "
@@ -299,11 +307,7 @@ class _InstanceNorm(_NormBase):
         y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                             use_input, 0.1 if self.momentum is None else self.momentum,
                             self.eps)
-        if self.training and self.track_running_stats:
-            xp = x.xp
-            self.num_batches_tracked = xp.asarray(int(self.num_batches_tracked) + 1,
-                                                  dtype=xp.int64,
-                                                  device=self.running_mean.device)
+        # torch's instance norms keep num_batches_tracked at 0.
         return ops.squeeze(y, axis=0) if unbatched else y
 
 
@@ -395,7 +399,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -423,7 +427,7 @@ class GroupNorm(Module):
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
                  affine: bool = True, device: Any = None, dtype: Any = None, *,
-                 xp: Any = None) -> None:
+                 bias: bool = True, xp: Any = None) -> None:
         super().__init__()
         if int(num_channels) % int(num_groups):
             raise ValueError("num_channels must be divisible by num_groups")
@@ -434,7 +438,10 @@ class GroupNorm(Module):
         where = resolve(xp, device, dtype)
         if self.affine:
             self.weight = new_param(_init.Ones(), (self.num_channels,), where)
-            self.bias = new_param(_init.Zeros(), (self.num_channels,), where)
+            if bias:
+                self.bias = new_param(_init.Zeros(), (self.num_channels,), where)
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)

@@ -75,7 +75,10 @@ def _module(name: str, call: Callable[..., Any], params: str = "", doc: str = ""
 
     def extra_repr(self: Module) -> str:
         parts = []
-        for k in self.__dict__.get("_arg_names", ()):
+        names = self.__dict__.get("_arg_names", ())
+        if name.endswith("Dropout") or "Dropout" in name:
+            names = ("p", "inplace")
+        for k in names:
             if k in buffers:
                 continue
             parts.append(f"{k}={getattr(self, k)!r}")

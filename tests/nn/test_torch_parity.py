@@ -1,0 +1,443 @@
+"""pg.nn's modules against torch.nn's: the same arguments, torch's state dict loaded (as
+NumPy arrays), outputs and gradients (input and parameters) in float64 at rtol 1e-6, the
+same state_dict keys, the same missing/unexpected keys on a mismatched dict, and a
+safetensors file written by ``safetensors.torch`` loading as it is."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad import nn
+
+torch = pytest.importorskip("torch")
+
+RTOL, ATOL = 1e-6, 1e-9
+
+
+def _np(v):
+    return pg.xp.to_numpy(getattr(v, "array", v))
+
+
+def _outputs(y):
+    """The differentiable outputs of a forward, flattened (tuples, (h, c) pairs, None)."""
+    if y is None:
+        return []
+    if isinstance(y, (tuple, list)):
+        return [o for item in y for o in _outputs(item)]
+    return [y]
+
+
+def _pair(name, args, kwargs):
+    theirs = getattr(torch.nn, name)(*args, **kwargs).double()
+    ours = getattr(nn, name)(*args, **kwargs, dtype="float64")
+    return theirs, ours
+
+
+# name, constructor args, kwargs, input shapes (float unless an int tuple is given as
+# ("int", shape, high)), training mode
+CASES = [
+    ("Linear", (5, 3), {}, [(4, 5)], False),
+    ("Linear", (5, 3), {"bias": False}, [(2, 7, 5)], False),
+    ("Bilinear", (3, 4, 2), {}, [(5, 3), (5, 4)], False),
+    ("Conv1d", (3, 4, 3), {"stride": 2, "padding": 1}, [(2, 3, 9)], False),
+    ("Conv2d", (4, 6, 3), {"groups": 2, "dilation": 2, "padding": "same"}, [(2, 4, 7, 7)],
+     False),
+    ("Conv2d", (2, 3, (3, 2)), {"padding": (1, 2), "padding_mode": "reflect"},
+     [(1, 2, 5, 6)], False),
+    ("Conv2d", (2, 3, 3), {"padding": 1, "padding_mode": "circular", "bias": False},
+     [(1, 2, 5, 5)], False),
+    ("Conv2d", (2, 3, 3), {"padding": 2, "padding_mode": "replicate"}, [(1, 2, 4, 4)], False),
+    ("Conv3d", (2, 2, 2), {"padding": "valid"}, [(1, 2, 4, 3, 3)], False),
+    ("ConvTranspose1d", (3, 2, 3), {"stride": 2, "output_padding": 1}, [(2, 3, 5)], False),
+    ("ConvTranspose2d", (4, 6, 3), {"stride": 2, "padding": 1, "groups": 2, "dilation": 1},
+     [(1, 4, 4, 3)], False),
+    ("ConvTranspose3d", (2, 3, 2), {"stride": (1, 2, 2)}, [(1, 2, 2, 3, 3)], False),
+    ("BatchNorm1d", (4,), {}, [(6, 4)], True),
+    ("BatchNorm1d", (4,), {"momentum": None, "affine": False}, [(6, 4, 3)], True),
+    ("BatchNorm2d", (3,), {"momentum": 0.3}, [(4, 3, 2, 2)], True),
+    ("BatchNorm2d", (3,), {}, [(4, 3, 2, 2)], False),
+    ("BatchNorm3d", (2,), {"track_running_stats": False}, [(2, 2, 2, 2, 3)], False),
+    ("InstanceNorm1d", (3,), {"affine": True}, [(2, 3, 5)], True),
+    ("InstanceNorm2d", (3,), {"track_running_stats": True}, [(2, 3, 4, 4)], True),
+    ("InstanceNorm3d", (2,), {}, [(2, 2, 3, 3, 3)], True),
+    ("LayerNorm", ((3, 4),), {}, [(2, 3, 4)], False),
+    ("LayerNorm", (4,), {"bias": False, "eps": 1e-3}, [(5, 4)], False),
+    ("GroupNorm", (2, 4), {}, [(3, 4, 5)], False),
+    ("RMSNorm", (4,), {"eps": 1e-6}, [(3, 4)], False),
+    ("Embedding", (7, 3), {"padding_idx": 1}, [("int", (2, 4), 7)], False),
+    ("EmbeddingBag", (7, 3), {"mode": "sum"}, [("int", (2, 4), 7)], False),
+    ("EmbeddingBag", (7, 3), {"mode": "max"}, [("int", (3, 2), 7)], False),
+    ("PReLU", (3,), {}, [(2, 3, 4)], False),
+    ("RNN", (3, 4), {"num_layers": 2, "nonlinearity": "relu"}, [(5, 2, 3)], False),
+    ("RNN", (3, 4), {"bidirectional": True, "batch_first": True}, [(2, 5, 3)], False),
+    ("LSTM", (3, 4), {}, [(5, 2, 3)], False),
+    ("LSTM", (3, 4), {"num_layers": 2, "bidirectional": True, "batch_first": True},
+     [(2, 4, 3)], False),
+    ("LSTM", (3, 5), {"proj_size": 2}, [(4, 2, 3)], False),
+    ("LSTM", (3, 4), {"bias": False}, [(4, 3)], False),
+    ("GRU", (3, 4), {"num_layers": 2}, [(4, 2, 3)], False),
+    ("GRU", (3, 4), {"bidirectional": True}, [(4, 2, 3)], False),
+    ("RNNCell", (3, 4), {"nonlinearity": "tanh"}, [(2, 3)], False),
+    ("LSTMCell", (3, 4), {}, [(2, 3)], False),
+    ("GRUCell", (3, 4), {}, [(2, 3)], False),
+    ("MultiheadAttention", (8, 2), {}, [(4, 2, 8), (3, 2, 8), (3, 2, 8)], False),
+    ("MultiheadAttention", (8, 2), {"batch_first": True, "add_bias_kv": True,
+                                    "add_zero_attn": True, "kdim": 5, "vdim": 6},
+     [(2, 4, 8), (2, 3, 5), (2, 3, 6)], False),
+    ("TransformerEncoderLayer", (8, 2, 16), {"dropout": 0.0}, [(4, 2, 8)], False),
+    ("TransformerEncoderLayer", (8, 2, 16), {"dropout": 0.0, "norm_first": True,
+                                             "activation": "gelu", "batch_first": True},
+     [(2, 4, 8)], False),
+    ("TransformerDecoderLayer", (8, 2, 16), {"dropout": 0.0}, [(4, 2, 8), (3, 2, 8)], False),
+    ("Transformer", (8, 2, 2, 1, 16), {"dropout": 0.0}, [(5, 2, 8), (3, 2, 8)], False),
+]
+
+
+def _inputs(specs, rng):
+    out = []
+    for s in specs:
+        if s[0] == "int":
+            out.append(rng.integers(0, s[2], size=s[1]))
+        else:
+            out.append(rng.normal(size=s))
+    return out
+
+
+def _ids(case):
+    name, args, kwargs = case[:3]
+    return f"{name}{args}{''.join(f',{k}={v}' for k, v in kwargs.items())}"
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor")
+@pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
+def test_module_matches_torch(case, rng):
+    name, args, kwargs, specs, training = case
+    theirs, ours = _pair(name, args, kwargs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    result = ours.load_state_dict({k: v.detach().numpy() for k, v in
+                                   theirs.state_dict().items()})
+    assert result == ([], []) and result.missing_keys == []
+    theirs.train(training)
+    ours.train(training)
+    xs = _inputs(specs, rng)
+    floats = [i for i, s in enumerate(specs) if s[0] != "int"]
+    xt = [torch.tensor(x, requires_grad=i in floats) for i, x in enumerate(xs)]
+    xv = [pg.Variable(x) if i in floats else x for i, x in enumerate(xs)]
+    yt = _outputs(theirs(*xt))
+    yv = _outputs(ours(*xv))
+    assert len(yt) == len(yv)
+    for a, b in zip(yv, yt):
+        np.testing.assert_allclose(_np(a), b.detach().numpy(), rtol=RTOL, atol=ATOL)
+    # One backward through every output with the same random cotangents.
+    cots = [rng.normal(size=tuple(b.shape)) for b in yt]
+    sum(((b * torch.tensor(c)).sum() for b, c in zip(yt, cots) if b.requires_grad),
+        torch.zeros((), dtype=torch.float64)).backward()
+    total = None
+    for a, c in zip(yv, cots):
+        if isinstance(a, pg.Variable) and a.requires_grad:
+            term = pg.ops.sum(a * c)
+            total = term if total is None else total + term
+    total.backward()
+    for i in floats:
+        np.testing.assert_allclose(xv[i].grad, xt[i].grad.numpy(), rtol=RTOL, atol=ATOL)
+    tparams = dict(theirs.named_parameters())
+    for n, p in ours.named_parameters():
+        g = tparams[n].grad
+        if g is None:
+            assert p.grad is None or not np.any(p.grad), n
+            continue
+        np.testing.assert_allclose(p.grad, g.numpy(), rtol=RTOL, atol=ATOL, err_msg=n)
+    # Buffers (running statistics, counters) after the forward.
+    tbufs = dict(theirs.named_buffers())
+    for n, b in ours.named_buffers():
+        np.testing.assert_allclose(_np(b), tbufs[n].numpy(), rtol=RTOL, atol=ATOL, err_msg=n)
+
+
+def _f(rng, *shape):
+    return rng.normal(size=shape)
+
+
+# Parameter-free modules: name, args, kwargs, inputs (callables of rng), training mode
+FREE = [
+    ("ReLU", (), {}, [(3, 4)]), ("ReLU6", (), {}, [(3, 4)]), ("LeakyReLU", (0.2,), {}, [(5,)]),
+    ("ELU", (0.7,), {}, [(5,)]), ("SELU", (), {}, [(5,)]), ("CELU", (1.3,), {}, [(5,)]),
+    ("GELU", (), {"approximate": "tanh"}, [(5,)]), ("GELU", (), {}, [(5,)]),
+    ("SiLU", (), {}, [(5,)]), ("Mish", (), {}, [(5,)]), ("Sigmoid", (), {}, [(5,)]),
+    ("Tanh", (), {}, [(5,)]), ("Softplus", (2.0, 3.0), {}, [(6,)]), ("Softsign", (), {}, [(5,)]),
+    ("Hardtanh", (-0.5, 0.7), {}, [(6,)]), ("Hardsigmoid", (), {}, [(6,)]),
+    ("Hardswish", (), {}, [(6,)]), ("Hardshrink", (0.3,), {}, [(6,)]),
+    ("Softshrink", (0.3,), {}, [(6,)]), ("Tanhshrink", (), {}, [(6,)]),
+    ("LogSigmoid", (), {}, [(6,)]), ("Softmax", (1,), {}, [(3, 4)]),
+    ("LogSoftmax", (-1,), {}, [(3, 4)]), ("Softmin", (0,), {}, [(3, 4)]),
+    ("Softmax2d", (), {}, [(2, 3, 2, 2)]), ("GLU", (1,), {}, [(3, 4)]),
+    ("Threshold", (0.1, -2.0), {}, [(6,)]), ("Identity", (), {}, [(3,)]),
+    ("LocalResponseNorm", (3,), {}, [(2, 5, 3, 3)]),
+    ("MaxPool1d", (3,), {"stride": 2, "padding": 1}, [(2, 3, 8)]),
+    ("MaxPool2d", (2,), {"ceil_mode": True}, [(1, 2, 5, 5)]),
+    ("MaxPool3d", (2,), {}, [(1, 1, 4, 4, 4)]),
+    ("AvgPool1d", (3,), {"stride": 1, "padding": 1, "count_include_pad": False},
+     [(2, 2, 6)]),
+    ("AvgPool2d", (2,), {"divisor_override": 3}, [(1, 2, 4, 4)]),
+    ("AvgPool3d", (2,), {"ceil_mode": True}, [(1, 1, 3, 4, 4)]),
+    ("LPPool1d", (2, 3), {}, [(1, 2, 7)]), ("LPPool2d", (3, 2), {}, [("pos", (1, 2, 4, 4))]),
+    ("AdaptiveAvgPool1d", (3,), {}, [(2, 3, 7)]), ("AdaptiveAvgPool2d", ((2, 3),), {},
+                                                   [(1, 2, 5, 7)]),
+    ("AdaptiveAvgPool3d", (2,), {}, [(1, 1, 3, 4, 5)]), ("AdaptiveMaxPool1d", (2,), {},
+                                                        [(2, 3, 5)]),
+    ("AdaptiveMaxPool2d", (3,), {}, [(1, 2, 5, 7)]), ("AdaptiveMaxPool3d", (2,), {},
+                                                     [(1, 1, 3, 4, 5)]),
+    ("ZeroPad1d", ((1, 2),), {}, [(1, 2, 4)]), ("ZeroPad2d", (1,), {}, [(1, 2, 3, 3)]),
+    ("ZeroPad3d", ((1, 0, 0, 1, 1, 1),), {}, [(1, 1, 2, 2, 2)]),
+    ("ConstantPad1d", (2, 3.5), {}, [(2, 3)]), ("ConstantPad2d", ((1, 0, 2, 1), -1.0), {},
+                                                [(1, 2, 3)]),
+    ("ConstantPad3d", (1, 0.5), {}, [(1, 1, 2, 2, 2)]),
+    ("ReflectionPad1d", (2,), {}, [(1, 2, 5)]), ("ReflectionPad2d", ((1, 2, 0, 1),), {},
+                                                 [(1, 2, 4, 4)]),
+    ("ReflectionPad3d", (1,), {}, [(1, 1, 3, 3, 3)]),
+    ("ReplicationPad1d", ((3, 1),), {}, [(1, 2, 4)]), ("ReplicationPad2d", (2,), {},
+                                                       [(1, 2, 3, 3)]),
+    ("ReplicationPad3d", (1,), {}, [(1, 1, 2, 3, 2)]),
+    ("CircularPad1d", (2,), {}, [(1, 2, 4)]), ("CircularPad2d", ((1, 1, 2, 0),), {},
+                                               [(1, 2, 3, 3)]),
+    ("CircularPad3d", (1,), {}, [(1, 1, 2, 3, 3)]),
+    ("Upsample", (), {"scale_factor": 2, "mode": "nearest"}, [(1, 2, 3, 3)]),
+    ("Upsample", (), {"size": (5, 4), "mode": "bilinear", "align_corners": False},
+     [(1, 2, 3, 3)]),
+    ("UpsamplingNearest2d", (), {"scale_factor": 2}, [(1, 1, 2, 3)]),
+    ("UpsamplingBilinear2d", (), {"size": 5}, [(1, 1, 3, 3)]),
+    ("PixelShuffle", (2,), {}, [(1, 8, 2, 3)]), ("PixelUnshuffle", (2,), {}, [(1, 2, 4, 6)]),
+    ("ChannelShuffle", (2,), {}, [(1, 6, 2, 2)]),
+    ("Flatten", (), {}, [(2, 3, 4)]), ("Flatten", (0, 1), {}, [(2, 3, 4)]),
+    ("Unflatten", (1, (2, 3)), {}, [(2, 6, 4)]),
+    ("Fold", ((4, 5), (2, 2)), {}, [(1, 12, 12)]),
+    ("Unfold", ((2, 3),), {"padding": 1, "stride": 2}, [(1, 2, 4, 5)]),
+    ("CosineSimilarity", (1,), {}, [(3, 4), (3, 4)]),
+    ("PairwiseDistance", (), {"p": 3.0, "keepdim": True}, [(3, 4), (3, 4)]),
+    ("Dropout", (0.4,), {}, [(3, 4)]), ("Dropout2d", (), {}, [(2, 3, 2, 2)]),
+    ("AlphaDropout", (0.3,), {}, [(3, 4)]),
+    ("L1Loss", (), {}, [(3, 4), (3, 4)]), ("MSELoss", (), {"reduction": "sum"},
+                                             [(3, 4), (3, 4)]),
+    ("HuberLoss", (), {"delta": 0.5}, [(6,), (6,)]),
+    ("SmoothL1Loss", (), {"beta": 0.5, "reduction": "none"}, [(6,), (6,)]),
+    ("SoftMarginLoss", (), {}, [(6,), "sign"]),
+    ("GaussianNLLLoss", (), {"full": True}, [(4, 2), (4, 2), "pos"]),
+    ("PoissonNLLLoss", (), {"full": True, "log_input": True}, [(4, 2), "pos"]),
+    ("KLDivLoss", (), {"reduction": "batchmean", "log_target": True}, [(3, 4), (3, 4)]),
+    ("BCEWithLogitsLoss", (), {}, [(3, 4), "prob"]),
+    ("BCELoss", (), {}, [("prob", (3, 4)), "prob"]),
+    ("CrossEntropyLoss", (), {"label_smoothing": 0.1}, [(4, 5), ("int", (4,), 5)]),
+    ("NLLLoss", (), {"ignore_index": 2}, [(4, 5), ("int", (4,), 5)]),
+    ("MultiMarginLoss", (), {"p": 2, "margin": 0.5}, [(4, 5), ("int", (4,), 5)]),
+    ("MultiLabelSoftMarginLoss", (), {}, [(3, 4), "binary"]),
+    ("HingeEmbeddingLoss", (), {"margin": 0.5}, [(6,), "sign"]),
+    ("MarginRankingLoss", (), {"margin": 0.2}, [(5,), (5,), "sign"]),
+    ("CosineEmbeddingLoss", (), {"margin": 0.1}, [(3, 4), (3, 4), ("sign", (3,))]),
+    ("TripletMarginLoss", (), {"margin": 0.5, "swap": True}, [(3, 4), (3, 4), (3, 4)]),
+    ("TripletMarginWithDistanceLoss", (), {"margin": 0.3}, [(3, 4), (3, 4), (3, 4)]),
+]
+
+
+def _free_inputs(specs, rng, shape0):
+    out = []
+    for s in specs:
+        if isinstance(s, str) or (isinstance(s, tuple) and isinstance(s[0], str)
+                                  and s[0] != "int"):
+            kind, shape = (s, shape0) if isinstance(s, str) else s
+            if kind == "sign":
+                out.append(np.where(rng.normal(size=shape) > 0, 1.0, -1.0))
+            elif kind == "pos":
+                out.append(rng.uniform(0.5, 2.0, size=shape))
+            elif kind == "prob":
+                out.append(rng.uniform(0.05, 0.95, size=shape))
+            else:
+                out.append((rng.uniform(size=shape) > 0.5).astype(np.float64))
+        elif s[0] == "int":
+            out.append(rng.integers(0, s[2], size=s[1]))
+        else:
+            out.append(rng.normal(size=s))
+    return out
+
+
+@pytest.mark.parametrize("case", FREE, ids=[_ids(c) for c in FREE])
+def test_parameter_free_module_matches_torch(case, rng):
+    name, args, kwargs, specs = case
+    theirs = getattr(torch.nn, name)(*args, **kwargs)
+    ours = getattr(nn, name)(*args, **kwargs)
+    if "Dropout" in name:  # random masks differ between libraries: evaluation mode
+        theirs.eval()
+        ours.eval()
+    first = next(s if isinstance(s[0], int) else s[1] for s in specs
+                 if isinstance(s, tuple) and s[0] not in ("int", "sign"))
+    xs = _free_inputs(specs, rng, first)
+    xt = [torch.tensor(x, requires_grad=i == 0) for i, x in enumerate(xs)]
+    xv = [pg.Variable(x) if i == 0 else x for i, x in enumerate(xs)]
+    yt, yv = theirs(*xt), ours(*xv)
+    np.testing.assert_allclose(_np(yv), yt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    c = rng.normal(size=tuple(yt.shape))
+    (yt * torch.tensor(c)).sum().backward()
+    pg.ops.sum(yv * c).backward()
+    np.testing.assert_allclose(xv[0].grad, xt[0].grad.numpy(), rtol=RTOL, atol=ATOL)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+
+
+def test_module_names_cover_torch_nn():
+    import inspect
+
+    names = [n for n in dir(torch.nn) if inspect.isclass(getattr(torch.nn, n))
+             and issubclass(getattr(torch.nn, n), torch.nn.Module)]
+    missing = sorted(n for n in names if not hasattr(nn, n))
+    assert len(names) - len(missing) >= 150, missing
+
+
+def _tree():
+    tn = torch.nn
+    theirs = tn.Sequential(tn.Conv2d(1, 2, 3), tn.BatchNorm2d(2), tn.ReLU(), tn.Flatten(),
+                           tn.Linear(8, 3))
+    ours = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(8, 3))
+    return theirs, ours
+
+
+def test_state_dict_keys_and_order_of_a_tree():
+    theirs, ours = _tree()
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in
+                                                        theirs.named_parameters()]
+    assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()]
+    assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
+
+
+@pytest.mark.parametrize("edit", ["drop", "extra", "both"])
+def test_non_strict_load_reports_what_torch_reports(edit):
+    theirs, ours = _tree()
+    sd = {k: v.clone() for k, v in theirs.state_dict().items()}
+    if edit in ("drop", "both"):
+        del sd["1.running_var"], sd["4.bias"]
+    if edit in ("extra", "both"):
+        sd["5.weight"] = torch.zeros(2)
+        sd["head.bias"] = torch.zeros(1)
+    want = theirs.load_state_dict(sd, strict=False)
+    got = ours.load_state_dict({k: v.numpy() for k, v in sd.items()}, strict=False)
+    assert got.missing_keys == want.missing_keys
+    assert got.unexpected_keys == want.unexpected_keys
+    with pytest.raises(RuntimeError) as t_err:
+        theirs.load_state_dict(sd)
+    with pytest.raises(pg.CheckpointError) as p_err:
+        ours.load_state_dict({k: v.numpy() for k, v in sd.items()})
+    for line in str(t_err.value).splitlines()[1:]:
+        assert line.strip() in str(p_err.value)
+
+
+def test_size_mismatch_raises_as_torch_even_when_not_strict():
+    theirs, ours = _tree()
+    sd = {k: v.numpy() for k, v in theirs.state_dict().items()}
+    sd["4.weight"] = np.zeros((3, 9))
+    with pytest.raises(pg.CheckpointError, match="size mismatch for 4.weight"):
+        ours.load_state_dict(sd, strict=False)
+
+
+def test_safetensors_file_written_by_torch_loads(tmp_path):
+    st = pytest.importorskip("safetensors.torch")
+    theirs, ours = _tree()
+    theirs.eval()
+    ours.eval()
+    with torch.no_grad():
+        theirs[1].running_mean.uniform_(-1, 1)
+    path = tmp_path / "x.safetensors"
+    st.save_file(theirs.state_dict(), str(path))
+    assert ours.load_state_dict(path) == ([], [])
+    x = np.random.default_rng(0).normal(size=(2, 1, 4, 4)).astype(np.float32)
+    np.testing.assert_allclose(ours(x).array, theirs(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    assert ours[1].num_batches_tracked.dtype == np.int64
+
+
+def test_pickled_torch_file_is_refused_with_the_way_to_convert(tmp_path):
+    theirs, ours = _tree()
+    path = tmp_path / "x.pt"
+    torch.save(theirs.state_dict(), path)
+    with pytest.raises(pg.CheckpointError, match="safetensors.torch.save_file"):
+        ours.load_state_dict(str(path))
+
+
+def test_lazy_modules_become_their_torch_class():
+    for lazy, shape, full in [(nn.LazyLinear(3), (2, 5), nn.Linear),
+                              (nn.LazyConv2d(4, 3), (1, 2, 5, 5), nn.Conv2d),
+                              (nn.LazyConvTranspose1d(2, 3), (1, 3, 4), nn.ConvTranspose1d),
+                              (nn.LazyBatchNorm2d(), (2, 3, 2, 2), nn.BatchNorm2d),
+                              (nn.LazyInstanceNorm1d(affine=True), (2, 3, 4),
+                               nn.InstanceNorm1d)]:
+        lazy(np.ones(shape, np.float32))
+        assert type(lazy) is full
+    theirs = torch.nn.LazyLinear(3)
+    theirs(torch.ones(2, 5))
+    assert list(nn.LazyLinear(3).state_dict()) == list(theirs.state_dict())
+
+
+def test_module_methods_as_torch():
+    m = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    m.double()
+    assert m[0].weight.dtype == np.float64 and m[1].num_batches_tracked.dtype == np.int64
+    m.half().float()
+    assert m[0].weight.dtype == np.float32
+    assert m.get_submodule("1") is m[1]
+    m.requires_grad_(False)
+    assert not any(p.requires_grad for p in m.parameters())
+    m.requires_grad_()
+    seen = []
+    m.apply(lambda mod: seen.append(type(mod).__name__))
+    assert seen == ["Linear", "BatchNorm1d", "Sequential"]
+    calls = []
+    h1 = m[0].register_forward_pre_hook(lambda mod, args: calls.append("pre"))
+    h2 = m[0].register_forward_hook(lambda mod, args, out: out * 0)
+    gin = []
+    h3 = m[0].register_full_backward_hook(
+        lambda mod, gi, go: gin.append((gi[0].shape, go[0].shape)))
+    x = pg.Variable(np.ones((4, 2), np.float32))
+    y = m(x)
+    assert calls == ["pre"] and not np.any(m[0](x).array)
+    pg.ops.sum(y).backward()
+    assert gin and gin[0] == ((4, 2), (4, 3))
+    for h in (h1, h2, h3):
+        h.remove()
+    m.zero_grad()
+    assert all(p.grad is None for p in m.parameters())
+    theirs = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3))
+    assert repr(m) == repr(theirs)
+    m.register_buffer("scratch", np.zeros(2), persistent=False)
+    assert "scratch" not in m.state_dict()
+    assert "scratch" in dict(m.named_buffers())
+
+
+def test_parameter_containers_match_torch():
+    ours = nn.ParameterDict({"a": np.ones(2), "b": np.zeros(3)})
+    theirs = torch.nn.ParameterDict({"a": torch.ones(2), "b": torch.zeros(3)})
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    ours = nn.ParameterList([np.ones(2), np.zeros(3)])
+    theirs = torch.nn.ParameterList([torch.ones(2), torch.zeros(3)])
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+
+
+def test_multihead_attention_masks_match_torch(rng):
+    theirs, ours = _pair("MultiheadAttention", (8, 2), {"batch_first": True})
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    q = rng.normal(size=(2, 4, 8))
+    kv = rng.normal(size=(2, 5, 8))
+    attn_mask = np.triu(np.ones((4, 5), bool), 1)
+    kpm = np.zeros((2, 5), bool)
+    kpm[1, -1] = True
+    yt, wt = theirs(torch.tensor(q), torch.tensor(kv), torch.tensor(kv),
+                    key_padding_mask=torch.tensor(kpm), attn_mask=torch.tensor(attn_mask),
+                    average_attn_weights=False)
+    yv, wv = ours(q, kv, kv, key_padding_mask=kpm, attn_mask=attn_mask,
+                  average_attn_weights=False)
+    np.testing.assert_allclose(yv.array, yt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(wv.array, wt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    float_mask = rng.normal(size=(4, 5))
+    yt, _ = theirs(torch.tensor(q), torch.tensor(kv), torch.tensor(kv),
+                   attn_mask=torch.tensor(float_mask), need_weights=False)
+    yv, none = ours(q, kv, kv, attn_mask=float_mask, need_weights=False)
+    assert none is None
+    np.testing.assert_allclose(yv.array, yt.detach().numpy(), rtol=RTOL, atol=ATOL)
