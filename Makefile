@@ -22,7 +22,7 @@ demo: $(STAMP)
 # Every backend the README names that installs here: NumPy, array-api-strict (on a
 # non-default device), PyTorch and JAX (CuPy needs a GPU: make gpu-check). A skip for any
 # other reason fails the run; the skips and their reasons are printed at the end.
-BACKENDS := numpy,array_api_strict,torch
+BACKENDS := numpy,array_api_strict,torch,jax
 TEST_ENV := PORTAGRAD_STRICT_SKIPS=1 PORTAGRAD_NAMESPACE=$(BACKENDS)
 
 test: $(STAMP)

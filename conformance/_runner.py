@@ -26,7 +26,7 @@ from ._db import OpRecord, get_record
 from ._strategies import Strategies
 
 __all__ = ["Outcome", "Report", "run_check", "check_record", "reproduce", "PROFILES",
-           "register_profiles", "profile_settings"]
+           "register_profiles", "profile_settings", "profile_checks"]
 
 # Conformance profiles, selected by HYPOTHESIS_PROFILE. ``ci`` is derandomized so a red
 # run is red again on rerun, and small: every op x check x namespace runs it.
@@ -64,6 +64,21 @@ def register_profiles() -> None:
 NAMESPACE_PROFILES: dict[str, dict[str, dict[str, Any]]] = {
     "ci": {"jax": {"max_examples": 1}, "torch": {"max_examples": 2}},
 }
+# The checks the pytest suite generates per namespace under a profile (default: all). On
+# JAX in CI: values, first and second derivatives, device, dtype, errors, fast paths and
+# mutation (immutability is JAX's own risk); third order, forward mode and the unrecorded
+# rules, which build the largest graphs and so compile the most, run in make test-full
+# and in ``portagrad conformance``.
+NAMESPACE_CHECKS: dict[str, dict[str, tuple[str, ...]]] = {
+    "ci": {"jax": ("forward", "order1", "order2", "device", "dtype", "errors", "fastpath",
+                   "mutation")},
+}
+
+
+def profile_checks(namespace: str, profile: str | None = None) -> tuple[str, ...]:
+    """The checks the pytest suite runs on ``namespace`` under the profile."""
+    name = profile or os.environ.get("HYPOTHESIS_PROFILE", "dev")
+    return NAMESPACE_CHECKS.get(name, {}).get(namespace, CHECKS)
 
 
 def profile_settings(profile: str | None = None, namespace: str | None = None,

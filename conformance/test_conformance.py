@@ -15,6 +15,7 @@ from conformance._backends import available, get_backend, selected_backends
 from conformance._checks import CHECKS, applies
 from conformance._coverage import missing_records, public_ops
 from conformance._fastpath import FAST_PATH_HITS, reaching_arguments
+from conformance._runner import profile_checks
 from portagrad.xp import KERNELS
 from portagrad.xp._namespace import namespace_name
 
@@ -52,8 +53,11 @@ def generated(record, backend, check) -> bool:
     """Whether the suite has a case for ``record`` x ``check`` on ``backend``: the check
     applies, the record supports the namespace (``record.skip`` says why not, and the
     conformance table shows it), and for the fastpath check, some drawn arguments reach
-    a fast path of the namespace (then the case starts from them)."""
+    a fast path of the namespace (then the case starts from them); the profile may run
+    fewer checks on a namespace (``conformance._runner.NAMESPACE_CHECKS``)."""
     if backend.name in record.skip or not applies(record, backend, check):
+        return False
+    if check not in profile_checks(backend.name):
         return False
     if check == "fastpath":
         return reaching_arguments(record, namespace_name(backend.xp)) is not None

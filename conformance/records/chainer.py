@@ -14,6 +14,7 @@ import portagrad.ops as ops
 from conformance._db import NON_DIFFERENTIABLE, OpRecord, register
 from conformance.records.nn import _away, _shape, _u
 from portagrad import DTypeError, ShapeError
+from portagrad.xp import namespace_of
 
 NON_DIFFERENTIABLE.update({"fix", "binary_accuracy", "classification_summary", "precision",
                            "recall", "f1_score", "r2_score"})
@@ -53,7 +54,13 @@ _rec("separate", lambda x: ops.separate(x, 1), lambda x: tuple(np.moveaxis(x, 1,
      _x(lambda r: (2, 3)))
 _rec("broadcast", lambda a, b: ops.broadcast(a, b), lambda a, b: np.broadcast_arrays(a, b),
      lambda r: (_u(r, -1, 1, (2, 1)), _u(r, -1, 1, (3,))))
-_rec("cast", lambda x: ops.cast(ops.cast(x, ops.float64), x.dtype), lambda x: x,
+def _widest_float(x):
+    # float64 where the device has it; JAX without x64 refuses it (a DTypeError).
+    info = namespace_of(getattr(x, "array", x)).__array_namespace_info__()
+    return ops.float64 if "float64" in info.dtypes(kind="real floating") else ops.float32
+
+
+_rec("cast", lambda x: ops.cast(ops.cast(x, _widest_float(x)), x.dtype), lambda x: x,
      _x(lambda r: _shape(r, 0, 2)))
 _rec("get_item", lambda x: ops.get_item(x, (slice(1, None), 0)), lambda x: x[1:, 0],
      _x(lambda r: (3, 2)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["is_floating", "is_complex", "is_inexact", "is_integral", "binary_result_dtype",
-           "default_float", "index_dtype",
+           "default_float", "index_dtype", "unavailable_dtype",
            "host_dtype_hash"]
 
 
@@ -93,6 +93,33 @@ def index_dtype(xp: Any) -> Any:
     if getattr(xp, "__name__", "") == "jax.numpy":
         return xp.__array_namespace_info__().default_dtypes()["indexing"]
     return xp.int64
+
+
+_WIDE = frozenset({"float64", "complex128", "int64", "uint64"})
+
+
+def unavailable_dtype(xp: Any, dtype: Any) -> str | None:
+    """Why arrays of ``xp`` cannot have ``dtype`` now (JAX without ``jax_enable_x64``
+    truncates 64-bit dtypes to 32 bits with a warning), or None when they can.
+
+    Examples
+    --------
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp._dtypes import unavailable_dtype
+    >>> unavailable_dtype(xp, xp.float64) is None
+    True
+    """
+    if getattr(xp, "__name__", "") != "jax.numpy":
+        return None
+    name = getattr(dtype, "__name__", None) or str(dtype)
+    if name.rsplit(".", 1)[-1] not in _WIDE:
+        return None
+    import jax
+
+    if jax.config.jax_enable_x64:
+        return None
+    return (f"JAX has no {name.rsplit('.', 1)[-1]} unless jax_enable_x64 is set "
+            f"(jax.config.update('jax_enable_x64', True) before creating arrays)")
 
 
 def host_dtype_hash(name: str) -> int:

@@ -28,7 +28,7 @@ import importlib.util
 from typing import Any
 
 from ..._errors import DTypeError
-from ...xp._dtypes import host_dtype_hash
+from ...xp._dtypes import host_dtype_hash, unavailable_dtype
 
 __all__ = ["DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "float32", "float64", "complex64", "complex128", "resolve_dtype",
@@ -173,6 +173,10 @@ def resolve_dtype(xp: Any, dtype: Any, op: str = "dtype", arg: str = "dtype") ->
     >>> resolve_dtype(np, pg.ops.float32)
     <class 'numpy.float32'>
     """
+    why = unavailable_dtype(xp, dtype.name if isinstance(dtype, DType) else dtype)
+    if why is not None:
+        raise DTypeError(f"{op}({arg}): expected a dtype {xp.__name__} provides, got "
+                         f"{getattr(dtype, 'name', dtype)}: {why}")
     if not isinstance(dtype, DType):
         return dtype
     key = (id(xp), dtype.name)
