@@ -10,6 +10,7 @@ from typing import Any
 from .. import ops
 from .._errors import ShapeError
 from ..ops._adapters import adapts
+from ..ops._core import float_arg
 from ..ops.nn._loss_common import reduce as _reduce
 from ..tape._variable import Variable
 from ._functional_common import _f
@@ -173,7 +174,9 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     1.0
     """
     red = _reduction("margin_ranking_loss", size_average, reduce, reduction)
-    return ops.margin_ranking_loss(input1, input2, target, float(margin), reduction=red)
+    return ops.margin_ranking_loss(input1, input2, target,
+                                   float_arg("margin_ranking_loss", "margin", margin),
+                                   reduction=red)
 
 
 @adapts(ops.hinge_embedding_loss)

@@ -128,7 +128,7 @@ def bernoulli_nll(x: Any, y: Any, reduce: str = "sum") -> Variable:
     check_reduce(op, reduce, ("sum", "no"))
     yv = var(y, op, "y")
     float_only(yv, op, "y")
-    xv, yv = binary(op, x, yv, ("x", "y"))
+    xv, yv = binary(op, var(x, op, "x"), yv, ("x", "y"))
     if tuple(xv.array.shape) != tuple(yv.array.shape):
         raise ShapeError(f"{op}(y): expected x's shape {tuple(xv.array.shape)}, got "
                          f"{tuple(yv.array.shape)}")

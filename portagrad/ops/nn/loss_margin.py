@@ -14,7 +14,7 @@ from typing import Any
 from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
-from .._core import float_var, size_of, var, wrap
+from .._core import float_arg, float_var, size_of, var, wrap
 from ..std.elementwise import maximum, where
 from ..std.indexing import take, take_along_axis
 from ..std.reduction import sum as _sum
@@ -128,7 +128,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     xp = x.xp
     c = x.array.shape[1]
     x_y = take_along_axis(x, xp.reshape(t, (-1, 1)), axis=1)
-    z = x - x_y + float(margin)
+    z = x - x_y + float_arg(op, "margin", margin)
     other = xp.astype(xp.reshape(t, (-1, 1)) != xp.arange(c, dtype=t.dtype, device=t.device),
                       x.array.dtype)
     # Only z > 0 counts (PyTorch's kernel) and NaN is kept; the target's own term is

@@ -13,7 +13,7 @@ from typing import Any
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import float_arg, size_of, wrap
+from .._core import float_arg, int_arg, size_of, wrap
 from .._core import float_var as _f
 from ..std.elementwise import maximum, sqrt
 from ..std.reduction import mean as _mean
@@ -61,10 +61,10 @@ def _trailing(x: Variable, normalized_shape: Any, op: str) -> tuple[tuple, tuple
     shape = tuple(x.array.shape)
     if normalized_shape is None:
         ns = shape[-1:]
-    elif isinstance(normalized_shape, int):
-        ns = (normalized_shape,)
+    elif not isinstance(normalized_shape, (tuple, list)):
+        ns = (int_arg(op, "normalized_shape", normalized_shape, lo=0),)
     else:
-        ns = tuple(int(s) for s in normalized_shape)
+        ns = tuple(int_arg(op, "normalized_shape", s, lo=0) for s in normalized_shape)
     k = len(ns)
     if k == 0 or k > len(shape) or shape[len(shape) - k:] != ns:
         raise ShapeError(f"{op}(normalized_shape): expected trailing axes of x's shape "

@@ -16,8 +16,8 @@ from typing import Any
 
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
+from .._core import float_arg, wrap
 from .._core import float_var as _f
-from .._core import wrap
 from ..std.elementwise import expm1, where
 from ..std.reduction import max as _max
 from ..std.shape import _norm_axis, concat, reshape
@@ -195,7 +195,8 @@ def elu(x: Any, alpha: float = 1.0) -> Variable:
     array([-1.,  2.])
     """
     x = _f(x, "elu")
-    return where(x.array > 0, x, expm1(_nonpositive(x)) * float(alpha))
+    alpha = float_arg("elu", "alpha", alpha)
+    return where(x.array > 0, x, expm1(_nonpositive(x)) * alpha)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -238,6 +239,7 @@ def celu(x: Any, alpha: float = 1.0) -> Variable:
     array([-2.,  2.])
     """
     x = _f(x, "celu")
+    alpha = float_arg("celu", "alpha", alpha)
     if alpha == 0:
         raise PortagradValueError("celu(alpha): expected a non-zero value, got 0")
     a = float(alpha)

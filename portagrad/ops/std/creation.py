@@ -305,7 +305,7 @@ def to_device(x: Any, device: Any, /) -> Variable:
     'cpu'
     """
     v = var(x, "to_device")
-    if is_array(device) or isinstance(device, Variable):
+    if is_array(device) or isinstance(device, (Variable, list, tuple, float, bool)):
         raise PortagradTypeError("to_device(device): expected a device, got an array; pass "
                                  "x.device")
     if device == v.array.device:
