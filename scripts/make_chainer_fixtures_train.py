@@ -86,6 +86,7 @@ CASES = [
      [("GradientHardClipping", {"lower_bound": -0.5, "upper_bound": 0.3})], {}, {}),
     ("GradientLARS", "MomentumSGD", {"lr": 0.05},
      [("GradientLARS", {"threshold": 0.5, "weight_decay": 0.01})], {}, {}),
+    ("GradientNoise", "SGD", {"lr": 0.1}, [("GradientNoise", {"eta": 0.3})], {}, {}),
     ("two_hooks", "AdaGrad", {"lr": 0.1},
      [("WeightDecay", {"rate": 0.01}), ("GradientClipping", {"threshold": 1.0})], {}, {}),
 ]
@@ -110,6 +111,7 @@ def main():
     out = {"init/" + k: v for k, v in init.items()}
     out.update({"grads/" + k: v for k, v in grads.items()})
     for name, opt_name, kwargs, hooks, changes, rule_hyper in CASES:
+        np.random.seed(1)  # GradientNoise draws from NumPy's global generator
         model = Model(init)
         opt = getattr(optimizers, opt_name)(**kwargs)
         opt.setup(model)

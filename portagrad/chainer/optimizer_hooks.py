@@ -191,7 +191,8 @@ def exponential_decay_noise(xp: Any, shape: tuple, dtype: Any, hook: Any, opt: A
     """Gaussian noise of variance ``eta / (1 + t) ** 0.55`` (Neelakantan et al.).
 
     ``t`` is the update count of ``opt`` (the update rule, for per-parameter hooks).
-    Drawn from portagrad's default random generator.
+    NumPy arrays draw from NumPy's global generator (as Chainer), other libraries from
+    portagrad's default generator.
 
     Parameters
     ----------
@@ -213,6 +214,12 @@ def exponential_decay_noise(xp: Any, shape: tuple, dtype: Any, hook: Any, opt: A
     [0.0, 0.0, 0.0]
     """
     std = math.sqrt(hook.eta / math.pow(1 + opt.t, 0.55))
+    if xp.__name__.split(".")[-1] == "numpy":
+        # NumPy's global generator, as Chainer draws it: numpy.random.seed reproduces
+        # Chainer's noise.
+        import numpy as np
+
+        return xp.asarray(np.random.normal(0, std, shape).astype(dtype))
     return _random.default_generator().normal(shape, 0.0, std, xp=xp, dtype=dtype)
 
 
