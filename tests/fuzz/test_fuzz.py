@@ -4,7 +4,7 @@ Each test draws seeds with hypothesis; a seed picks a valid call (from the op da
 where the op has a record) and one mutation of it (see ``_harness``). A call may raise
 only a :class:`portagrad.PortagradError`, must finish within ``HANG_SECONDS`` and must keep
 the NaN its NumPy reference propagates. The suite runs ``FUZZ_EXAMPLES`` cases per
-callable (2 by default, well under a minute in all); ``make fuzz`` runs 100 and prints
+callable (2 by default, well under a minute in all); ``make fuzz`` runs 150 and prints
 the counts.
 """
 
