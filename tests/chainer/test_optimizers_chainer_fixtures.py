@@ -263,3 +263,11 @@ def test_trajectory_on_torch_equals_numpy(case):
         assert isinstance(a, torch.Tensor)
         np.testing.assert_allclose(a.numpy(), DATA[f"{name}/traj/{k}"][-1], rtol=1e-10,
                                    atol=1e-13)
+
+
+def test_deprecated_hook_names_of_chainer_optimizer():
+    from portagrad.chainer import optimizer
+
+    with pytest.warns(DeprecationWarning, match="optimizer_hooks.WeightDecay"):
+        hook = optimizer.WeightDecay(0.5)
+    assert isinstance(hook, optimizer_hooks.WeightDecay) and hook.rate == 0.5
