@@ -185,3 +185,59 @@ def test_every_chainer_dataset_name_is_present():
              "split_dataset_n_random", "split_dataset_random"]
     assert len(names) == 31
     assert [n for n in names if not hasattr(datasets, n)] == []
+
+
+def _plain(v):
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in sorted(v.items())}
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    if hasattr(v, "tolist"):
+        return v.tolist()
+    return v
+
+
+def test_tabular_datasets_match_chainer():
+    from portagrad.chainer.dataset import tabular
+
+    want = json.loads(str(DATA["tabular"]))
+    a = np.arange(6) * 10
+    b = [chr(ord("a") + i) for i in range(6)]
+    t = tabular.from_data((("a", a), ("b", b), ("c", lambda index: index * 3)))
+    d = tabular.from_data({"x": np.arange(4), "y": [1.5, 2.5, 3.5, 4.5]})
+    u = tabular.from_data(np.arange(5))
+    got = {
+        "fetch": t.fetch(),
+        "item": t[4],
+        "items": t[[5, 0]],
+        "slice_rows_keys": t.slice[[3, 1, 4], ("c", "a")].fetch(),
+        "slice_key": t.slice[1:5:2, "b"].fetch(),
+        "slice_bool": t.slice[[True, False, True, False, False, True]].fetch(),
+        "slice_of_slice": t.slice[::-1].slice[1:4, (0, -1)].fetch(),
+        "dict_item": d[2],
+        "dict_slice": d.slice[1:, "y"].fetch(),
+        "concat": t.concat(t.slice[::2]).slice[[8, 2, 6, 0]].fetch(),
+        "concat_slice": t.concat(t).slice[4:9:2].fetch(),
+        "join": d.join(tabular.from_data((("z", np.arange(4) + 100),))).fetch(),
+        "join_keys": d.join(tabular.from_data((("z", np.arange(4) + 100),))).slice[
+            :, ("z", "x")].fetch(),
+        "transform": t.transform(("s", "n"), lambda a, b, c: (int(a) + c, b * 2))[:3],
+        "transform_dict": d.transform("w", lambda x, y: {"w": float(x) * y}).fetch(),
+        "transform_batch": t.transform_batch("m", lambda a, b, c: a + np.array(c)).fetch(),
+        "astuple": d.astuple()[1],
+        "asdict": t.asdict()[2],
+        "unary": u[3],
+        "unary_slice": u.slice[[4, 0]].fetch(),
+        "convert": d.convert(d.fetch()),
+        "with_converter": d.with_converter(lambda x, y: x * 2).convert(d.fetch()),
+        "len": [len(t), len(t.concat(d.slice[:, ("x", "y")].astuple()
+                                       .transform(("a", "b", "c"),
+                                                  lambda x, y: (x, y, 0))))],
+        "keys": [list(t.keys), list(d.slice[:, "y"].keys), t.mode.__name__,
+                 d.mode.__name__, str(u.mode)],
+    }
+    got = _plain(got)
+    assert sorted(got) == sorted(want)
+    for k in want:
+        assert got[k] == want[k], k
+    assert isinstance(dataset.TabularDataset, type)

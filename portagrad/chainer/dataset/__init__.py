@@ -10,6 +10,7 @@ Examples
 ((2, 3), [0, 1])
 """
 
+from . import tabular as tabular
 from .convert import ConcatWithAsyncTransfer as ConcatWithAsyncTransfer
 from .convert import Converter as Converter
 from .convert import concat_examples as concat_examples
@@ -23,8 +24,9 @@ from .download import get_dataset_directory as get_dataset_directory
 from .download import get_dataset_root as get_dataset_root
 from .download import set_dataset_root as set_dataset_root
 from .iterator import Iterator as Iterator
+from .tabular import TabularDataset as TabularDataset
 
 __all__ = ["ConcatWithAsyncTransfer", "Converter", "concat_examples", "converter",
            "to_device", "DatasetMixin", "DatasetNotFoundError", "cache_or_load_file",
            "cached_download", "get_dataset_directory", "get_dataset_root",
-           "set_dataset_root", "Iterator"]
+           "set_dataset_root", "Iterator", "TabularDataset", "tabular"]
