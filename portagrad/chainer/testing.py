@@ -1,5 +1,6 @@
 """What a ported Chainer test suite needs of ``chainer.testing``: ``assert_allclose``,
-``parameterize``, ``product``, ``product_dict``, ``fix_random``.
+``parameterize``, ``product``, ``product_dict``, ``fix_random``, ``condition.repeat`` and
+``condition.retry``, and the ``attr`` markers.
 
 Examples
 --------
@@ -20,7 +21,8 @@ import numpy as np
 
 from ..xp import to_numpy
 
-__all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_random"]
+__all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_random",
+           "condition", "attr"]
 
 
 def _host(x: Any) -> Any:
@@ -171,3 +173,94 @@ def fix_random(seed: int = 0) -> Callable[[Callable], Callable]:
         return wrapper
 
     return decorator
+
+
+class _Condition:
+    """Chainer's ``testing.condition``: run a test several times."""
+
+    @staticmethod
+    def repeat(times: int) -> Callable[[Callable], Callable]:
+        """Run the test ``times`` times; every run must pass.
+
+        Parameters
+        ----------
+        times
+            Number of runs.
+
+        Examples
+        --------
+        >>> from portagrad.chainer import testing
+        >>> runs = []
+        >>> testing.condition.repeat(3)(lambda: runs.append(1))()
+        >>> len(runs)
+        3
+        """
+
+        def decorator(f: Callable) -> Callable:
+            @functools.wraps(f)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                for _ in range(times):
+                    f(*args, **kwargs)
+
+            return wrapper
+
+        return decorator
+
+    @staticmethod
+    def retry(times: int) -> Callable[[Callable], Callable]:
+        """Run the test up to ``times`` times; one passing run is enough.
+
+        Parameters
+        ----------
+        times
+            Most runs.
+
+        Examples
+        --------
+        >>> from portagrad.chainer import testing
+        >>> tries = []
+        >>> def flaky():
+        ...     tries.append(1)
+        ...     assert len(tries) == 2
+        >>> testing.condition.retry(3)(flaky)(); len(tries)
+        2
+        """
+
+        def decorator(f: Callable) -> Callable:
+            @functools.wraps(f)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                for k in range(times):
+                    try:
+                        return f(*args, **kwargs)
+                    except AssertionError:
+                        if k == times - 1:
+                            raise
+                return None
+
+            return wrapper
+
+        return decorator
+
+
+condition = _Condition()
+
+
+class _Attr:
+    """Chainer's ``testing.attr``: test markers (pytest's ``gpu`` and ``slow``; iDeep and
+    ChainerX tests are skipped, those back ends do not exist here)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pytest
+
+        if name in ("gpu", "cudnn"):
+            return pytest.mark.gpu
+        if name == "multi_gpu":
+            return lambda n: pytest.mark.gpu
+        if name == "slow":
+            return pytest.mark.slow
+        if name in ("ideep", "chainerx"):
+            return pytest.mark.skip(reason=f"portagrad has no {name} back end")
+        raise AttributeError(f"chainer.testing.attr has no marker {name!r}")
+
+
+attr = _Attr()

@@ -119,3 +119,14 @@ class TestParameterized(unittest.TestCase):
 def test_parameterize_made_one_class_per_case():
     made = [k for k in globals() if k.startswith("TestParameterized_param_")]
     assert len(made) == 2 and TestParameterized is None
+
+
+def test_testing_condition_and_attr():
+    runs = []
+    testing.condition.repeat(2)(lambda: runs.append(1))()
+    assert runs == [1, 1]
+    with pytest.raises(AssertionError):
+        testing.condition.retry(2)(lambda: (_ for _ in ()).throw(AssertionError()))()
+    assert testing.attr.gpu.name == "gpu" and testing.attr.slow.name == "slow"
+    with pytest.raises(AttributeError):
+        _ = testing.attr.nonsense
