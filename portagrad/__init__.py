@@ -11,6 +11,7 @@ Examples
 (2,)
 """
 
+from . import amp as amp
 from . import autograd as autograd
 from . import data as data
 from . import gradcheck as gradcheck  # noqa: E402  (needs ops)

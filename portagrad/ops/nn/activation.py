@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from ..._errors import PortagradValueError, ShapeError
+from ...amp._autocast import full_precision
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
 from ...xp import ensure_array
@@ -318,7 +319,7 @@ def softmax(x: Any, axis: int = -1) -> Variable:
     >>> pg.ops.softmax(np.array([1e4, 0.0, -1e4])).array
     array([1., 0., 0.])
     """
-    x = _f(x, "softmax")
+    x = full_precision(_f(x, "softmax"))
     ax = _softmax_axis(x, axis, "softmax")
     if ax is None:
         return reshape(_softmax(reshape(x, (1,)), axis=0), ())
@@ -344,7 +345,7 @@ def log_softmax(x: Any, axis: int = -1) -> Variable:
     >>> pg.ops.log_softmax(np.array([1e4, 0.0])).array
     array([     0., -10000.])
     """
-    x = _f(x, "log_softmax")
+    x = full_precision(_f(x, "log_softmax"))
     ax = _softmax_axis(x, axis, "log_softmax")
     if ax is None:
         return reshape(_log_softmax(reshape(x, (1,)), axis=0), ())

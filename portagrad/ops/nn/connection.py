@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._errors import DTypeError, PortagradValueError, ShapeError, describe
+from ...amp._autocast import low_precision
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
 from ...xp import check_same_device, check_same_namespace
@@ -128,6 +129,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Variable:
     >>> pg.ops.linear(np.array([[1.0, 2.0]]), w, np.array([0.0, 0.0, 1.0])).array
     array([[1., 3., 5.]])
     """
+    x, weight, bias = low_precision(x, weight, bias)
     if isinstance(x, Variable) and isinstance(weight, Variable):
         # The common case (one library on one device, one floating dtype, matching
         # shapes) checked in a few comparisons; anything else takes the checks below.

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._errors import PortagradValueError, ShapeError
+from ...amp._autocast import low_precision
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp._conv import conv_forward, conv_input_grad, conv_out_size, conv_weight_grad
@@ -221,6 +222,7 @@ def conv(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] =
 def _convolution(op: str, nd: int | None, x: Any, weight: Any, bias: Any, stride: Any,
                  padding: Any, dilation: Any, groups: int) -> Variable:
     """:func:`conv`, its errors naming ``op``; ``nd`` fixes the number of spatial axes."""
+    x, weight, bias = low_precision(x, weight, bias)
     xv, wv, nd = conv_inputs(op, x, weight, nd)
     ksize = tuple(wv.array.shape[2:])
     stride_t = ints(stride, nd, op, "stride", 1)

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError
+from ...amp._autocast import full_precision
 from ...tape._variable import Variable
 from .._core import float_only, same_library, size_of, var, wrap
 from ..std.elementwise import log, where
@@ -246,6 +247,7 @@ def softmax_cross_entropy(x: Any, t: Any, *, axis: int = 1, ignore_label: int | 
     """
     op = "softmax_cross_entropy"
     x, ax = _check(op, x, "x", axis, reduction)
+    x = full_precision(x)
     if not 0.0 <= label_smoothing <= 1.0:
         raise PortagradValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
                                   f"{label_smoothing}")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...._errors import DTypeError, PortagradTypeError, ShapeError
+from ....amp._autocast import low_precision
 from ....tape import primitive
 from ....tape._variable import Variable, _fresh
 from ....xp import ensure_array
@@ -131,6 +132,7 @@ def matmul(x1: Any, x2: Any, /) -> Variable:
     >>> pg.ops.matmul(np.ones((2, 3)), np.ones((3, 4))).shape
     (2, 4)
     """
+    x1, x2 = low_precision(x1, x2)
     a, b = binary("matmul", x1, x2)
     if not isinstance(a, Variable) or not isinstance(b, Variable):
         raise PortagradTypeError("matmul(x1, x2): expected two arrays, got a Python scalar")
