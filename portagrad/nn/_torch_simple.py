@@ -350,19 +350,7 @@ PixelUnshuffle = _module("PixelUnshuffle",
                          "downscale_factor", "The inverse of PixelShuffle.")
 
 
-def _channel_shuffle(s: Module, x: Any) -> Any:
-    v = var(x, "ChannelShuffle")
-    g = int(s.groups)
-    if v.ndim < 3 or int(v.shape[1]) % g:
-        raise ShapeError(f"ChannelShuffle(input): expected (N, C, *) with C divisible by "
-                         f"groups={g}, got shape {tuple(v.shape)}")
-    n, c, rest = int(v.shape[0]), int(v.shape[1]), tuple(int(d) for d in v.shape[2:])
-    y = ops.reshape(v, (n, g, c // g) + rest)
-    y = ops.permute_dims(y, (0, 2, 1) + tuple(range(3, y.ndim)))
-    return ops.reshape(y, (n, c) + rest)
-
-
-ChannelShuffle = _module("ChannelShuffle", _channel_shuffle, "groups",
+ChannelShuffle = _module("ChannelShuffle", lambda s, x: F.channel_shuffle(x, s.groups), "groups",
                          "Interleave ``groups`` groups of channels (ShuffleNet's shuffle).")
 
 

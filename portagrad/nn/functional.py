@@ -46,6 +46,7 @@ from ._functional_softmax import prelu as prelu
 from ._functional_softmax import rrelu as rrelu
 from ._functional_softmax import threshold as threshold
 from ._functional_softmax import normalize as normalize
+from ._functional_extra import gumbel_softmax as gumbel_softmax
 # linear maps and convolutions
 from ._functional_conv import linear as linear
 from ._functional_conv import bilinear as bilinear
@@ -57,9 +58,12 @@ from ._functional_conv import conv_transpose2d as conv_transpose2d
 from ._functional_conv import conv_transpose3d as conv_transpose3d
 from ._functional_conv import unfold as unfold
 from ._functional_conv import fold as fold
+from ._functional_extra import conv_tbc as conv_tbc
 # padding and resampling
 from ._functional_resample import pixel_shuffle as pixel_shuffle
 from ._functional_resample import pixel_unshuffle as pixel_unshuffle
+from ._functional_extra import channel_shuffle as channel_shuffle
+from ._functional_extra import native_channel_shuffle as native_channel_shuffle
 from ._functional_resample import pad as pad
 from ._functional_resample import interpolate as interpolate
 from ._functional_resample import upsample as upsample
@@ -75,6 +79,9 @@ from ._functional_pool import avg_pool3d as avg_pool3d
 from ._functional_pool import lp_pool1d as lp_pool1d
 from ._functional_pool import lp_pool2d as lp_pool2d
 from ._functional_pool import lp_pool3d as lp_pool3d
+from ._functional_extra import max_pool1d_with_indices as max_pool1d_with_indices
+from ._functional_extra import max_pool2d_with_indices as max_pool2d_with_indices
+from ._functional_extra import max_pool3d_with_indices as max_pool3d_with_indices
 # adaptive pooling
 from ._functional_adaptive import adaptive_avg_pool1d as adaptive_avg_pool1d
 from ._functional_adaptive import adaptive_avg_pool2d as adaptive_avg_pool2d
@@ -82,6 +89,15 @@ from ._functional_adaptive import adaptive_avg_pool3d as adaptive_avg_pool3d
 from ._functional_adaptive import adaptive_max_pool1d as adaptive_max_pool1d
 from ._functional_adaptive import adaptive_max_pool2d as adaptive_max_pool2d
 from ._functional_adaptive import adaptive_max_pool3d as adaptive_max_pool3d
+from ._functional_extra import (
+    adaptive_max_pool1d_with_indices as adaptive_max_pool1d_with_indices,
+)
+from ._functional_extra import (
+    adaptive_max_pool2d_with_indices as adaptive_max_pool2d_with_indices,
+)
+from ._functional_extra import (
+    adaptive_max_pool3d_with_indices as adaptive_max_pool3d_with_indices,
+)
 # sampling by coordinates and indices
 from ._functional_sample import affine_grid as affine_grid
 from ._functional_sample import grid_sample as grid_sample
@@ -155,5 +171,8 @@ __all__: list[str] = [
     "multi_margin_loss", "multilabel_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
     "cosine_similarity", "pairwise_distance", "pdist", "mse_loss", "l1_loss", "smooth_l1_loss",
-    "huber_loss",
+    "huber_loss", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices", "gumbel_softmax", "conv_tbc", "channel_shuffle",
+    "native_channel_shuffle",
 ]

@@ -441,3 +441,74 @@ def test_multihead_attention_masks_match_torch(rng):
     yv, none = ours(q, kv, kv, attn_mask=float_mask, need_weights=False)
     assert none is None
     np.testing.assert_allclose(yv.array, yt.detach().numpy(), rtol=RTOL, atol=ATOL)
+
+
+_F_CASES = [
+    ("max_pool1d_with_indices", [(2, 3, 8)], (3,), {"stride": 2}),
+    ("max_pool2d_with_indices", [(1, 2, 5, 5)], (2,), {"ceil_mode": True}),
+    ("max_pool3d_with_indices", [(1, 1, 4, 4, 4)], (2,), {}),
+    ("adaptive_max_pool1d_with_indices", [(2, 3, 7)], (3,), {}),
+    ("adaptive_max_pool2d_with_indices", [(1, 2, 5, 7)], ((2, 3),), {}),
+    ("adaptive_max_pool3d_with_indices", [(1, 1, 3, 4, 5)], (2,), {}),
+    ("conv_tbc", [(6, 2, 3), (3, 3, 4), (4,)], (1,), {}),
+    ("channel_shuffle", [(2, 6, 3)], (3,), {}),
+    # (native_channel_shuffle has no derivative in torch: its values are checked below.)
+]
+
+
+@pytest.mark.parametrize("name, shapes, args, kwargs", _F_CASES, ids=[c[0] for c in _F_CASES])
+def test_functional_spellings_match_torch(name, shapes, args, kwargs, rng):
+    import portagrad.nn.functional as F
+
+    xs = [rng.normal(size=s) for s in shapes]
+    xt = [torch.tensor(x, requires_grad=True) for x in xs]
+    xv = [pg.Variable(x) for x in xs]
+    yt = getattr(torch.nn.functional, name)(*xt, *args, **kwargs)
+    yv = getattr(F, name)(*xv, *args, **kwargs)
+    if isinstance(yt, tuple):
+        np.testing.assert_array_equal(_np(yv[1]), yt[1].numpy())
+        yt, yv = yt[0], yv[0]
+    np.testing.assert_allclose(_np(yv), yt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    c = rng.normal(size=tuple(yt.shape))
+    (yt * torch.tensor(c)).sum().backward()
+    pg.ops.sum(yv * c).backward()
+    for a, b in zip(xv, xt):
+        np.testing.assert_allclose(a.grad, b.grad.numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_native_channel_shuffle_values(rng):
+    import portagrad.nn.functional as F
+
+    x = rng.normal(size=(1, 4, 2, 2))
+    np.testing.assert_array_equal(F.native_channel_shuffle(x, 2).array,
+                                  torch.nn.functional.native_channel_shuffle(
+                                      torch.tensor(x), 2).numpy())
+
+
+def test_gumbel_softmax_hard_is_one_hot_with_the_soft_gradient(rng):
+    import portagrad.nn.functional as F
+
+    pg.random.seed(3)
+    logits = pg.Variable(rng.normal(size=(4, 5)))
+    y = F.gumbel_softmax(logits, tau=0.5, hard=True)
+    assert set(np.unique(y.array)) == {0.0, 1.0} and np.all(y.array.sum(-1) == 1)
+    pg.random.seed(3)
+    soft = F.gumbel_softmax(pg.Variable(logits.array), tau=0.5)
+    np.testing.assert_array_equal(np.argmax(soft.array, -1), np.argmax(y.array, -1))
+    (g_hard,) = pg.grad(pg.ops.sum(y * np.arange(5.0)), logits)
+    x2 = pg.Variable(logits.array)
+    pg.random.seed(3)
+    (g_soft,) = pg.grad(pg.ops.sum(F.gumbel_softmax(x2, tau=0.5) * np.arange(5.0)), x2)
+    np.testing.assert_allclose(g_hard.array, g_soft.array, rtol=1e-12)
+
+
+def test_functional_names_cover_torch_functional():
+    import inspect
+
+    import portagrad.nn.functional as F
+
+    tf = torch.nn.functional
+    names = [n for n in dir(tf) if not n.startswith("_") and callable(getattr(tf, n))
+             and not inspect.isclass(getattr(tf, n)) and not inspect.ismodule(getattr(tf, n))]
+    present = [n for n in names if hasattr(F, n)]
+    assert len(present) >= 114, sorted(set(names) - set(present))
