@@ -129,6 +129,10 @@ _IMPLEMENTATION_OPTIONS = {"foreach": (None, False), "fused": (None, False),
                            "capturable": (False,), "differentiable": (False,)}
 
 
+# Keys the schedulers write into groups (a group saved with them may be added again).
+_SCHEDULER_KEYS = ("initial_lr", "max_lr", "min_lr", "base_momentum", "max_momentum")
+
+
 def _check_implementation_options(name: str, options: dict[str, Any]) -> None:
     for key, value in options.items():
         if key not in _IMPLEMENTATION_OPTIONS:
@@ -275,11 +279,11 @@ class Optimizer:
         for key, default in self.defaults.items():
             group.setdefault(key, default)
         unknown = [k for k in group if k not in self.defaults
-                   and k not in ("params", "param_names", "initial_lr")]
+                   and k not in ("params", "param_names") + _SCHEDULER_KEYS]
         _check_implementation_options(name, {k: group.pop(k) for k in list(unknown)
                                              if k in _IMPLEMENTATION_OPTIONS})
         unknown = [k for k in unknown if k not in _IMPLEMENTATION_OPTIONS]
-        if unknown and not self._accepts_extra_group_keys():
+        if unknown:
             raise PortagradValueError(f"{name}.add_param_group: unknown options {unknown}; "
                                       f"expected some of {sorted(self.defaults)}")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
@@ -292,11 +296,6 @@ class Optimizer:
                                       f"or none")
         self._check_group(group)
         self.param_groups.append(group)
-
-    def _accepts_extra_group_keys(self) -> bool:
-        # Schedulers add their own keys (max_lr, base_momentum...) to groups, and users
-        # may keep notes there, as in torch; only implementation options are checked.
-        return True
 
     def _check_group(self, group: dict[str, Any]) -> None:
         """Validate a group's hyperparameters (subclasses)."""

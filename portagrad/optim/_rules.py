@@ -417,6 +417,10 @@ class Adagrad(Optimizer):
     """Adagrad with learning-rate decay and an initial accumulator
     (``torch.optim.Adagrad``).
 
+    A group's own ``initial_accumulator_value`` fills its accumulators (torch fills every
+    group's with the constructor's value and ignores the group's); with one value for all
+    groups the numbers are torch's.
+
     Parameters
     ----------
     params

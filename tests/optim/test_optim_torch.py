@@ -313,6 +313,8 @@ def test_param_groups_and_options():
     assert opt.param_groups[2]["lr"] == 1.0
     with pytest.raises(ValueError, match="more than one group"):
         opt.add_param_group({"params": [a]})
+    with pytest.raises(ValueError, match="unknown options"):
+        pg.optim.SGD([{"params": [c], "momentun": 0.9}], lr=0.1)
     named = pg.optim.Adam([("w", a), ("v", b)])
     assert named.state_dict()["param_groups"][0]["param_names"] == ["w", "v"]
 
