@@ -195,7 +195,7 @@ class RNNBase(Module):
         c_n = ops.stack(cs, axis=0) if self.mode == "LSTM" else None
         y = layer_in
         if packed is not None:
-            y = _repack(packed, y)
+            y = _repack(packed, y, lengths)
         elif not batched:
             y = ops.squeeze(y, axis=1)
             h_n = ops.squeeze(h_n, axis=1)
@@ -270,13 +270,12 @@ def _unpack(packed: Any) -> tuple[Any, list[int]]:
     return var(padded, "RNN"), lengths
 
 
-def _repack(packed: Any, y: Any) -> Any:
+def _repack(packed: Any, y: Any, lengths: list[int]) -> Any:
+    """``y`` (padded, time-major) packed as the input was."""
     from .utils import rnn as _rnn
 
-    lengths = None
-    padded, lengths = _rnn.pad_packed_sequence(packed)
-    return _rnn.pack_padded_sequence(y, lengths, enforce_sorted=False) if getattr(
-        packed, "sorted_indices", None) is not None else _rnn.pack_padded_sequence(y, lengths)
+    sorted_input = getattr(packed, "sorted_indices", None) is None
+    return _rnn.pack_padded_sequence(y, lengths, enforce_sorted=sorted_input)
 
 
 _CLASS_DOC = """{desc} (``torch.nn.{name}``); ``forward(input, hx=None)`` returns

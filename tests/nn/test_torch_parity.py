@@ -512,3 +512,20 @@ def test_functional_names_cover_torch_functional():
              and not inspect.isclass(getattr(tf, n)) and not inspect.ismodule(getattr(tf, n))]
     present = [n for n in names if hasattr(F, n)]
     assert len(present) >= 114, sorted(set(names) - set(present))
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_packed_sequences_match_torch(name, rng):
+    rnn_utils = pytest.importorskip("portagrad.nn.utils.rnn")
+    theirs, ours = _pair(name, (3, 4), {"bidirectional": True, "num_layers": 2})
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    x = rng.normal(size=(5, 3, 3))
+    lengths = [5, 2, 3]
+    tu = torch.nn.utils.rnn
+    yt, ht = theirs(tu.pack_padded_sequence(torch.tensor(x), lengths, enforce_sorted=False))
+    yt = tu.pad_packed_sequence(yt)[0]
+    yv, hv = ours(rnn_utils.pack_padded_sequence(x, lengths, enforce_sorted=False))
+    yv = rnn_utils.pad_packed_sequence(yv)[0]
+    np.testing.assert_allclose(_np(yv), yt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    for a, b in zip(_outputs(hv), _outputs(ht)):
+        np.testing.assert_allclose(_np(a), b.detach().numpy(), rtol=RTOL, atol=ATOL)
