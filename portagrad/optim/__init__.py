@@ -25,6 +25,7 @@ array([0.375])
 """
 
 from . import lr_scheduler as lr_scheduler
+from . import swa_utils as swa_utils
 from ._hooks import GradientClipping as GradientClipping
 from ._hooks import GradientHardClipping as GradientHardClipping
 from ._hooks import Lasso as Lasso

@@ -1,0 +1,221 @@
+"""Stochastic weight averaging as ``torch.optim.swa_utils``: :class:`AveragedModel`,
+:class:`SWALR` and :func:`update_bn`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import portagrad as pg
+>>> from portagrad.optim.swa_utils import AveragedModel
+>>> model = pg.nn.Linear(2, 1)
+>>> swa = AveragedModel(model)
+>>> w0 = model.weight.array.copy()
+>>> with pg.no_grad():
+...     model.weight.array = model.weight.array + 1.0
+>>> swa.update_parameters(model); int(swa.n_averaged)
+1
+>>> bool(np.allclose(swa.module.weight.array, w0 + 1.0))
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._errors import PortagradValueError
+from ..nn._module import Module
+from ..tape._mode import set_grad_enabled
+from ..xp import default_namespace, namespace_of
+from .lr_scheduler import LRScheduler, _per_group
+
+__all__ = ["AveragedModel", "SWALR", "update_bn"]
+
+
+class AveragedModel(Module):
+    """A copy of ``model`` whose parameters are the running average of ``model``'s
+    (each :meth:`update_parameters` call adds one sample).
+
+    Parameters
+    ----------
+    model
+        The model to average.
+    device
+        Accepted for torch's signature; must be ``None`` (move the model instead).
+    avg_fn
+        ``avg_fn(averaged, current, n_averaged) -> new averaged`` (arrays); default the
+        equal-weight running mean.
+    multi_avg_fn
+        Not supported (torch's multi-tensor form); must be ``None``.
+    use_buffers
+        Average the buffers too (otherwise they are left as copied; see
+        :func:`update_bn`).
+    """
+
+    def __init__(self, model: Module, device: Any = None,
+                 avg_fn: Callable[[Any, Any, Any], Any] | None = None,
+                 multi_avg_fn: Any = None, use_buffers: bool = False) -> None:
+        super().__init__()
+        if device is not None:
+            raise PortagradValueError("AveragedModel(device): not supported; move the model "
+                                      "with model.to(...) first")
+        if multi_avg_fn is not None:
+            raise PortagradValueError("AveragedModel(multi_avg_fn): not supported; pass an "
+                                      "avg_fn over single arrays")
+        self.module = copy.deepcopy(model)
+        self._xp = next((namespace_of(p.array) for p in self.module.parameters()
+                         if p.array is not None), None) or default_namespace()
+        self.register_buffer("n_averaged", self._xp.asarray(0, dtype=self._xp.int64))
+        self.avg_fn = avg_fn
+        self.use_buffers = use_buffers
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.module(*args, **kwargs)
+
+    def _tensors(self, model: Module) -> list[Any]:
+        params = list(model.parameters())
+        if self.use_buffers:
+            return params + [b for _, b in model.named_buffers()]
+        return params
+
+    def update_parameters(self, model: Module) -> None:
+        """Add ``model``'s current parameters to the average.
+
+        Parameters
+        ----------
+        model
+            The model being trained (same structure as the averaged one).
+        """
+        n = int(self.n_averaged)
+        mine = self._tensors(self.module)
+        theirs = self._tensors(model)
+        if len(mine) != len(theirs):
+            raise PortagradValueError("AveragedModel.update_parameters(model): the model's "
+                                      "structure differs from the averaged one's")
+        names = [name for name, _ in self.module.named_buffers()] if self.use_buffers else []
+        with set_grad_enabled(False):
+            for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+                cur = getattr(b, "array", b)
+                old = getattr(a, "array", a)
+                if n == 0 or not _floating(old):
+                    new = cur * 1 if hasattr(cur, "shape") else cur
+                elif self.avg_fn is not None:
+                    new = self.avg_fn(old, cur, n)
+                else:
+                    new = old + (cur - old) / (n + 1)
+                if hasattr(a, "array"):
+                    a.array = new
+                else:
+                    _set_buffer(self.module, names[i - len(mine) + len(names)], new)
+        self.n_averaged = self._xp.asarray(n + 1, dtype=self._xp.int64)
+
+
+def _floating(a: Any) -> bool:
+    kind = getattr(getattr(a, "dtype", None), "kind", None)
+    return kind == "f" if kind is not None else "float" in str(getattr(a, "dtype", ""))
+
+
+def _set_buffer(model: Module, dotted: str, value: Any) -> None:
+    *path, leaf = dotted.split(".")
+    m = model
+    for part in path:
+        m = getattr(m, part)
+    setattr(m, leaf, value)
+
+
+class SWALR(LRScheduler):
+    """Anneal each group's learning rate to ``swa_lr`` over ``anneal_epochs`` epochs
+    (cosine or linear), then keep it (``torch.optim.swa_utils.SWALR``).
+
+    Parameters
+    ----------
+    optimizer
+        The optimizer.
+    swa_lr
+        The final learning rate (or one per group).
+    anneal_epochs
+        Epochs of the annealing (0: at once).
+    anneal_strategy
+        ``"cos"`` or ``"linear"``.
+    last_epoch
+        See :class:`~portagrad.optim.lr_scheduler.LRScheduler`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> from portagrad.optim.swa_utils import SWALR
+    >>> opt = pg.optim.SGD([pg.nn.Parameter(np.ones(1))], lr=1.0)
+    >>> s = SWALR(opt, swa_lr=0.1, anneal_epochs=2, anneal_strategy="linear")
+    >>> s.step(); s.step(); round(s.get_last_lr()[0], 12)
+    0.1
+    """
+
+    def __init__(self, optimizer: Any, swa_lr: float | list[float], anneal_epochs: int = 10,
+                 anneal_strategy: str = "cos", last_epoch: int = -1) -> None:
+        for lr, group in zip(_per_group("SWALR(swa_lr)", optimizer, swa_lr),
+                             optimizer.param_groups, strict=True):
+            group["swa_lr"] = lr
+        if anneal_strategy not in ("cos", "linear"):
+            raise PortagradValueError(f"SWALR(anneal_strategy): expected 'cos' or 'linear', "
+                                      f"got {anneal_strategy!r}")
+        if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
+            raise PortagradValueError(f"SWALR(anneal_epochs): expected an int >= 0, got "
+                                      f"{anneal_epochs!r}")
+        self._anneal_strategy = anneal_strategy
+        self.anneal_epochs = anneal_epochs
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal(self, t: float) -> float:
+        return t if self._anneal_strategy == "linear" else (1 - math.cos(math.pi * t)) / 2
+
+    @staticmethod
+    def _initial(lr: float, swa_lr: float, alpha: float) -> float:
+        return swa_lr if alpha == 1 else (lr - alpha * swa_lr) / (1 - alpha)
+
+    def get_lr(self) -> list[float]:
+        step = self._step_count - 1
+        if self.anneal_epochs == 0:
+            step = max(1, step)
+        prev_alpha = self._anneal(max(0, min(1, (step - 1) / max(1, self.anneal_epochs))))
+        prev = [self._initial(g["lr"], g["swa_lr"], prev_alpha)
+                for g in self.optimizer.param_groups]
+        alpha = self._anneal(max(0, min(1, step / max(1, self.anneal_epochs))))
+        return [g["swa_lr"] * alpha + lr * (1 - alpha)
+                for g, lr in zip(self.optimizer.param_groups, prev, strict=True)]
+
+
+def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
+    """Recompute the running statistics of every batch-norm module of ``model`` over
+    ``loader`` (cumulative averages, as torch), in training mode; the mode is restored.
+
+    Parameters
+    ----------
+    loader
+        Batches: arrays, or tuples/lists whose first entry is the input.
+    model
+        The model (an :class:`AveragedModel` or any module).
+    device
+        Accepted for torch's signature; must be ``None``.
+    """
+    if device is not None:
+        raise PortagradValueError("update_bn(device): not supported; pass batches on the "
+                                  "model's device")
+    momenta = {}
+    for m in model.modules():
+        if hasattr(m, "running_mean") and hasattr(m, "reset_running_stats"):
+            m.reset_running_stats()
+            momenta[m] = m.momentum
+    if not momenta:
+        return
+    was_training = model.training
+    model.train()
+    for m in momenta:
+        m.momentum = None
+    with set_grad_enabled(False):
+        for batch in loader:
+            model(batch[0] if isinstance(batch, (list, tuple)) else batch)
+    for m, mom in momenta.items():
+        m.momentum = mom
+    model.train(was_training)
