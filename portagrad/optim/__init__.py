@@ -52,3 +52,4 @@ from ._schedules import CosineAnnealing as CosineAnnealing
 from ._schedules import ExponentialDecay as ExponentialDecay
 from ._schedules import LinearWarmup as LinearWarmup
 from ._schedules import StepDecay as StepDecay
+from ._swap import swap_in_optimizer_params_and_state as swap_in_optimizer_params_and_state

@@ -359,3 +359,32 @@ def test_bad_params():
         pg.optim.SGD([], lr=0.1)
     with pytest.raises(pg.PortagradError, match="nesterov"):
         pg.optim.SGD([pg.nn.Parameter(np.ones(1))], nesterov=True)
+
+
+def test_swap_in_params_and_state_as_torch():
+    init, grads = _init(SHAPES), _grads(SHAPES)
+    opts = [{}, {"lr": 0.01}]
+    _, topt = _run_torch("Adam", {"lr": 0.05}, opts, init, grads[:3])
+    _, popt, params = _run_pg("Adam", {"lr": 0.05}, opts, init, grads[:3])
+    live = [p.array.copy() for p in params]
+    swapped = [pg.nn.Parameter(p.array.copy()) for p in params]
+    tswapped = {str(i): torch.tensor(p.array.copy(), requires_grad=True)
+                for i, p in enumerate(params)}
+    psd = popt.state_dict()
+    psd = {"state": {k: {n: (v.copy() if hasattr(v, "copy") else v) for n, v in st.items()}
+                     for k, st in psd["state"].items()}, "param_groups": psd["param_groups"]}
+    tsd = topt.state_dict()
+    with torch.optim.swap_in_optimizer_params_and_state(topt, tswapped, tsd):
+        for t, g in zip(tswapped.values(), grads[3]):
+            t.grad = torch.tensor(g)
+        topt.step()
+    with pg.optim.swap_in_optimizer_params_and_state(popt, {str(i): p for i, p in
+                                                            enumerate(swapped)}, psd):
+        for p, g in zip(swapped, grads[3]):
+            p.grad = g
+        popt.step()
+    for p, t in zip(swapped, tswapped.values()):
+        np.testing.assert_allclose(p.array, t.detach().numpy(), rtol=RTOL)
+    for p, a in zip(params, live):
+        np.testing.assert_array_equal(p.array, a)
+    assert popt.param_groups[0]["params"][0] is params[0]
