@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 
 import portagrad as pg
-import portagrad.nn.utils  # noqa: F401  (pg.nn.utils)
 from portagrad import nn
 from portagrad.data import DataLoader
 from portagrad.nn import functional as F
