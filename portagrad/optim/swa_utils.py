@@ -30,7 +30,41 @@ from ..tape._mode import set_grad_enabled
 from ..xp import default_namespace, namespace_of
 from .lr_scheduler import LRScheduler, _per_group
 
-__all__ = ["AveragedModel", "SWALR", "update_bn"]
+__all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_swa_avg_fn"]
+
+
+def get_ema_avg_fn(decay: float = 0.999) -> Callable[[Any, Any, Any], Any]:
+    """The exponential moving average ``decay * averaged + (1 - decay) * current``, as an
+    ``avg_fn`` of :class:`AveragedModel`.
+
+    Parameters
+    ----------
+    decay
+        Weight of the average so far.
+
+    Examples
+    --------
+    >>> from portagrad.optim.swa_utils import get_ema_avg_fn
+    >>> get_ema_avg_fn(0.5)(1.0, 3.0, 7)
+    2.0
+    """
+    def ema_update(averaged: Any, current: Any, num_averaged: Any) -> Any:
+        return decay * averaged + (1 - decay) * current
+    return ema_update
+
+
+def get_swa_avg_fn() -> Callable[[Any, Any, Any], Any]:
+    """The equal-weight running mean ``averaged + (current - averaged) / (n + 1)``.
+
+    Examples
+    --------
+    >>> from portagrad.optim.swa_utils import get_swa_avg_fn
+    >>> get_swa_avg_fn()(1.0, 4.0, 2)
+    2.0
+    """
+    def swa_update(averaged: Any, current: Any, num_averaged: Any) -> Any:
+        return averaged + (current - averaged) / (num_averaged + 1)
+    return swa_update
 
 
 class AveragedModel(Module):

@@ -58,3 +58,21 @@ def test_averaged_model_matches_torch():
     np.testing.assert_allclose(pa.module[1].running_var,
                                ta.module[1].running_var.numpy(), rtol=1e-5, atol=1e-6)
     assert pa.module[1].momentum == 0.1
+
+
+def test_ema_avg_fn_matches_torch():
+    tm, pm = torch.nn.Linear(2, 2), pg.nn.Linear(2, 2)
+    pm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
+    ta = torch.optim.swa_utils.AveragedModel(
+        tm, avg_fn=torch.optim.swa_utils.get_ema_avg_fn(0.9))
+    pa = S.AveragedModel(pm, avg_fn=S.get_ema_avg_fn(0.9))
+    for _ in range(3):
+        with torch.no_grad():
+            tm.weight *= 1.5
+        pm.weight.array = pm.weight.array * np.float32(1.5)
+        ta.update_parameters(tm)
+        pa.update_parameters(pm)
+    np.testing.assert_allclose(pa.module.weight.array, ta.module.weight.detach().numpy(),
+                               rtol=1e-6)
+    assert S.get_swa_avg_fn()(2.0, 5.0, 2) == torch.optim.swa_utils.get_swa_avg_fn()(
+        torch.tensor(2.0), torch.tensor(5.0), torch.tensor(2)).item()
