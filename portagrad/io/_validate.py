@@ -151,6 +151,8 @@ def check_kinds(stored: Any, live: Any, where: str) -> None:
     >>> from portagrad.io._validate import check_kinds
     >>> check_kinds({"t": 3, "hyper": {"lr": 1}}, {"t": 0, "hyper": {"lr": 0.1}}, "f")
     >>> check_kinds({"state": {"0": {"step": 2}}}, {"state": {0: {"step": 1}}}, "f")
+    >>> check_kinds({"param_groups": [{"step_sizes": [1e-6, 0.05]}]},
+    ...             {"param_groups": [{"step_sizes": (1e-6, 50)}]}, "f")
     >>> check_kinds({"t": {"x": 1}}, {"t": 0}, "f")
     Traceback (most recent call last):
     ...
@@ -176,8 +178,13 @@ def check_kinds(stored: Any, live: Any, where: str) -> None:
             continue
         if isinstance(v, bool):
             expected, ok = "True or False", type(s) is bool
-        elif isinstance(v, int):
+        elif isinstance(v, int) and "param_groups" not in path.split("/"):
             expected, ok = "an integer", type(s) is int
+        elif isinstance(v, int):
+            # a hyperparameter may be given as 50 or as 0.05 (Rprop's step sizes); its range
+            # is checked by check_state_tree
+            expected = "a number"
+            ok = isinstance(s, (int, float)) and not isinstance(s, bool)
         elif isinstance(v, float):
             expected = "a number"
             ok = isinstance(s, (int, float)) and not isinstance(s, bool)
@@ -222,7 +229,12 @@ def _check_hyper(group: Any, where: str) -> None:
                               f"{_show(group)}")
     for key, value in group.items():
         at = f"{where}/{key}"
-        if key in _HYPER_RANGES:
+        if key == "eps" and isinstance(value, list):
+            # Adafactor's (eps1, eps2), where None stands for the dtype's own epsilon
+            for i, e in enumerate(value):
+                if e is not None:
+                    check_real(e, f"{at}/{i}", 0.0, math.inf)
+        elif key in _HYPER_RANGES:
             low, high, low_open, high_open = _HYPER_RANGES[key]
             check_real(value, at, low, high, low_open=low_open, high_open=high_open)
         elif key == "betas":

@@ -509,3 +509,20 @@ def test_train_resume_refuses_a_fifo_snapshot_without_blocking(tmp_path, capsys)
     err = capsys.readouterr().err
     assert result["rc"] == 2, err
     assert "--resume: no snapshot in" in err
+
+
+def test_hyperparameters_may_change_between_int_and_float_and_eps_may_be_a_pair(tmp_path):
+    # Rprop's step sizes default to (1e-6, 50); a saved run may hold 0.05 there, and
+    # Adafactor's eps is (None, 1e-3): both are hyperparameters, not counters.
+    p = pg.nn.Parameter(np.ones(3))
+    saved = pg.optim.Rprop([p], step_sizes=(1e-6, 0.05))
+    p.grad = np.ones(3)
+    saved.step()
+    pg.io.save(tmp_path / "r.safetensors", saved)
+    fresh = pg.optim.Rprop([pg.nn.Parameter(np.ones(3))])
+    pg.io.load(tmp_path / "r.safetensors", fresh)
+    assert tuple(fresh.param_groups[0]["step_sizes"]) == (1e-6, 0.05)
+    ada = pg.optim.Adafactor([pg.nn.Parameter(np.ones((2, 2)))], lr=0.05)
+    pg.io.save(tmp_path / "a.safetensors", ada)
+    pg.io.load(tmp_path / "a.safetensors", ada)
+    assert list(ada.param_groups[0]["eps"]) == [None, 1e-3]

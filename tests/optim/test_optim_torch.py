@@ -263,7 +263,7 @@ def test_lion_against_its_definition():
 
 
 @pytest.mark.parametrize("case", ["Adam", "SGD", "Adagrad", "Rprop", "ASGD", "NAdam",
-                                  "RMSprop", "Adadelta", "Adamax"])
+                                  "RMSprop", "Adadelta", "Adamax", "Adafactor"])
 def test_state_dict_round_trip_continues_identically(case, tmp_path):
     cls_name, defaults, g0, g1 = CASES[case]
     init, grads = _init(SHAPES), _grads(SHAPES)
