@@ -231,6 +231,8 @@ def _check_hyper(group: Any, where: str) -> None:
         at = f"{where}/{key}"
         if key == "eps" and isinstance(value, list):
             # Adafactor's (eps1, eps2), where None stands for the dtype's own epsilon
+            if len(value) != 2:
+                raise CheckpointError(f"{at}: expected a number or a pair, got {_show(value)}")
             for i, e in enumerate(value):
                 if e is not None:
                     check_real(e, f"{at}/{i}", 0.0, math.inf)
