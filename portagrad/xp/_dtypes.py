@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["is_floating", "is_complex", "is_inexact", "is_integral", "binary_result_dtype",
-           "default_float", "index_dtype", "unavailable_dtype",
+           "default_float", "index_dtype", "unavailable_dtype", "accumulation_dtype",
            "host_dtype_hash"]
 
 
@@ -93,6 +93,32 @@ def index_dtype(xp: Any) -> Any:
     if getattr(xp, "__name__", "") == "jax.numpy":
         return xp.__array_namespace_info__().default_dtypes()["indexing"]
     return xp.int64
+
+
+def accumulation_dtype(xp: Any, array: Any) -> Any:
+    """The standard's result dtype of a sum or product of an integer ``array`` given no
+    dtype: integers narrower than the default integer widen to its width (unsigned ones
+    to the unsigned integer of that width); None (the library's own rule) otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp._dtypes import accumulation_dtype
+    >>> accumulation_dtype(xp, np.ones(2, dtype=np.int8)) == xp.int64
+    True
+    """
+    dtype = array.dtype
+    if not xp.isdtype(dtype, "integral"):
+        return None
+    info = xp.__array_namespace_info__()
+    default = info.default_dtypes(device=array.device)["integral"]
+    bits = xp.iinfo(default).bits
+    if xp.iinfo(dtype).bits >= bits:
+        return None
+    if xp.isdtype(dtype, "unsigned integer"):
+        return getattr(xp, f"uint{bits}")
+    return default
 
 
 _WIDE = frozenset({"float64", "complex128", "int64", "uint64"})

@@ -12,6 +12,7 @@ from typing import Any
 from ..._errors import ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
+from ...xp._dtypes import accumulation_dtype
 from .._core import is_floating_dtype, var, wrap
 from ._axes import _norm_axis
 from .casting import cast_for
@@ -194,9 +195,11 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
         v = cast_for(v, dtype, "cumulative_prod")
     xp = v.xp
     if not is_floating_dtype(xp, v.array.dtype):
-        # An explicit dtype is kept: without one, libraries widen small integers.
+        # An explicit dtype is kept; without one, small integers widen as the standard
+        # says (JAX's cumulative_prod keeps int8, so the dtype is passed explicitly).
         return wrap(xp.cumulative_prod(v.array, axis=axis, include_initial=include_initial,
-                                       dtype=None if dtype is None else v.array.dtype), xp)
+                                       dtype=v.array.dtype if dtype is not None
+                                       else accumulation_dtype(xp, v.array)), xp)
     y = _cumprod(v, axis=axis)
     if include_initial:
         shape = list(v.array.shape)
