@@ -54,7 +54,22 @@ from ._errors import (
     PortagradError as PortagradError,
 )
 from ._errors import (
+    PortagradIndexError as PortagradIndexError,
+)
+from ._errors import (
+    PortagradNotImplementedError as PortagradNotImplementedError,
+)
+from ._errors import (
+    PortagradTypeError as PortagradTypeError,
+)
+from ._errors import (
+    PortagradValueError as PortagradValueError,
+)
+from ._errors import (
     ShapeError as ShapeError,
+)
+from ._errors import (
+    SizeError as SizeError,
 )
 from .autograd import hessian as hessian
 from .autograd import hvp as hvp

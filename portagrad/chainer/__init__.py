@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import importlib
+import sys
 import types
 from typing import Any
 
@@ -316,4 +317,11 @@ def _cuda_module() -> types.ModuleType:
 
 
 cuda = _cuda_module()
-backends = types.SimpleNamespace(cuda=cuda, cpu=backend)
+# Real modules, registered, so that Chainer's ``from chainer.backends import cuda`` and
+# ``import chainer.backends.cuda`` work once the import line names portagrad.chainer.
+backends = types.ModuleType("portagrad.chainer.backends")
+backends.cuda = cuda  # type: ignore[attr-defined]
+backends.cpu = backend  # type: ignore[attr-defined]
+backends.__path__ = []  # type: ignore[attr-defined]  # a package, for the submodule import
+sys.modules.setdefault("portagrad.chainer.backends", backends)
+sys.modules.setdefault("portagrad.chainer.backends.cuda", cuda)

@@ -121,3 +121,15 @@ def test_sampling_links_send_their_samples_to_the_device():
     # All scores 0: each example's loss is -(log(1/3) + 2 log(2/3)).
     np.testing.assert_allclose(float(bo(x, t).array), -(np.log(1 / 3) + 2 * np.log(2 / 3)),
                                rtol=1e-6)
+
+
+def test_chainer_backends_import_lines_work():
+    # Chainer code writes ``from chainer.backends import cuda``; after the import line
+    # changes it must still find the module.
+    import portagrad.chainer.backends.cuda as cuda2
+    from portagrad.chainer.backends import cuda
+
+    from portagrad import chainer
+
+    assert cuda is cuda2 is chainer.cuda is chainer.backends.cuda
+    assert cuda.available in (True, False) and chainer.backends.cpu.CpuDevice is not None
