@@ -23,7 +23,8 @@ demo: $(STAMP)
 # non-default device), PyTorch and JAX (CuPy needs a GPU: make gpu-check). A skip for any
 # other reason fails the run; the skips and their reasons are printed at the end.
 BACKENDS := numpy,array_api_strict,torch,jax
-TEST_ENV := PORTAGRAD_STRICT_SKIPS=1 PORTAGRAD_NAMESPACE=$(BACKENDS)
+# JAX on its CPU backend without probing for accelerator plugins (the tests are CPU ones).
+TEST_ENV := PORTAGRAD_STRICT_SKIPS=1 PORTAGRAD_NAMESPACE=$(BACKENDS) JAX_PLATFORMS=cpu
 
 test: $(STAMP)
 	$(BIN)/ruff check .
