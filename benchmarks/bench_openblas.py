@@ -91,7 +91,7 @@ def updates() -> dict[str, dict[str, Callable[[], object]]]:
     grads = [rng.standard_normal(a.shape).astype(np.float32) * 1e-2
              for w, b in prob.params for a in (w, b)]
     rules = {"SGD": lambda ps: pg.optim.SGD(ps, lr=0.1),
-             "MomentumSGD": lambda ps: pg.optim.MomentumSGD(ps, lr=0.1),
+             "SGD with momentum": lambda ps: pg.optim.SGD(ps, lr=0.1, momentum=0.9),
              "Adam": lambda ps: pg.optim.Adam(ps, lr=1e-3)}
     out = {}
     for name, rule in rules.items():

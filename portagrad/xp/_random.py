@@ -56,7 +56,12 @@ class HostEngine:
         self.gen = np.random.Generator(np.random.PCG64(seed))
 
     def _out(self, host: np.ndarray, xp: Any, device: Any, dtype: Any) -> Any:
-        out = from_numpy(np.ascontiguousarray(host), xp=xp, device=device)
+        host = np.asarray(host)
+        # C order for the libraries that need it; np.ascontiguousarray would make a 0-d
+        # draw 1-d
+        if not host.flags.c_contiguous:
+            host = np.copy(host, order="C")
+        out = from_numpy(host, xp=xp, device=device)
         if dtype is not None and out.dtype != dtype:
             out = xp.astype(out, dtype)
         return out
