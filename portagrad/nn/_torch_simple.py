@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
+from ..ops._adapters import adapts
 from ..ops._core import var
 from . import functional as F
 from . import init as _init
@@ -35,9 +36,11 @@ def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
 
 
 def _module(name: str, call: Callable[..., Any], params: str = "", doc: str = "",
-            buffers: tuple[str, ...] = (), nin: int = 1) -> type:
+            buffers: tuple[str, ...] = (), nin: int = 1,
+            of: Callable[..., Any] | None = None) -> type:
     """A module class ``name`` whose constructor takes ``params`` (``"a=1, *, b=None"``
-    in Python syntax, defaults evaluated) and whose ``forward`` is ``call(self, *inputs)``.
+    in Python syntax, defaults evaluated) and whose ``forward`` is ``call(self, *inputs)``;
+    ``of`` names the function ``call`` hands its work to, declaring ``forward`` its adapter.
     """
     sig = inspect.signature(eval(f"lambda {params}: None"))  # noqa: S307 - our literal
 
@@ -72,6 +75,9 @@ def _module(name: str, call: Callable[..., Any], params: str = "", doc: str = ""
         if buffers:
             _follow_input(self, buffers, inputs[0])
         return call(self, *inputs)
+
+    if of is not None:
+        forward = adapts(of)(forward)
 
     def extra_repr(self: Module) -> str:
         parts = []
@@ -398,22 +404,24 @@ _LEGACY = "size_average=None, reduce=None, reduction='mean'"
 L1Loss = _module("L1Loss", lambda s, x, t: F.l1_loss(x, t, reduction=s.reduction), _LEGACY,
                  "Mean absolute error.", nin=2)
 MSELoss = _module("MSELoss", lambda s, x, t: F.mse_loss(x, t, reduction=s.reduction),
-                  _LEGACY, "Mean squared error.", nin=2)
+                  _LEGACY, "Mean squared error.", nin=2, of=F.mse_loss)
 CrossEntropyLoss = _module(
     "CrossEntropyLoss", lambda s, x, t: F.cross_entropy(
         x, t, s.weight, ignore_index=s.ignore_index, reduction=s.reduction,
         label_smoothing=s.label_smoothing),
     "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', "
     "label_smoothing=0.0", "Cross entropy of logits against class indices or "
-    "probabilities; ``weight`` is a buffer.", buffers=("weight",), nin=2)
+    "probabilities; ``weight`` is a buffer.", buffers=("weight",), nin=2, of=F.cross_entropy)
 NLLLoss = _module("NLLLoss", lambda s, x, t: F.nll_loss(
     x, t, s.weight, ignore_index=s.ignore_index, reduction=s.reduction),
     "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
-    "Negative log likelihood of log-probabilities.", buffers=("weight",), nin=2)
+    "Negative log likelihood of log-probabilities.", buffers=("weight",), nin=2,
+    of=F.nll_loss)
 NLLLoss2d = _module("NLLLoss2d", lambda s, x, t: F.nll_loss(
     x, t, s.weight, ignore_index=s.ignore_index, reduction=s.reduction),
     "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
-    "NLLLoss (torch's older name for image targets).", buffers=("weight",), nin=2)
+    "NLLLoss (torch's older name for image targets).", buffers=("weight",), nin=2,
+    of=F.nll_loss)
 BCELoss = _module("BCELoss", lambda s, x, t: F.binary_cross_entropy(
     x, t, s.weight, reduction=s.reduction), "weight=None, " + _LEGACY,
     "Binary cross entropy of probabilities.", buffers=("weight",), nin=2)

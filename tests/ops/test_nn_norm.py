@@ -163,9 +163,9 @@ def test_single_value_per_channel_follows_each_anchor():
     np.testing.assert_allclose(rm, 0.1 * x[0], rtol=1e-15)
     np.testing.assert_allclose(rv, [0.9, 0.9, 0.9], rtol=1e-15)
     # PyTorch refuses such a training batch, in the function and the module.
-    with pytest.raises(pg.ShapeError, match="more than one value per channel"):
+    with pytest.raises(pg.ShapeError, match="more than (one|1) value per channel"):
         pg.nn.functional.batch_norm(x, np.zeros(3), np.ones(3), training=True)
-    with pytest.raises(pg.ShapeError, match="more than one value per channel"):
+    with pytest.raises(pg.ShapeError, match="more than (one|1) value per channel"):
         pg.nn.BatchNorm1d(3, dtype=np.float64)(x)
 
 

@@ -107,7 +107,7 @@ def test_multi_node_batch_norm_module_equals_batch_norm_of_the_whole_batch(featu
                                    rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(features[f"bnmod/gx{step}"].reshape(8, 3, 2), x.grad,
                                    rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(features["bnmod/ggamma"], bn.gamma.grad, rtol=1e-10)
+    np.testing.assert_allclose(features["bnmod/ggamma"], bn.weight.grad, rtol=1e-10)
     np.testing.assert_allclose(features["bnmod/running"],
                                np.stack([bn.running_mean, bn.running_var]), rtol=1e-12)
     bn.eval()
