@@ -85,9 +85,10 @@ def test_the_default_deadline_comes_from_the_environment(mpirun):
 
 def test_os_exit_on_one_rank_ends_the_job_with_its_status(mpirun):
     # os._exit runs no Python code; MPICH's launcher kills the other ranks at once and
-    # reports the exiting rank's status, even 0 (as the documentation says).
+    # reports the exiting rank's status, or 9 when it counts the ranks it killed first: a
+    # race, so an os._exit(0) job may be reported successful (as the documentation says).
     for code in (5, 0):
         job = mpirun("faults.py", 2, "os-exit", str(code), timeout=40)
         assert job.seconds < 15, job.output
-        assert job.returncode == code, job.output
+        assert job.returncode in (code, 9), job.output
         assert "reached the end" not in job.stdout
