@@ -5,6 +5,7 @@ vocabulary size."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -43,8 +44,19 @@ def test_ptb_custom_loop_learns(tmp_path):
     assert (tmp_path / "rnnlm.npz").exists()
 
 
+def _seed_portagrad(tmp_path, monkeypatch):
+    """Seed portagrad's generator (Chainer's programs seed only NumPy's) in the programs
+    this test starts, through a sitecustomize module, so their dropout draws repeat."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import portagrad\nportagrad.random.seed(0)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(site)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
 @pytest.mark.slow
-def test_ptb_with_the_trainer_and_text_generation(tmp_path):
+def test_ptb_with_the_trainer_and_text_generation(tmp_path, monkeypatch):
+    _seed_portagrad(tmp_path, monkeypatch)
     root = tmp_path / "dataset"
     make_ptb(root)
     model = tmp_path / "model.npz"
