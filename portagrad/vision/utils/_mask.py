@@ -8,6 +8,7 @@ import numpy as np
 
 from ..._errors import ShapeError, describe
 from .._common import host, like, namespace
+from ..transforms._resize import resize
 
 __all__ = ["mask_to_bbox", "mask_iou", "scale_mask"]
 
@@ -144,10 +145,7 @@ def scale_mask(mask: Any, bbox: Any, size: int) -> Any:
         h, w = scaled[i, 2] - scaled[i, 0], scaled[i, 3] - scaled[i, 1]
         if crop.size == 0 or h <= 0 or w <= 0:
             continue
-        # nearest neighbour with half-pixel centres, as the resize ChainerCV calls
-        rows = np.floor((np.arange(h) + 0.5) * crop.shape[0] / h).astype(np.int64)
-        cols = np.floor((np.arange(w) + 0.5) * crop.shape[1] / w).astype(np.int64)
-        resized = crop[np.minimum(rows, crop.shape[0] - 1)][:, np.minimum(cols, crop.shape[1] - 1)]
+        resized = resize(crop[None].astype(np.float32), (int(h), int(w)), "nearest")[0] > 0.5
         y0, x0 = scaled[i, 0], scaled[i, 1]
         region = out[i, y0:y0 + h, x0:x0 + w]
         region[...] = resized[:region.shape[0], :region.shape[1]]
