@@ -304,11 +304,11 @@ class _WorkerPool:
 
     def reset(self) -> None:
         """Start a new epoch: drop what an epoch left unread, restart iterable datasets."""
-        for w, conn in enumerate(self.tasks):
+        for w in range(len(self.tasks)):
             while self.outstanding[w]:
                 self._receive(w)
                 self.outstanding[w] -= 1
-            conn.send_bytes(b'{"kind": "reset"}')
+            self._send(w, b'{"kind": "reset"}')
 
     def close(self) -> None:
         self._finalizer()
@@ -347,7 +347,7 @@ class _WorkerPool:
             else:
                 index = None
             msg = {"kind": "fetch", "task": sent, "index": _jsonable(index)}
-            self.tasks[w].send_bytes(json.dumps(msg).encode())
+            self._send(w, json.dumps(msg).encode())
             owner[sent] = w
             outstanding[w] += 1
             sent += 1
@@ -371,6 +371,14 @@ class _WorkerPool:
                     pass
             elif kind == "error":
                 raise _reraise(header)
+
+    def _send(self, w: int, data: bytes) -> None:
+        # A worker that died has closed its end: the write fails before any read can tell.
+        try:
+            self.tasks[w].send_bytes(data)
+        except OSError:
+            self.procs[w].join(1.0)
+            raise DataLoaderError(self._died(w)) from None
 
     def _receive(self, w: int) -> tuple[dict, Any]:
         conn, proc = self.results[w], self.procs[w]
