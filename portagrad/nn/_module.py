@@ -14,6 +14,7 @@ import contextlib
 import copy
 import os
 import types
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -356,24 +357,46 @@ class Module:
         return self._call_with_hooks(hooks, args, kwargs)
 
     def _call_with_hooks(self, hooks: dict, args: tuple, kwargs: dict) -> Any:
-        for hook, with_kwargs in list(hooks["pre"].values()):
-            if with_kwargs:
-                res = hook(self, args, kwargs)
-                if res is not None:
-                    args, kwargs = res
-            else:
-                res = hook(self, args)
-                if res is not None:
-                    args = res if isinstance(res, tuple) else (res,)
-        if hooks["backward"]:
-            from ._backward_hooks import wrap_inputs
+        called: set[int] = set()
+        out = None
+        try:
+            for hook, with_kwargs in list(hooks["pre"].values()):
+                if with_kwargs:
+                    res = hook(self, args, kwargs)
+                    if res is not None:
+                        args, kwargs = res
+                else:
+                    res = hook(self, args)
+                    if res is not None:
+                        args = res if isinstance(res, tuple) else (res,)
+            if hooks["backward"]:
+                from ._backward_hooks import wrap_inputs
 
-            args, state = wrap_inputs(self, args)
-        out = self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(hooks["post"].values()):
-            res = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
-            if res is not None:
-                out = res
+                args, state = wrap_inputs(self, args)
+            out = self.forward(*args, **kwargs)
+            for key, (hook, with_kwargs, *always) in list(hooks["post"].items()):
+                if always and always[0]:
+                    called.add(key)
+                res = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
+                if res is not None:
+                    out = res
+        except Exception:
+            # As torch: the always-called forward hooks not yet run see the output so far
+            # (None when forward raised); their own errors become warnings, and the first
+            # error is raised again.
+            for key, (hook, with_kwargs, *always) in list(hooks["post"].items()):
+                if not (always and always[0]) or key in called:
+                    continue
+                try:
+                    res = (hook(self, args, kwargs, out) if with_kwargs else
+                           hook(self, args, out))
+                    if res is not None:
+                        out = res
+                except Exception as err:
+                    warnings.warn("module forward hook with ``always_call=True`` raised an "
+                                  "exception that was silenced as another error was raised "
+                                  f"in forward: {err}", stacklevel=2)
+            raise
         if hooks["backward"]:
             from ._backward_hooks import wrap_outputs
 
@@ -421,7 +444,9 @@ class Module:
         with_kwargs
             Pass the keyword arguments too.
         always_call
-            PyTorch's option to run the hook when ``forward`` raised; only ``False``.
+            Also run the hook when ``forward`` (or a hook) raised, with the output so far
+            (``None`` when ``forward`` raised); the error is then raised again, and an
+            error of the hook itself becomes a warning.
 
         Examples
         --------
@@ -434,10 +459,8 @@ class Module:
         >>> seen
         [(2, 3)]
         """
-        if always_call:
-            raise ValueError("register_forward_hook(always_call): expected False; hooks do "
-                             "not run when forward raises")
-        return _add_hook(self._hooks()["post"], (hook, bool(with_kwargs)), prepend)
+        return _add_hook(self._hooks()["post"], (hook, bool(with_kwargs), bool(always_call)),
+                         prepend)
 
     def register_full_backward_hook(self, hook: Callable[..., Any],
                                     prepend: bool = False) -> RemovableHandle:
@@ -778,8 +801,11 @@ class Module:
             raises either way, as in PyTorch; an uninitialized (lazy) parameter takes
             any shape.
         assign
-            PyTorch's option to keep the given tensors instead of copying; only
-            ``False``.
+            Keep the given arrays instead of copying them into the current ones, as
+            PyTorch: each parameter and buffer becomes the state dict's array, with its
+            library, device and dtype (a :class:`Parameter` given is kept as it is); a
+            parameter keeps its module's ``requires_grad``. Parameters are then new
+            objects: build the optimizer after loading.
 
         Returns
         -------
@@ -797,9 +823,6 @@ class Module:
         >>> m.weight.array
         array([[1., 1.]], dtype=float32)
         """
-        if assign:
-            raise ValueError("load_state_dict(assign): expected False; values are copied "
-                             "into the existing parameters")
         if isinstance(state_dict, (str, os.PathLike)):
             state_dict = _read_state_file(state_dict)
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
@@ -827,16 +850,21 @@ class Module:
             cur_array = cur.array if isinstance(cur, Parameter) else cur
             if value is None or getattr(value, "__portagrad_lazy__", False):
                 continue
+            given = value
             value = _host_value(value, key)
             if cur_array is not None and tuple(value.shape) != tuple(cur_array.shape):
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{tuple(value.shape)} from checkpoint, the shape in current "
                               f"model is {tuple(cur_array.shape)}.")
                 continue
-            plan.append((m, n, cur, value, cur_array))
+            plan.append((m, n, cur, given if assign else value, cur_array))
         if errors:
             raise CheckpointError(f"Error(s) in loading state_dict for {type(self).__name__}:"
                                   "\n\t" + "\n\t".join(errors))
+        if assign:
+            for m, n, cur, given, _ in plan:
+                _assign(m, n, cur, given)
+            return IncompatibleKeys(missing, unexpected)
         for m, n, cur, value, cur_array in plan:
             array = _to_like(value, cur_array if cur_array is not None else like,
                              keep_dtype=cur_array is None)
@@ -1053,6 +1081,21 @@ def _any_array(module: Module) -> Any:
         if p.array is not None:
             return p.array
     return None
+
+
+def _assign(m: Module, n: str, cur: Any, given: Any) -> None:
+    """``load_state_dict(assign=True)`` of one entry: ``given`` itself becomes the
+    parameter (keeping ``cur``'s ``requires_grad``) or the buffer."""
+    if isinstance(cur, Parameter):
+        if isinstance(given, Parameter):
+            param = given
+        else:
+            param = Parameter(_host_value(given, n))
+        if param.requires_grad != cur.requires_grad:
+            param.requires_grad_(cur.requires_grad)
+        setattr(m, n, param)
+    else:
+        object.__setattr__(m, n, _host_value(given, n))
 
 
 def _host_value(value: Any, key: str) -> Any:
