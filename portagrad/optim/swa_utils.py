@@ -1,5 +1,7 @@
 """Stochastic weight averaging as ``torch.optim.swa_utils``: :class:`AveragedModel`,
-:class:`SWALR` and :func:`update_bn`.
+:class:`SWALR`, :func:`update_bn` and the averaging functions, one array at a time
+(:func:`get_swa_avg_fn`, :func:`get_ema_avg_fn`) or a list at a time
+(:func:`get_swa_multi_avg_fn`, :func:`get_ema_multi_avg_fn`).
 
 Examples
 --------
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
+import struct
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -30,7 +33,77 @@ from ..tape._mode import set_grad_enabled
 from ..xp import default_namespace, namespace_of
 from .lr_scheduler import LRScheduler, _per_group
 
-__all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_swa_avg_fn"]
+__all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_swa_avg_fn",
+           "get_ema_multi_avg_fn", "get_swa_multi_avg_fn"]
+
+
+def _lerp(start: Any, end: Any, weight: float) -> Any:
+    """``start + weight * (end - start)``, evaluated from the nearer end as torch's
+    ``lerp`` (so the weights 0 and 1 give ``start`` and ``end`` exactly)."""
+    if weight < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
+
+
+def _check_decay(op: str, decay: Any) -> float:
+    d = float(decay)
+    if not 0.0 <= d <= 1.0:
+        raise PortagradValueError(f"{op}(decay): expected a value in [0, 1], got {decay!r}")
+    return d
+
+
+def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable[[list, list, Any], list]:
+    """The exponential moving average of :func:`get_ema_avg_fn` over lists of arrays, as a
+    ``multi_avg_fn`` of :class:`AveragedModel`.
+
+    The function returns the list of new averages (arrays of some libraries cannot be
+    written in place); :class:`AveragedModel` stores them.
+
+    Parameters
+    ----------
+    decay
+        Weight of the average so far, in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.optim.swa_utils import get_ema_multi_avg_fn
+    >>> get_ema_multi_avg_fn(0.75)([np.array([0.0]), np.array([4.0])],
+    ...                            [np.array([4.0]), np.array([0.0])], 3)
+    [array([1.]), array([3.])]
+    """
+    d = _check_decay("get_ema_multi_avg_fn", decay)
+
+    def ema_update(averaged: list, current: list, num_averaged: Any) -> list:
+        if averaged and _floating(averaged[0]):
+            return [_lerp(a, c, 1 - d) for a, c in zip(averaged, current, strict=True)]
+        return [a * d + c * (1 - d) for a, c in zip(averaged, current, strict=True)]
+    return ema_update
+
+
+def get_swa_multi_avg_fn() -> Callable[[list, list, Any], list]:
+    """The equal-weight running mean of :func:`get_swa_avg_fn` over lists of arrays, as a
+    ``multi_avg_fn`` of :class:`AveragedModel` (and its default): each new average is
+    ``lerp(averaged, current, 1 / (n + 1))``.
+
+    The function returns the list of new averages; :class:`AveragedModel` stores them.
+    Given the counter as an array (as :class:`AveragedModel` passes it), the weight is
+    rounded to float32, as torch computes it from its int64 counter tensor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.optim.swa_utils import get_swa_multi_avg_fn
+    >>> get_swa_multi_avg_fn()([np.array([1.0])], [np.array([4.0])], 2)
+    [array([2.])]
+    """
+    def swa_update(averaged: list, current: list, num_averaged: Any) -> list:
+        w = 1.0 / (float(num_averaged) + 1)
+        if hasattr(num_averaged, "dtype"):
+            # torch divides its int64 counter tensor, which gives a float32 weight.
+            w = struct.unpack("f", struct.pack("f", w))[0]
+        return [_lerp(a, c, w) for a, c in zip(averaged, current, strict=True)]
+    return swa_update
 
 
 def get_ema_avg_fn(decay: float = 0.999) -> Callable[[Any, Any, Any], Any]:
@@ -78,13 +151,15 @@ class AveragedModel(Module):
     device
         Accepted for torch's signature; must be ``None`` (move the model instead).
     avg_fn
-        ``avg_fn(averaged, current, n_averaged) -> new averaged`` (arrays); default the
-        equal-weight running mean.
+        ``avg_fn(averaged, current, n_averaged) -> new averaged`` (arrays).
     multi_avg_fn
-        Not supported (torch's multi-tensor form); must be ``None``.
+        ``multi_avg_fn(averaged_list, current_list, n_averaged)``, called once per dtype
+        with the lists of arrays of that dtype; it returns the list of new averages, or
+        ``None`` after writing them into ``averaged_list`` in place (torch's form). With
+        neither function, :func:`get_swa_avg_fn`'s running mean (torch's CPU default).
     use_buffers
-        Average the buffers too (otherwise they are left as copied; see
-        :func:`update_bn`).
+        Average the floating buffers too (integer ones are copied); otherwise the
+        buffers are copied from ``model`` at each update, as torch.
     """
 
     def __init__(self, model: Module, device: Any = None,
@@ -94,14 +169,12 @@ class AveragedModel(Module):
         if device is not None:
             raise PortagradValueError("AveragedModel(device): not supported; move the model "
                                       "with model.to(...) first")
-        if multi_avg_fn is not None:
-            raise PortagradValueError("AveragedModel(multi_avg_fn): not supported; pass an "
-                                      "avg_fn over single arrays")
         self.module = copy.deepcopy(model)
         self._xp = next((namespace_of(p.array) for p in self.module.parameters()
                          if p.array is not None), None) or default_namespace()
         self.register_buffer("n_averaged", self._xp.asarray(0, dtype=self._xp.int64))
         self.avg_fn = avg_fn
+        self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -128,20 +201,38 @@ class AveragedModel(Module):
             raise PortagradValueError("AveragedModel.update_parameters(model): the model's "
                                       "structure differs from the averaged one's")
         names = [name for name, _ in self.module.named_buffers()] if self.use_buffers else []
+        old = [getattr(a, "array", a) for a in mine]
+        cur = [getattr(b, "array", b) for b in theirs]
+        new = [c * 1 if hasattr(c, "shape") else c for c in cur]
         with set_grad_enabled(False):
-            for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
-                cur = getattr(b, "array", b)
-                old = getattr(a, "array", a)
-                if n == 0 or not _floating(old):
-                    new = cur * 1 if hasattr(cur, "shape") else cur
-                elif self.avg_fn is not None:
-                    new = self.avg_fn(old, cur, n)
+            if n > 0:
+                if self.multi_avg_fn is None:
+                    # torch's CPU path: one array at a time, the running mean by default.
+                    avg = self.avg_fn or get_swa_avg_fn()
+                    for i, (a, c) in enumerate(zip(old, cur, strict=True)):
+                        if _floating(a):
+                            new[i] = avg(a, c, n)
                 else:
-                    new = old + (cur - old) / (n + 1)
+                    fn = self.multi_avg_fn
+                    groups: dict[str, list[int]] = {}
+                    for i, a in enumerate(old):
+                        if _floating(a):
+                            groups.setdefault(str(a.dtype), []).append(i)
+                    for idx in groups.values():
+                        alist = [old[i] for i in idx]
+                        out = fn(alist, [cur[i] for i in idx], self.n_averaged)
+                        for i, v in zip(idx, alist if out is None else out, strict=True):
+                            new[i] = v
+            for i, (a, v) in enumerate(zip(mine, new, strict=True)):
                 if hasattr(a, "array"):
-                    a.array = new
+                    a.array = v
                 else:
-                    _set_buffer(self.module, names[i - len(mine) + len(names)], new)
+                    _set_buffer(self.module, names[i - len(mine) + len(names)], v)
+            if not self.use_buffers:
+                for (name, _), (_, b) in zip(self.module.named_buffers(), model.named_buffers(),
+                                             strict=True):
+                    b = getattr(b, "array", b)
+                    _set_buffer(self.module, name, b * 1 if hasattr(b, "shape") else b)
         self.n_averaged = self._xp.asarray(n + 1, dtype=self._xp.int64)
 
 

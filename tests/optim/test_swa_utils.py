@@ -76,3 +76,49 @@ def test_ema_avg_fn_matches_torch():
                                rtol=1e-6)
     assert S.get_swa_avg_fn()(2.0, 5.0, 2) == torch.optim.swa_utils.get_swa_avg_fn()(
         torch.tensor(2.0), torch.tensor(5.0), torch.tensor(2)).item()
+
+
+@pytest.mark.parametrize("kind", ["swa", "ema", "default", "inplace"])
+def test_multi_avg_fns_match_torch(kind):
+    tsu = torch.optim.swa_utils
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).double()
+    pm = pg.nn.Sequential(pg.nn.Linear(3, 4), pg.nn.BatchNorm1d(4)).double()
+    pm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
+
+    def inplace(avg, cur, n):  # torch's form: writes the averages, returns None
+        for a, c in zip(avg, cur):
+            a[...] = a * 0.5 + c * 0.5
+
+    def t_inplace(avg, cur, n):
+        for a, c in zip(avg, cur):
+            a.copy_(a * 0.5 + c * 0.5)
+
+    fns = {"swa": (tsu.get_swa_multi_avg_fn(), S.get_swa_multi_avg_fn()),
+           "ema": (tsu.get_ema_multi_avg_fn(0.7), S.get_ema_multi_avg_fn(0.7)),
+           "default": (None, None), "inplace": (t_inplace, inplace)}[kind]
+    use_buffers = kind == "ema"
+    ta = tsu.AveragedModel(tm, multi_avg_fn=fns[0], use_buffers=use_buffers)
+    pa = S.AveragedModel(pm, multi_avg_fn=fns[1], use_buffers=use_buffers)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        d = rng.standard_normal((4, 3))
+        x = rng.standard_normal((5, 3))
+        with torch.no_grad():
+            tm[0].weight += torch.tensor(d)
+            tm(torch.tensor(x))
+        pm[0].weight.array = pm[0].weight.array + d
+        with pg.no_grad():
+            pm(x)
+        ta.update_parameters(tm)
+        pa.update_parameters(pm)
+    tsd = ta.module.state_dict()
+    for k, v in pa.module.state_dict().items():
+        if k.endswith("num_batches_tracked"):
+            continue
+        np.testing.assert_allclose(pg.xp.to_numpy(getattr(v, "array", v)), tsd[k].numpy(),
+                                   rtol=1e-10, atol=1e-14, err_msg=k)
+
+
+def test_ema_multi_avg_fn_refuses_a_decay_outside_0_1():
+    with pytest.raises(ValueError, match=r"get_ema_multi_avg_fn\(decay\)"):
+        S.get_ema_multi_avg_fn(1.5)
