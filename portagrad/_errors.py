@@ -104,6 +104,6 @@ def describe(value: object) -> str:
     """Short description of an argument for error messages."""
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
-    if shape is not None and dtype is not None:
+    if shape is not None and dtype is not None and not isinstance(value, type):
         return f"{type(value).__name__} of shape {tuple(shape)} and dtype {dtype}"
     return f"{type(value).__name__} {value!r}"[:120]

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from .._errors import PortagradTypeError, SizeError, describe
+from .._errors import DTypeError, PortagradTypeError, SizeError, describe
 from ..tape._node import set_public_namer
 from ..tape._variable import Variable, _leaf
 from ..xp import binary_result_dtype, check_same_device, check_same_namespace
@@ -30,7 +30,7 @@ from .extend import require_float as float_only
 
 __all__ = ["var", "float_var", "binary", "float_only", "scalar_like", "wrap", "unwrap",
            "SCALARS", "size_of", "same_library", "int_arg", "float_arg", "check_elements",
-           "MAX_BYTES"]
+           "MAX_BYTES", "dtype_kind", "generator_arg"]
 
 SCALARS = (bool, int, float, complex)
 _MULTI: dict[Any, bool] = {}
@@ -184,6 +184,26 @@ def int_arg(op: str, arg: str, value: Any, *, lo: int | None = None,
         hi_s = "inf" if hi is None else str(hi)
         raise SizeError(f"{op}({arg}): expected an int in [{lo_s}, {hi_s}], got {n}")
     return n
+
+
+def dtype_kind(op: str, arg: str, v: Variable, kinds: Any, expected: str) -> None:
+    """Raise :class:`~portagrad.DTypeError` unless ``v``'s dtype is of ``kinds`` (the
+    standard's ``isdtype`` kinds: ``"bool"``, ``"real floating"``, a tuple of them).
+
+    ``expected`` says in words what the op takes ("a real array", "a boolean array").
+    """
+    if not v.xp.isdtype(v.array.dtype, kinds):
+        raise DTypeError(f"{op}({arg}): expected {expected}, got dtype {v.array.dtype}")
+
+
+def generator_arg(op: str, arg: str, value: Any, method: str) -> Any:
+    """``value`` if it is None or a random generator (anything with ``method``, such as
+    portagrad's :class:`~portagrad.random.Generator`), else a
+    :class:`~portagrad.PortagradTypeError` naming ``op`` and ``arg``."""
+    if value is None or callable(getattr(value, method, None)):
+        return value
+    raise PortagradTypeError(f"{op}({arg}): expected a random generator or None, got "
+                             f"{describe(value)}")
 
 
 def _memory_bytes() -> int:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..._errors import DTypeError, SizeError
+from ..._errors import DTypeError, PortagradTypeError, SizeError, describe
 from ...tape import primitive
 from ...tape._variable import Variable
-from .._core import binary, float_only, float_var, int_arg, size_of, var
+from .._core import binary, dtype_kind, float_var, int_arg, same_library, size_of, var
 from ..std.elementwise.selection import where
 from ..std.shape import broadcast_shapes
 
@@ -43,6 +43,12 @@ def _shift(xp: Any, x: Any) -> int:
 
 # The largest n whose n! is finite in float64: polygamma of a higher order overflows.
 _MAX_ORDER = 170
+
+
+def _real_var(x: Any, op: str) -> Variable:
+    v = float_var(x, op)
+    dtype_kind(op, "x", v, "real floating", "a real floating-point array")
+    return v
 
 
 def _poles(xp: Any, x: Any) -> Any:
@@ -170,7 +176,7 @@ def lgamma(x: Any) -> Variable:
     >>> [round(v, 10) for v in pg.ops.lgamma(np.array([0.5, 5.0, -0.5])).array.tolist()]
     [0.5723649429, 3.1780538303, 1.2655121235]
     """
-    return _lgamma(float_var(x, "lgamma"))
+    return _lgamma(_real_var(x, "lgamma"))
 
 
 def digamma(x: Any) -> Variable:
@@ -193,7 +199,7 @@ def digamma(x: Any) -> Variable:
     >>> [round(v, 10) for v in pg.ops.digamma(np.array([1.0, 0.5])).array.tolist()]
     [-0.5772156649, -1.963510026]
     """
-    return _polygamma(float_var(x, "digamma"), n=0)
+    return _polygamma(_real_var(x, "digamma"), n=0)
 
 
 def polygamma(n: Any, x: Any) -> Variable:
@@ -220,8 +226,9 @@ def polygamma(n: Any, x: Any) -> Variable:
     1.6449340668
     """
     op = "polygamma"
-    xv = float_var(x, op)
+    xv = _real_var(x, op)
     xp = xv.xp
+    same_library(op, (("x", xv), ("n", n)))
     if not isinstance(n, Variable) and getattr(n, "ndim", 0) == 0:
         # An int, a NumPy integer or a 0-d integer array: one order.
         return _polygamma(xv, n=int_arg(op, "n", n, lo=0, hi=_MAX_ORDER))
@@ -266,7 +273,10 @@ def zeta(x: Any, q: Any) -> Variable:
     1.6449340668
     """
     xv, qv = binary("zeta", x, q, ("x", "q"))
-    float_only(qv, "zeta", "q")
+    if not isinstance(qv, Variable):
+        raise PortagradTypeError(f"zeta(q): expected a Variable or an array, got "
+                                 f"{describe(q)}")
+    dtype_kind("zeta", "q", qv, "real floating", "a real floating-point array")
     if isinstance(xv, Variable) and isinstance(qv, Variable) and xv.shape != qv.shape:
         broadcast_shapes(xv.shape, qv.shape, op="zeta")
-    return _zeta(xv.detach(), qv)
+    return _zeta(xv.detach() if isinstance(xv, Variable) else xv, qv)

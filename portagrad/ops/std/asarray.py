@@ -16,7 +16,7 @@ from ...xp import infer_namespace, namespace_of
 from ...xp._namespace import is_array
 from .._core import wrap
 from .casting import astype, cast_for
-from .creation import to_device
+from .creation import _make, to_device
 from .dtypes import resolve_dtype
 from .joining import stack
 
@@ -72,7 +72,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
         kwargs["device"] = device
     if copy is not None:
         kwargs["copy"] = copy
-    return wrap(xp.asarray(obj, **kwargs), xp)
+    return wrap(_make("asarray", xp.asarray, obj, **kwargs), xp)
 
 
 @primitive(saves="none")

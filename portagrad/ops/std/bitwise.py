@@ -9,7 +9,7 @@ from typing import Any
 
 from ..._errors import DTypeError
 from ...tape._variable import Variable
-from .._core import binary, unwrap, var, wrap
+from .._core import binary, dtype_kind, unwrap, var, wrap
 from .shape import broadcast_shapes
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
@@ -31,6 +31,12 @@ def _binary(name: str, kinds: str = "integral") -> Any:
         if kinds == "integral":
             _integral(name, a, "x1")
             _integral(name, b, "x2")
+        else:
+            want = "real floating" if name == "nextafter" else ("integral", "real floating")
+            for arg, v in (("x1", a), ("x2", b)):
+                if isinstance(v, Variable):
+                    dtype_kind(name, arg, v, want, "a real floating-point array"
+                               if name == "nextafter" else "a real numeric array")
         if isinstance(a, Variable) and isinstance(b, Variable) and a.shape != b.shape:
             broadcast_shapes(a.shape, b.shape, op=name)
         xp = (a if isinstance(a, Variable) else b).xp
@@ -159,4 +165,5 @@ def signbit(x: Any, /) -> Variable:
     array([ True, False])
     """
     v = var(x, "signbit")
+    dtype_kind("signbit", "x", v, "real floating", "a real floating-point array")
     return wrap(v.xp.signbit(v.array), v.xp)

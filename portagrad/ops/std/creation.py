@@ -308,9 +308,12 @@ def to_device(x: Any, device: Any, /) -> Variable:
     if is_array(device) or isinstance(device, (Variable, list, tuple, float, bool)):
         raise PortagradTypeError("to_device(device): expected a device, got an array; pass "
                                  "x.device")
+    if device is None:
+        raise PortagradTypeError("to_device(device): expected a device of x's library, got "
+                                 "None")
     if device == v.array.device:
         return v
-    return _to_device(v, device=device, from_device=v.array.device)
+    return _make("to_device", _to_device, v, device=device, from_device=v.array.device)
 
 
 def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Variable]:

@@ -27,7 +27,7 @@ import builtins
 import importlib.util
 from typing import Any
 
-from ..._errors import DTypeError
+from ..._errors import DTypeError, describe
 from ...xp._dtypes import host_dtype_hash, unavailable_dtype
 
 __all__ = ["DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -152,6 +152,26 @@ BY_NAME = {"bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": 
 _RESOLVED: dict[tuple[int, str], Any] = {}
 
 
+def _library_dtype(xp: Any, dtype: Any, op: str, arg: str) -> Any:
+    """``dtype`` if it is a dtype of ``xp`` (a name such as ``"float32"`` gives the
+    library's dtype of that name), else a :class:`~portagrad.DTypeError`."""
+    if isinstance(dtype, str):
+        named = getattr(xp, dtype, None) if dtype.isidentifier() else None
+        if named is not None and _is_dtype(xp, named):
+            return named
+    elif _is_dtype(xp, dtype):
+        return dtype
+    raise DTypeError(f"{op}({arg}): expected a dtype of {xp.__name__} or portagrad's, got "
+                     f"{describe(dtype)}")
+
+
+def _is_dtype(xp: Any, dtype: Any) -> bool:
+    try:
+        return builtins.bool(xp.isdtype(dtype, ("bool", "numeric")))
+    except (TypeError, ValueError, AttributeError, KeyError):
+        return False
+
+
 def resolve_dtype(xp: Any, dtype: Any, op: str = "dtype", arg: str = "dtype") -> Any:
     """The dtype of namespace ``xp`` for ``dtype`` (portagrad dtypes are translated;
     library dtypes and ``None`` pass unchanged).
@@ -178,7 +198,7 @@ def resolve_dtype(xp: Any, dtype: Any, op: str = "dtype", arg: str = "dtype") ->
         raise DTypeError(f"{op}({arg}): expected a dtype {xp.__name__} provides, got "
                          f"{getattr(dtype, 'name', dtype)}: {why}")
     if not isinstance(dtype, DType):
-        return dtype
+        return dtype if dtype is None else _library_dtype(xp, dtype, op, arg)
     key = (id(xp), dtype.name)
     out = _RESOLVED.get(key)
     if out is None:

@@ -13,7 +13,7 @@ from typing import Any
 from ..._errors import ShapeError
 from ...tape._variable import Variable
 from ...xp import ensure_array
-from .._core import binary, unwrap, var, wrap
+from .._core import binary, dtype_kind, size_of, unwrap, var, wrap
 from ._axes import _flag, _norm_axis
 from .shape import broadcast_shapes
 
@@ -35,9 +35,24 @@ def _doc(summary: str, params: str, returns: str, example: str) -> str:
             f"    >>> import numpy as np\n    >>> import portagrad as pg\n    >>> {example}\n")
 
 
+# The dtypes each test or rounding takes, as the standard says (None: every dtype).
+_KINDS: dict[str, tuple[Any, str]] = {
+    "floor": (("integral", "real floating"), "a real numeric array"),
+    "ceil": (("integral", "real floating"), "a real numeric array"),
+    "trunc": (("integral", "real floating"), "a real numeric array"),
+    "round": ("numeric", "a numeric array"),
+    "sign": ("numeric", "a numeric array"),
+    "logical_not": ("bool", "a boolean array"),
+}
+
+
 def _unary(name: str, summary: str, returns: str, example: str) -> Callable[..., Variable]:
+    kinds = _KINDS.get(name)
+
     def op(x: Any, /) -> Variable:
         v = var(x, name)
+        if kinds is not None:
+            dtype_kind(name, "x", v, *kinds)
         return wrap(ensure_array(v.xp, getattr(v.xp, name)(v.array)), v.xp)
 
     op.__name__ = op.__qualname__ = name
@@ -106,6 +121,20 @@ logical_not = _unary("logical_not", "Elementwise logical NOT.", "A boolean array
 
 
 # -- searching and sorting ----------------------------------------------------------------
+def _search_args(op: str, x: Any, axis: Any, keepdims: Any) -> tuple[Variable, Any, bool]:
+    """argmax's and argmin's arguments checked: an axis of ``x`` (or None) along which
+    there is something to search."""
+    v = var(x, op)
+    keepdims = _flag(keepdims, op)
+    if axis is not None:
+        axis = _norm_axis(axis, v.array.ndim, op)
+    n = v.shape[axis] if axis is not None and v.array.ndim else size_of(v.array)
+    if n == 0:
+        raise ShapeError(f"{op}(x): expected a non-empty {'axis' if axis is not None else 'array'}"
+                         f" to search, got shape {tuple(v.shape)}")
+    return v, axis, keepdims
+
+
 def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Variable:
     """Index of the first maximum along ``axis`` (of the flattened array if None).
 
@@ -130,7 +159,7 @@ def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Var
     >>> pg.ops.argmax(np.array([1.0, 5.0, 2.0])).array
     array(1)
     """
-    v = var(x, "argmax")
+    v, axis, keepdims = _search_args("argmax", x, axis, keepdims)
     return wrap(ensure_array(v.xp, v.xp.argmax(v.array, axis=axis, keepdims=keepdims)), v.xp)
 
 
@@ -158,7 +187,7 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Var
     >>> pg.ops.argmin(np.array([1.0, 5.0, 0.5])).array
     array(2)
     """
-    v = var(x, "argmin")
+    v, axis, keepdims = _search_args("argmin", x, axis, keepdims)
     return wrap(ensure_array(v.xp, v.xp.argmin(v.array, axis=axis, keepdims=keepdims)), v.xp)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ...tape import primitive
 from ...tape._variable import Variable
-from .._core import binary, float_only, var, wrap
+from .._core import binary, dtype_kind, var, wrap
 from .broadcasting import broadcast_shapes
 
 __all__ = ["copysign", "remainder"]
@@ -59,7 +59,8 @@ def copysign(x1: Any, x2: Any, /) -> Variable:
 
     for arg, v in (("x1", x1), ("x2", x2)):
         if isinstance(v, Variable) or hasattr(v, "dtype"):
-            float_only(var(v, "copysign", arg), "copysign", arg)
+            dtype_kind("copysign", arg, var(v, "copysign", arg), "real floating",
+                       "a real floating-point array")
     a, b, ref = _pair("copysign", x1, x2)
     xp = ref.xp
     if not isinstance(a, Variable):
@@ -114,6 +115,10 @@ def remainder(x1: Any, x2: Any, /) -> Variable:
     array([1.5, 1. ])
     """
     a, b, ref = _pair("remainder", x1, x2)
+    for arg, v in (("x1", a), ("x2", b)):
+        if isinstance(v, Variable):
+            dtype_kind("remainder", arg, v, ("integral", "real floating"),
+                       "a real numeric array")
     if not _floating(ref):
         return wrap(ref.xp.remainder(_raw(a), _raw(b)), ref.xp)
     return _remainder(a, b)

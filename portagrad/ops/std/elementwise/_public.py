@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ....tape._variable import Variable
-from ..._core import binary, float_only, var
+from ..._core import binary, dtype_kind, float_only, var
 from ..shape import broadcast_shapes
 
 UNARY_PARAMS = ("    x : Variable or array\n        Input of a floating-point dtype (real or "
@@ -51,7 +51,9 @@ def unary_public(prim: Any, name: str, module: str, summary: str, example: str,
 def binary_public(prim: Any, name: str, module: str, summary: str, example: str,
                   notes: str = "", float_required: bool = False
                   ) -> Callable[[Any, Any], Variable]:
-    """The public function ``name`` of a two-input elementwise primitive."""
+    """The public function ``name`` of a two-input elementwise primitive;
+    ``float_required``: both arrays must be real floating-point (as the standard asks of
+    atan2, hypot and logaddexp)."""
 
     def op(x1: Any, x2: Any) -> Variable:
         a, b = binary(name, x1, x2)
@@ -60,7 +62,7 @@ def binary_public(prim: Any, name: str, module: str, summary: str, example: str,
         if float_required:
             for arg, v in (("x1", a), ("x2", b)):
                 if isinstance(v, Variable):
-                    float_only(v, name, arg)
+                    dtype_kind(name, arg, v, "real floating", "a real floating-point array")
         return prim(a, b)
 
     op.__name__ = op.__qualname__ = name

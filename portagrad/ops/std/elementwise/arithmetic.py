@@ -18,7 +18,7 @@ from ....tape import primitive
 from ....tape._node import apply2
 from ....tape._variable import Variable, _fresh
 from ....xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
-from ..._core import float_only, is_floating_dtype, var, wrap
+from ..._core import dtype_kind, float_only, is_floating_dtype, var, wrap
 from ._public import binary_public
 from .exponential import log
 from .selection import where
@@ -216,7 +216,9 @@ def negative(x: Any) -> Variable:
     >>> pg.ops.negative(np.array([1.0])).array
     array([-1.])
     """
-    return _negative(var(x, "negative"))
+    v = var(x, "negative")
+    dtype_kind("negative", "x", v, "numeric", "a numeric array")
+    return _negative(v)
 
 
 def positive(x: Any) -> Variable:

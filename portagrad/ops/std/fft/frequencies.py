@@ -13,6 +13,7 @@ from ....tape._variable import Variable
 from ....xp import default_float, infer_namespace
 from ..._core import check_elements, float_arg, var, wrap
 from .._axes import _norm_axis
+from ..creation import _make
 from ..dtypes import resolve_dtype
 from ..rearrange import roll
 
@@ -24,11 +25,11 @@ def _shift(op: str, x: Any, axes: Any, inverse: bool) -> Variable:
     nd = v.array.ndim
     if axes is None:
         axes = tuple(range(nd))
-    elif isinstance(axes, int):
-        axes = (axes,)
-    ax = tuple(_norm_axis(int(a), nd, op, "axes") for a in axes)
-    if not ax:
-        return v
+    elif not isinstance(axes, (tuple, list)):
+        axes = (axes,)  # one axis: an int, or anything with __index__ (np.int64)
+    ax = tuple(_norm_axis(a, nd, op, "axes") for a in axes)
+    if not ax or nd == 0:
+        return v  # nothing to roll (a 0-d array's only axis is itself)
     shift = tuple(-(v.shape[a] // 2) if inverse else v.shape[a] // 2 for a in ax)
     return roll(v, shift, axis=ax)
 
@@ -84,7 +85,7 @@ def _freq(op: str, n: int, d: float, dtype: Any, device: Any, half: bool) -> Var
     dtype = resolve_dtype(xp, dtype, op)
     if dtype is None:
         dtype = default_float(xp, device)
-    k = xp.arange(n // 2 + 1 if half else n, device=device)
+    k = _make(op, xp.arange, n // 2 + 1 if half else n, device=device)
     if not half:
         k = xp.where(k < (n + 1) // 2, k, k - n)
     return wrap(xp.astype(k, dtype) / (d * n), xp)

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...._errors import DTypeError, PortagradValueError, ShapeError
+from ...._errors import DTypeError, PortagradTypeError, PortagradValueError, ShapeError, describe
 from ....tape import primitive
 from ....tape._variable import Variable
-from ..._core import int_arg, var, wrap
+from ..._core import check_elements, int_arg, var, wrap
 from .._axes import _norm_axis
 from ..casting import astype, is_complex_dtype
 from ..complex import _real_dtype
@@ -137,8 +137,13 @@ def _axes(op: str, v: Variable, s: Sequence[int] | None,
     nd = v.array.ndim
     if nd == 0:
         raise ShapeError(f"{op}(x): expected an array of at least 1 dimension, got a 0-d one")
+    if s is not None and not isinstance(s, (tuple, list)):
+        raise PortagradTypeError(f"{op}(s): expected a sequence of lengths, got {describe(s)}")
     if axes is None:
         axes = tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd))
+    elif not isinstance(axes, (tuple, list)):
+        raise PortagradTypeError(f"{op}(axes): expected a sequence of axes, got "
+                                 f"{describe(axes)}")
     ax = tuple(_norm_axis(a, nd, op, "axes") for a in axes)
     if len(set(ax)) != len(ax):
         raise PortagradValueError(f"{op}(axes): expected distinct axes, got {tuple(axes)}")
@@ -148,6 +153,16 @@ def _axes(op: str, v: Variable, s: Sequence[int] | None,
             raise ShapeError(f"{op}(s): expected one length per axis ({len(ax)}), got {s}")
         if any(n < 1 for n in s):
             raise PortagradValueError(f"{op}(s): expected positive lengths, got {s}")
+        shape = list(v.shape)
+        for a, n in zip(ax, s):
+            shape[a] = n
+        total = 1
+        for n in shape:
+            total *= n
+        check_elements(op, "s", total, 16)
+    elif any(v.shape[a] == 0 for a in ax):
+        raise ShapeError(f"{op}(x): expected at least one element along each transformed "
+                         f"axis {ax}, got shape {tuple(v.shape)}")
     return ax, s
 
 
