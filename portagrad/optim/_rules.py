@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 from .._errors import PortagradValueError
-from ..xp._optim import adam_update, sgd_update
+from ..xp._optim import sgd_update
+from . import _updates
 from ._optimizer import Optimizer, _check_implementation_options
 
 __all__ = ["SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad", "Adadelta",
@@ -101,16 +102,14 @@ class SGD(Optimizer):
         xp = p.xp
         d = _decayed(p, g, group["weight_decay"])
         mu = group["momentum"]
-        if mu != 0:
-            buf = st.get("momentum_buffer")
-            if buf is None:
-                buf = _copy(xp, d)
-            else:
-                buf *= mu
-                buf += (1.0 - group["dampening"]) * d
-            st["momentum_buffer"] = buf
-            d = d + mu * buf if group["nesterov"] else buf
-        _set(p, sgd_update(xp, p.array, d, group["lr"]))
+        if mu == 0:
+            _set(p, sgd_update(xp, p.array, d, group["lr"]))
+            return
+        a, st["momentum_buffer"] = _updates.momentum_step(
+            xp, p.array, d, st.get("momentum_buffer"), momentum=mu,
+            grad_scale=1.0 - group["dampening"], step=group["lr"],
+            nesterov="torch" if group["nesterov"] else None)
+        _set(p, a)
 
 
 class Adam(Optimizer):
@@ -166,20 +165,14 @@ class Adam(Optimizer):
         st["step"] += 1
         t = st["step"]
         lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
-        decay = 1.0
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                decay = 1.0 - lr * wd
-            else:
-                g = g + wd * p.array
-        bc1 = 1.0 - b1**t
-        c2 = math.sqrt(1.0 - b2**t)
-        # m / (sqrt(v) / c2 + eps) * lr / bc1 == m / (sqrt(v) + eps * c2) * (lr * c2 / bc1):
-        # the form of the shared Adam kernel (fast paths per library).
+        decoupled = group["decoupled_weight_decay"]
+        decay = 1.0 - lr * wd if decoupled else 1.0
+        if not decoupled:
+            g = _decayed(p, g, wd)
         vhat = st.get("max_exp_avg_sq") if group["amsgrad"] else None
-        a, st["exp_avg"], st["exp_avg_sq"], vhat = adam_update(
-            xp, p.array, g, st["exp_avg"], st["exp_avg_sq"], vhat, b1, b2, group["eps"] * c2,
-            lr * c2 / bc1, decay)
+        a, st["exp_avg"], st["exp_avg_sq"], vhat = _updates.adam(
+            xp, p.array, g, st["exp_avg"], st["exp_avg_sq"], vhat, lr=lr, beta1=b1, beta2=b2,
+            eps=group["eps"], t=t, decay=decay)
         if group["amsgrad"]:
             st["max_exp_avg_sq"] = vhat
         _set(p, a)
@@ -471,12 +464,9 @@ class Adagrad(Optimizer):
             self._init(p, st, group)
         st["step"] += 1
         g = _decayed(p, g, group["weight_decay"])
-        clr = group["lr"] / (1.0 + (st["step"] - 1.0) * group["lr_decay"])
-        s = st["sum"]
-        s += g * g
-        st["sum"] = s
-        a = p.array
-        a -= clr * (g / (xp.sqrt(s) + group["eps"]))
+        a, st["sum"] = _updates.adagrad(xp, p.array, g, st["sum"], lr=group["lr"],
+                                        eps=group["eps"], lr_decay=group["lr_decay"],
+                                        t=st["step"])
         _set(p, a)
 
 
@@ -522,17 +512,10 @@ class Adadelta(Optimizer):
             st["square_avg"] = _zeros(p)
             st["acc_delta"] = _zeros(p)
         st["step"] += 1
-        rho, eps = group["rho"], group["eps"]
         g = _decayed(p, g, group["weight_decay"])
-        sq, acc = st["square_avg"], st["acc_delta"]
-        sq *= rho
-        sq += (1.0 - rho) * (g * g)
-        delta = xp.sqrt(acc + eps) / xp.sqrt(sq + eps) * g
-        acc *= rho
-        acc += (1.0 - rho) * (delta * delta)
-        st["square_avg"], st["acc_delta"] = sq, acc
-        a = p.array
-        a -= group["lr"] * delta
+        a, st["square_avg"], st["acc_delta"] = _updates.adadelta(
+            xp, p.array, g, st["square_avg"], st["acc_delta"], rho=group["rho"],
+            eps=group["eps"], lr=group["lr"])
         _set(p, a)
 
 
@@ -582,28 +565,15 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 st["grad_avg"] = _zeros(p)
         st["step"] += 1
-        alpha = group["alpha"]
         g = _decayed(p, g, group["weight_decay"])
-        sq = st["square_avg"]
-        sq *= alpha
-        sq += (1.0 - alpha) * (g * g)
-        st["square_avg"] = sq
-        if group["centered"]:
-            ga = st["grad_avg"]
-            ga += (1.0 - alpha) * (g - ga)
+        a, st["square_avg"], ga, buf = _updates.rmsprop(
+            xp, p.array, g, st["square_avg"], lr=group["lr"], alpha=group["alpha"],
+            eps=group["eps"], grad_avg=st.get("grad_avg"), momentum=group["momentum"],
+            buf=st.get("momentum_buffer"))
+        if ga is not None:
             st["grad_avg"] = ga
-            avg = xp.sqrt(sq - ga * ga) + group["eps"]
-        else:
-            avg = xp.sqrt(sq) + group["eps"]
-        a = p.array
-        if group["momentum"] > 0:
-            buf = st["momentum_buffer"]
-            buf *= group["momentum"]
-            buf += g / avg
+        if buf is not None:
             st["momentum_buffer"] = buf
-            a -= group["lr"] * buf
-        else:
-            a -= group["lr"] * (g / avg)
         _set(p, a)
 
 
@@ -766,12 +736,11 @@ class SparseAdam(Optimizer):
             st["exp_avg"] = _zeros(p)
             st["exp_avg_sq"] = _zeros(p)
         st["step"] += 1
-        t = st["step"]
-        lr, (b1, b2) = group["lr"], group["betas"]
+        b1, b2 = group["betas"]
         # SparseAdam adds eps to sqrt(v) before the bias correction (unlike Adam).
-        a, st["exp_avg"], st["exp_avg_sq"], _ = adam_update(
-            p.xp, p.array, g, st["exp_avg"], st["exp_avg_sq"], None, b1, b2, group["eps"],
-            lr * math.sqrt(1.0 - b2**t) / (1.0 - b1**t), 1.0)
+        a, st["exp_avg"], st["exp_avg_sq"], _ = _updates.adam(
+            p.xp, p.array, g, st["exp_avg"], st["exp_avg_sq"], None, lr=group["lr"], beta1=b1,
+            beta2=b2, eps=group["eps"], t=st["step"], eps_bias_corrected=False)
         _set(p, a)
 
 

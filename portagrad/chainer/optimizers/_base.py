@@ -302,6 +302,7 @@ class _Float32Copy:
         self.grad = None if g is None else xp.astype(g, xp.float32)
         self.name = getattr(param, "name", None)
         self._rule = rule
+        rule._fp32_param = master  # an update in place keeps the same master array
 
     @property
     def array(self) -> Any:

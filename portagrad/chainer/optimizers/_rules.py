@@ -1,11 +1,13 @@
 """Chainer 7.8's fifteen gradient methods and their update rules.
 
-Each rule's arithmetic is Chainer's CPU update in the same order of operations (so
-float64 trajectories agree with Chainer's to rounding): Chainer's defaults (``AdaGrad``
-lr 0.001, ``Adam`` alpha 0.001), Chainer's eps placements (Adam adds eps to
-``sqrt(v)`` without bias correction; RMSpropGraves inside the square root) and Chainer's
-decoupled weight decay (``Adam(weight_decay_rate=)`` decays by ``eta * rate``, not by
-``alpha * rate``).
+The methods PyTorch also has (momentum SGD, NesterovAG, AdaGrad, AdaDelta, RMSprop,
+RMSpropGraves, Adam and its variants) run the shared updates of
+:mod:`portagrad.optim._updates` with Chainer's options, so float64 trajectories agree
+with Chainer's to rounding: Chainer's defaults (``AdaGrad`` lr 0.001, ``Adam`` alpha
+0.001), its eps placements (Adam adds eps to ``sqrt(v)`` without bias correction;
+RMSpropGraves inside the square root), its velocities that hold the lr, its Nesterov
+form, and its decoupled weight decay (``Adam(weight_decay_rate=)`` decays by
+``eta * rate``, not by ``alpha * rate``). SMORMS3 and MSVAG are Chainer's alone.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import math
 from typing import Any
 
 from ..._errors import PortagradValueError
+from ...optim import _updates
 from ...xp import namespace_of
+from ...xp._optim import sgd_update
 from ._base import (
     GradientMethod,
     Hyperparameter,
@@ -51,6 +55,12 @@ def _zeros(param: Any) -> Any:
     return namespace_of(a).zeros_like(a)
 
 
+def _store(param: Any, new: Any) -> None:
+    """Keep an update made in place; write one that came back as a new array."""
+    if new is not _array(param):
+        write_data(param, new)
+
+
 def _method_init(opt: GradientMethod, **values: Any) -> None:
     GradientMethod.__init__(opt)
     for k, v in values.items():
@@ -75,7 +85,7 @@ class SGDRule(UpdateRule):
         g = param.grad
         if g is None:
             return
-        write_data(param, param.data - self.hyperparam.lr * g)
+        _store(param, sgd_update(namespace_of(g), _array(param), g, self.hyperparam.lr))
 
 
 class SGD(GradientMethod):
@@ -105,6 +115,15 @@ class SGD(GradientMethod):
 _momentum = _defaults(lr=0.01, momentum=0.9)
 
 
+def _momentum_step(rule: UpdateRule, param: Any, g: Any, *, grad_scale: float, step: float,
+                   nesterov: str | None = None) -> None:
+    """Chainer's velocity ``v`` is the shared momentum buffer with ``grad_scale < 0``."""
+    new, rule.state["v"] = _updates.momentum_step(
+        namespace_of(g), _array(param), g, rule.state["v"], momentum=rule.hyperparam.momentum,
+        grad_scale=grad_scale, step=step, nesterov=nesterov)
+    _store(param, new)
+
+
 class MomentumSGDRule(UpdateRule):
     """``v = momentum * v - lr * grad; param += v``."""
 
@@ -121,11 +140,7 @@ class MomentumSGDRule(UpdateRule):
         g = param.grad
         if g is None:
             return
-        hp = self.hyperparam
-        v = self.state["v"] * hp.momentum
-        v = v - hp.lr * g
-        self.state["v"] = v
-        write_data(param, param.data + v)
+        _momentum_step(self, param, g, grad_scale=-self.hyperparam.lr, step=-1.0)
 
 
 class MomentumSGD(GradientMethod):
@@ -172,11 +187,7 @@ class CorrectedMomentumSGDRule(UpdateRule):
         g = param.grad
         if g is None:
             return
-        hp = self.hyperparam
-        v = self.state["v"] * hp.momentum
-        v = v - g
-        self.state["v"] = v
-        write_data(param, param.data + hp.lr * v)
+        _momentum_step(self, param, g, grad_scale=-1.0, step=-self.hyperparam.lr)
 
 
 class CorrectedMomentumSGD(GradientMethod):
@@ -222,12 +233,8 @@ class NesterovAGRule(UpdateRule):
         g = param.grad
         if g is None:
             return
-        lr, momentum = self.hyperparam.lr, self.hyperparam.momentum
-        v = self.state["v"] * momentum
-        v = v - lr * g
-        self.state["v"] = v
-        data = param.data + momentum * momentum * v
-        write_data(param, data - (1 + momentum) * lr * g)
+        _momentum_step(self, param, g, grad_scale=-self.hyperparam.lr, step=-1.0,
+                       nesterov="chainer")
 
 
 class NesterovAG(GradientMethod):
@@ -278,11 +285,10 @@ class AdaGradRule(UpdateRule):
         g = param.grad
         if g is None:
             return
-        xp = namespace_of(g)
         hp = self.hyperparam
-        h = self.state["h"] + g * g
-        self.state["h"] = h
-        write_data(param, param.data - hp.lr * g / (xp.sqrt(h) + hp.eps))
+        new, self.state["h"] = _updates.adagrad(namespace_of(g), _array(param), g,
+                                                self.state["h"], lr=hp.lr, eps=hp.eps)
+        _store(param, new)
 
 
 class AdaGrad(GradientMethod):
@@ -332,16 +338,11 @@ class AdaDeltaRule(UpdateRule):
         g = param.grad
         if g is None:
             return
-        xp = namespace_of(g)
-        rho, eps = self.hyperparam.rho, self.hyperparam.eps
-        msg = self.state["msg"] * rho
-        msg = msg + (1 - rho) * g * g
-        msdx = self.state["msdx"]
-        dx = xp.sqrt((msdx + eps) / (msg + eps)) * g
-        msdx = msdx * rho
-        msdx = msdx + (1 - rho) * dx * dx
-        self.state["msg"], self.state["msdx"] = msg, msdx
-        write_data(param, param.data - dx)
+        hp = self.hyperparam
+        new, self.state["msg"], self.state["msdx"] = _updates.adadelta(
+            namespace_of(g), _array(param), g, self.state["msg"], self.state["msdx"],
+            rho=hp.rho, eps=hp.eps)
+        _store(param, new)
 
 
 class AdaDelta(GradientMethod):
@@ -401,14 +402,11 @@ class RMSpropRule(UpdateRule):
         g = param.grad
         if g is None:
             return
-        xp = namespace_of(g)
         hp = self.hyperparam
-        eps = _eps_in_dtype(hp.eps, g, "RMSprop")
-        ms = self.state["ms"] * hp.alpha
-        ms = ms + (1 - hp.alpha) * g * g
-        self.state["ms"] = ms
-        denom = xp.sqrt(ms + eps) if hp.eps_inside_sqrt else xp.sqrt(ms) + eps
-        write_data(param, param.data - hp.lr * g / denom)
+        new, self.state["ms"], _, _ = _updates.rmsprop(
+            namespace_of(g), _array(param), g, self.state["ms"], lr=hp.lr, alpha=hp.alpha,
+            eps=_eps_in_dtype(hp.eps, g, "RMSprop"), eps_inside_sqrt=hp.eps_inside_sqrt)
+        _store(param, new)
 
 
 class RMSprop(GradientMethod):
@@ -468,16 +466,13 @@ class RMSpropGravesRule(UpdateRule):
         grad = param.grad
         if grad is None:
             return
-        xp = namespace_of(grad)
         hp = self.hyperparam
-        n = self.state["n"] * hp.alpha
-        n = n + (1 - hp.alpha) * grad * grad
-        g = self.state["g"] * hp.alpha
-        g = g + (1 - hp.alpha) * grad
-        delta = self.state["delta"] * hp.momentum
-        delta = delta - hp.lr * grad / xp.sqrt(n - g * g + hp.eps)
-        self.state["n"], self.state["g"], self.state["delta"] = n, g, delta
-        write_data(param, param.data + delta)
+        st = self.state
+        new, st["n"], st["g"], st["delta"] = _updates.rmsprop(
+            namespace_of(grad), _array(param), grad, st["n"], lr=hp.lr, alpha=hp.alpha,
+            eps=hp.eps, eps_inside_sqrt=True, grad_avg=st["g"], momentum=hp.momentum,
+            buf=st["delta"], lr_in_buffer=True)
+        _store(param, new)
 
 
 class RMSpropGraves(GradientMethod):
@@ -739,26 +734,21 @@ class AdamRule(UpdateRule):
         dtype = param.data.dtype
         interm = xp.float32 if dtype == getattr(xp, "float16", None) else dtype
         _eps_in_dtype(hp.eps, xp.zeros((), dtype=interm), "Adam")
-        grad = xp.astype(grad, interm)
-        m, v = self.state["m"], self.state["v"]
-        m = m + (1.0 - hp.beta1) * (grad - m)
-        v = v + (1.0 - hp.beta2) * (grad * grad - v)
-        m, v = xp.astype(m, dtype), xp.astype(v, dtype)
-        self.state["m"], self.state["v"] = m, v
+        st = self.state
+
+        def cast(a: Any, to: Any) -> Any:
+            return a if a is None or a.dtype == to else xp.astype(a, to)
+
+        new, m, v, vhat = _updates.adam(
+            xp, cast(_array(param), interm), cast(grad, interm), cast(st["m"], interm),
+            cast(st["v"], interm), cast(st.get("vhat"), interm), lr=hp.alpha,
+            beta1=hp.beta1, beta2=hp.beta2, eps=hp.eps, t=self.t,
+            decay=1.0 - hp.eta * hp.weight_decay_rate, eps_bias_corrected=False, schedule=hp.eta,
+            bounds=self.bounds if hp.adabound else None)
+        st["m"], st["v"] = cast(m, dtype), cast(v, dtype)
         if hp.amsgrad:
-            vhat = xp.maximum(self.state["vhat"], v)
-            self.state["vhat"] = vhat
-        else:
-            vhat = v
-        vhat = xp.astype(vhat, interm)
-        step = self.alpha_t / (xp.sqrt(vhat) + hp.eps)
-        if hp.adabound:
-            lower, upper = self.bounds
-            step = xp.clip(step, lower, upper)
-        a = 1.0 - hp.eta * hp.weight_decay_rate
-        data = param.data
-        data = data - hp.eta * (step * m) if a == 1 else a * data + -hp.eta * (step * m)
-        write_data(param, xp.astype(data, dtype))
+            st["vhat"] = cast(vhat, dtype)
+        _store(param, cast(new, dtype))
 
 
 class Adam(GradientMethod):
