@@ -49,6 +49,27 @@ def _lr(name: str, lr: float) -> float:
     return lr
 
 
+def _counted(p: Any, st: dict[str, Any], *arrays: str, **values: Any) -> int:
+    """Count the step in ``st``; at the first one create ``st`` with the step count, a
+    zero array like ``p`` for each name in ``arrays`` and the given ``values``."""
+    if not st:
+        st["step"] = 0
+        st.update({k: _zeros(p) for k in arrays})
+        st.update(values)
+    st["step"] += 1
+    return st["step"]
+
+
+def _weight_decay(p: Any, g: Any, group: dict[str, Any]) -> tuple[Any, Any]:
+    """torch's two weight decays: decoupled (``p *= 1 - lr * wd``, AdamW's) or L2 (added
+    to the gradient). Returns ``(param array, gradient)``."""
+    a, wd = p.array, group["weight_decay"]
+    if wd != 0 and group["decoupled_weight_decay"]:
+        a *= 1.0 - group["lr"] * wd
+        return a, g
+    return a, _decayed(p, g, wd)
+
+
 def _decayed(p: Any, g: Any, wd: float) -> Any:
     """L2 weight decay added to the gradient (a new array: ``g`` is not ours)."""
     return g + wd * p.array if wd != 0 else g
@@ -156,14 +177,8 @@ class Adam(Optimizer):
 
     def _update(self, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p.xp
-        if not st:
-            st["step"] = 0
-            st["exp_avg"] = _zeros(p)
-            st["exp_avg_sq"] = _zeros(p)
-            if group["amsgrad"]:
-                st["max_exp_avg_sq"] = _zeros(p)
-        st["step"] += 1
-        t = st["step"]
+        t = _counted(p, st, "exp_avg", "exp_avg_sq",
+                     *(("max_exp_avg_sq",) if group["amsgrad"] else ()))
         lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
         decoupled = group["decoupled_weight_decay"]
         decay = 1.0 - lr * wd if decoupled else 1.0
@@ -249,18 +264,14 @@ class Adamax(Optimizer):
 
     def _update(self, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p.xp
-        if not st:
-            st["step"] = 0
-            st["exp_avg"] = _zeros(p)
-            st["exp_inf"] = _zeros(p)
-        st["step"] += 1
+        t = _counted(p, st, "exp_avg", "exp_inf")
         b1, b2 = group["betas"]
         g = _decayed(p, g, group["weight_decay"])
         m = st["exp_avg"]
         m += (1.0 - b1) * (g - m)
         st["exp_avg"] = m
         st["exp_inf"] = xp.maximum(st["exp_inf"] * b2, xp.abs(g) + group["eps"])
-        clr = group["lr"] / (1.0 - b1 ** st["step"])
+        clr = group["lr"] / (1.0 - b1**t)
         a = p.array
         a -= clr * (m / st["exp_inf"])
         _set(p, a)
@@ -305,30 +316,15 @@ class NAdam(Optimizer):
 
     def _update(self, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p.xp
-        if not st:
-            st["step"] = 0
-            st["mu_product"] = 1.0
-            st["exp_avg"] = _zeros(p)
-            st["exp_avg_sq"] = _zeros(p)
-        st["step"] += 1
-        t = st["step"]
-        lr, (b1, b2), wd, psi = (group["lr"], group["betas"], group["weight_decay"],
-                                 group["momentum_decay"])
+        t = _counted(p, st, "exp_avg", "exp_avg_sq", mu_product=1.0)
+        lr, (b1, b2), psi = group["lr"], group["betas"], group["momentum_decay"]
         bc2 = 1.0 - b2**t
-        a = p.array
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                a *= 1.0 - lr * wd
-            else:
-                g = g + wd * a
+        a, g = _weight_decay(p, g, group)
         mu = b1 * (1.0 - 0.5 * 0.96 ** (t * psi))
         mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
         st["mu_product"] *= mu
         mp = st["mu_product"]
-        m, v = st["exp_avg"], st["exp_avg_sq"]
-        m += (1.0 - b1) * (g - m)
-        v *= b2
-        v += (1.0 - b2) * (g * g)
+        m, v, _ = _updates.moments(xp, g, st["exp_avg"], st["exp_avg_sq"], None, b1, b2)
         st["exp_avg"], st["exp_avg_sq"] = m, v
         denom = xp.sqrt(v / bc2) + group["eps"]
         a -= (lr * (1.0 - mu) / (1.0 - mp)) * (g / denom)
@@ -375,23 +371,10 @@ class RAdam(Optimizer):
 
     def _update(self, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p.xp
-        if not st:
-            st["step"] = 0
-            st["exp_avg"] = _zeros(p)
-            st["exp_avg_sq"] = _zeros(p)
-        st["step"] += 1
-        t = st["step"]
-        lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
-        a = p.array
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                a *= 1.0 - lr * wd
-            else:
-                g = g + wd * a
-        m, v = st["exp_avg"], st["exp_avg_sq"]
-        m += (1.0 - b1) * (g - m)
-        v *= b2
-        v += (1.0 - b2) * (g * g)
+        t = _counted(p, st, "exp_avg", "exp_avg_sq")
+        lr, (b1, b2) = group["lr"], group["betas"]
+        a, g = _weight_decay(p, g, group)
+        m, v, _ = _updates.moments(xp, g, st["exp_avg"], st["exp_avg_sq"], None, b1, b2)
         st["exp_avg"], st["exp_avg_sq"] = m, v
         bc1, bc2 = 1.0 - b1**t, 1.0 - b2**t
         rho_inf = 2.0 / (1.0 - b2) - 1.0
@@ -507,11 +490,7 @@ class Adadelta(Optimizer):
 
     def _update(self, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p.xp
-        if not st:
-            st["step"] = 0
-            st["square_avg"] = _zeros(p)
-            st["acc_delta"] = _zeros(p)
-        st["step"] += 1
+        _counted(p, st, "square_avg", "acc_delta")
         g = _decayed(p, g, group["weight_decay"])
         a, st["square_avg"], st["acc_delta"] = _updates.adadelta(
             xp, p.array, g, st["square_avg"], st["acc_delta"], rho=group["rho"],
@@ -672,13 +651,7 @@ class ASGD(Optimizer):
 
     def _update(self, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p.xp
-        if not st:
-            st["step"] = 0
-            st["eta"] = float(group["lr"])
-            st["mu"] = 1.0
-            st["ax"] = _zeros(p)
-        st["step"] += 1
-        t = st["step"]
+        t = _counted(p, st, "ax", eta=float(group["lr"]), mu=1.0)
         lr, lambd = group["lr"], group["lambd"]
         g = _decayed(p, g, group["weight_decay"])
         eta = st["eta"]
@@ -731,16 +704,12 @@ class SparseAdam(Optimizer):
                                       maximize=maximize))
 
     def _update(self, p: Any, g: Any, st: dict[str, Any], group: dict[str, Any]) -> None:
-        if not st:
-            st["step"] = 0
-            st["exp_avg"] = _zeros(p)
-            st["exp_avg_sq"] = _zeros(p)
-        st["step"] += 1
+        t = _counted(p, st, "exp_avg", "exp_avg_sq")
         b1, b2 = group["betas"]
         # SparseAdam adds eps to sqrt(v) before the bias correction (unlike Adam).
         a, st["exp_avg"], st["exp_avg_sq"], _ = _updates.adam(
             p.xp, p.array, g, st["exp_avg"], st["exp_avg_sq"], None, lr=group["lr"], beta1=b1,
-            beta2=b2, eps=group["eps"], t=st["step"], eps_bias_corrected=False)
+            beta2=b2, eps=group["eps"], t=t, eps_bias_corrected=False)
         _set(p, a)
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..xp._optim import adam_update, sgd_update
 
-__all__ = ["momentum_step", "adagrad", "adadelta", "rmsprop", "adam"]
+__all__ = ["momentum_step", "adagrad", "adadelta", "rmsprop", "moments", "adam"]
 
 
 def momentum_step(xp: Any, param: Any, grad: Any, buf: Any, *, momentum: float,
@@ -204,6 +204,43 @@ def rmsprop(xp: Any, param: Any, grad: Any, sq: Any, *, lr: float, alpha: float,
     return param, sq, grad_avg, buf
 
 
+def moments(xp: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
+            beta2: float) -> tuple[Any, Any, Any]:
+    """The running moments of Adam and its relatives (NAdam, RAdam, AdaBound)::
+
+        m = beta1 * m + (1 - beta1) * grad
+        v = beta2 * v + (1 - beta2) * grad**2
+        vhat = maximum(vhat, v)                                  (vhat None: stays None)
+
+    (:func:`adam` without bounds runs the fused kernel ``adam_update`` instead.) Returns
+    ``(m, v, vhat)``.
+
+    Parameters
+    ----------
+    xp
+        The arrays' namespace.
+    grad, m, v, vhat
+        The gradient, the two moments and their running maximum (or None).
+    beta1, beta2
+        The moments' decays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.optim._updates import moments
+    >>> moments(xp, np.array([2.0]), np.zeros(1), np.zeros(1), None, 0.5, 0.75)
+    (array([1.]), array([1.]), None)
+    """
+    m *= beta1
+    m += (1.0 - beta1) * grad
+    v *= beta2
+    v += (1.0 - beta2) * (grad * grad)
+    if vhat is not None:
+        vhat = xp.maximum(vhat, v)
+    return m, v, vhat
+
+
 def adam(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, *, lr: float,
          beta1: float, beta2: float, eps: float, t: int, decay: float = 1.0,
          eps_bias_corrected: bool = True, schedule: float = 1.0,
@@ -249,12 +286,7 @@ def adam(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, *, lr: float
     if bounds is None:
         return adam_update(xp, param, grad, m, v, vhat, beta1, beta2, e, schedule * lr_t, decay)
     # AdaBound clips the per-element step, so the step cannot be the kernel's scalar.
-    m *= beta1
-    m += (1.0 - beta1) * grad
-    v *= beta2
-    v += (1.0 - beta2) * (grad * grad)
-    if vhat is not None:
-        vhat = xp.maximum(vhat, v)
+    m, v, vhat = moments(xp, grad, m, v, vhat, beta1, beta2)
     s = xp.clip(lr_t / (xp.sqrt(v if vhat is None else vhat) + e), bounds[0], bounds[1])
     if decay != 1.0:
         param *= decay
