@@ -42,9 +42,10 @@ def _defaults(**values: Any) -> Hyperparameter:
     return hp
 
 
-def _rule_init(rule: UpdateRule, defaults: Hyperparameter, parent: Any,
-               given: dict[str, Any]) -> None:
-    UpdateRule.__init__(rule, parent or defaults)
+def _rule_init(rule: UpdateRule, parent: Any, given: dict[str, Any]) -> None:
+    """Follow ``parent`` (an optimizer's hyperparameters) or the rule's own defaults, and
+    set the values given."""
+    UpdateRule.__init__(rule, parent or type(rule)._defaults)
     for k, v in given.items():
         if v is not None:
             setattr(rule.hyperparam, k, v)
@@ -67,6 +68,25 @@ def _method_init(opt: GradientMethod, **values: Any) -> None:
         setattr(opt.hyperparam, k, v)
 
 
+class _Method(GradientMethod):
+    """A gradient method whose rules are ``_rule``: each name of ``_rule._defaults`` is a
+    :class:`HyperparameterProxy` of the method, and :meth:`create_update_rule` makes a
+    ``_rule`` that follows the method's hyperparameters."""
+
+    _rule: type[UpdateRule]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        rule = cls.__dict__.get("_rule")
+        if rule is not None:
+            for name in rule._defaults.get_dict():
+                if name not in vars(cls):
+                    setattr(cls, name, HyperparameterProxy(name))
+
+    def create_update_rule(self) -> UpdateRule:
+        return self._rule(self.hyperparam)
+
+
 # -- SGD family ------------------------------------------------------------------------
 
 _sgd = _defaults(lr=0.01)
@@ -76,10 +96,11 @@ class SGDRule(UpdateRule):
     """``param -= lr * grad``."""
 
     is_elementwise = True
+    _defaults = _sgd
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None) -> None:
-        _rule_init(self, _sgd, parent_hyperparam, {"lr": lr})
+        _rule_init(self, parent_hyperparam, {"lr": lr})
 
     def update_core(self, param: Any) -> None:
         g = param.grad
@@ -88,7 +109,7 @@ class SGDRule(UpdateRule):
         _store(param, sgd_update(namespace_of(g), _array(param), g, self.hyperparam.lr))
 
 
-class SGD(GradientMethod):
+class SGD(_Method):
     """Vanilla stochastic gradient descent.
 
     Parameters
@@ -103,13 +124,10 @@ class SGD(GradientMethod):
     0.01
     """
 
-    lr = HyperparameterProxy("lr")
+    _rule = SGDRule
 
     def __init__(self, lr: float = _sgd.lr) -> None:
         _method_init(self, lr=lr)
-
-    def create_update_rule(self) -> SGDRule:
-        return SGDRule(self.hyperparam)
 
 
 _momentum = _defaults(lr=0.01, momentum=0.9)
@@ -128,10 +146,11 @@ class MomentumSGDRule(UpdateRule):
     """``v = momentum * v - lr * grad; param += v``."""
 
     is_elementwise = True
+    _defaults = _momentum
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None, momentum: float | None = None) -> None:
-        _rule_init(self, _momentum, parent_hyperparam, {"lr": lr, "momentum": momentum})
+        _rule_init(self, parent_hyperparam, {"lr": lr, "momentum": momentum})
 
     def init_state(self, param: Any) -> None:
         self.state["v"] = _zeros(param)
@@ -143,7 +162,7 @@ class MomentumSGDRule(UpdateRule):
         _momentum_step(self, param, g, grad_scale=-self.hyperparam.lr, step=-1.0)
 
 
-class MomentumSGD(GradientMethod):
+class MomentumSGD(_Method):
     """Classical momentum SGD (the lr sits inside the velocity).
 
     Parameters
@@ -161,24 +180,21 @@ class MomentumSGD(GradientMethod):
     (0.1, 0.9)
     """
 
-    lr = HyperparameterProxy("lr")
-    momentum = HyperparameterProxy("momentum")
+    _rule = MomentumSGDRule
 
     def __init__(self, lr: float = _momentum.lr, momentum: float = _momentum.momentum) -> None:
         _method_init(self, lr=lr, momentum=momentum)
-
-    def create_update_rule(self) -> MomentumSGDRule:
-        return MomentumSGDRule(self.hyperparam)
 
 
 class CorrectedMomentumSGDRule(UpdateRule):
     """``v = momentum * v - grad; param += lr * v`` (Goyal et al.'s correction)."""
 
     is_elementwise = True
+    _defaults = _momentum
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None, momentum: float | None = None) -> None:
-        _rule_init(self, _momentum, parent_hyperparam, {"lr": lr, "momentum": momentum})
+        _rule_init(self, parent_hyperparam, {"lr": lr, "momentum": momentum})
 
     def init_state(self, param: Any) -> None:
         self.state["v"] = _zeros(param)
@@ -190,7 +206,7 @@ class CorrectedMomentumSGDRule(UpdateRule):
         _momentum_step(self, param, g, grad_scale=-1.0, step=-self.hyperparam.lr)
 
 
-class CorrectedMomentumSGD(GradientMethod):
+class CorrectedMomentumSGD(_Method):
     """Momentum SGD with the velocity outside the lr, so changing lr mid-run is smooth.
 
     Parameters
@@ -207,24 +223,21 @@ class CorrectedMomentumSGD(GradientMethod):
     0.9
     """
 
-    lr = HyperparameterProxy("lr")
-    momentum = HyperparameterProxy("momentum")
+    _rule = CorrectedMomentumSGDRule
 
     def __init__(self, lr: float = _momentum.lr, momentum: float = _momentum.momentum) -> None:
         _method_init(self, lr=lr, momentum=momentum)
-
-    def create_update_rule(self) -> CorrectedMomentumSGDRule:
-        return CorrectedMomentumSGDRule(self.hyperparam)
 
 
 class NesterovAGRule(UpdateRule):
     """``v = momentum * v - lr * g; param += momentum**2 * v - (1 + momentum) * lr * g``."""
 
     is_elementwise = True
+    _defaults = _momentum
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None, momentum: float | None = None) -> None:
-        _rule_init(self, _momentum, parent_hyperparam, {"lr": lr, "momentum": momentum})
+        _rule_init(self, parent_hyperparam, {"lr": lr, "momentum": momentum})
 
     def init_state(self, param: Any) -> None:
         self.state["v"] = _zeros(param)
@@ -237,7 +250,7 @@ class NesterovAGRule(UpdateRule):
                        nesterov="chainer")
 
 
-class NesterovAG(GradientMethod):
+class NesterovAG(_Method):
     """Nesterov's accelerated gradient in Sutskever's form (Chainer's, not PyTorch's).
 
     Parameters
@@ -254,14 +267,10 @@ class NesterovAG(GradientMethod):
     0.1
     """
 
-    lr = HyperparameterProxy("lr")
-    momentum = HyperparameterProxy("momentum")
+    _rule = NesterovAGRule
 
     def __init__(self, lr: float = _momentum.lr, momentum: float = _momentum.momentum) -> None:
         _method_init(self, lr=lr, momentum=momentum)
-
-    def create_update_rule(self) -> NesterovAGRule:
-        return NesterovAGRule(self.hyperparam)
 
 
 # -- adaptive methods ------------------------------------------------------------------
@@ -273,10 +282,11 @@ class AdaGradRule(UpdateRule):
     """``h += g * g; param -= lr * g / (sqrt(h) + eps)``."""
 
     is_elementwise = True
+    _defaults = _adagrad
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None, eps: float | None = None) -> None:
-        _rule_init(self, _adagrad, parent_hyperparam, {"lr": lr, "eps": eps})
+        _rule_init(self, parent_hyperparam, {"lr": lr, "eps": eps})
 
     def init_state(self, param: Any) -> None:
         self.state["h"] = _zeros(param)
@@ -291,7 +301,7 @@ class AdaGradRule(UpdateRule):
         _store(param, new)
 
 
-class AdaGrad(GradientMethod):
+class AdaGrad(_Method):
     """AdaGrad (Duchi et al.), Chainer's default lr 0.001.
 
     Parameters
@@ -308,14 +318,10 @@ class AdaGrad(GradientMethod):
     0.001
     """
 
-    lr = HyperparameterProxy("lr")
-    eps = HyperparameterProxy("eps")
+    _rule = AdaGradRule
 
     def __init__(self, lr: float = _adagrad.lr, eps: float = _adagrad.eps) -> None:
         _method_init(self, lr=lr, eps=eps)
-
-    def create_update_rule(self) -> AdaGradRule:
-        return AdaGradRule(self.hyperparam)
 
 
 _adadelta = _defaults(rho=0.95, eps=1e-6)
@@ -325,10 +331,11 @@ class AdaDeltaRule(UpdateRule):
     """Zeiler's ADADELTA (no learning rate)."""
 
     is_elementwise = True
+    _defaults = _adadelta
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  rho: float | None = None, eps: float | None = None) -> None:
-        _rule_init(self, _adadelta, parent_hyperparam, {"rho": rho, "eps": eps})
+        _rule_init(self, parent_hyperparam, {"rho": rho, "eps": eps})
 
     def init_state(self, param: Any) -> None:
         self.state["msg"] = _zeros(param)
@@ -345,7 +352,7 @@ class AdaDeltaRule(UpdateRule):
         _store(param, new)
 
 
-class AdaDelta(GradientMethod):
+class AdaDelta(_Method):
     """Zeiler's ADADELTA.
 
     Parameters
@@ -362,14 +369,10 @@ class AdaDelta(GradientMethod):
     0.95
     """
 
-    rho = HyperparameterProxy("rho")
-    eps = HyperparameterProxy("eps")
+    _rule = AdaDeltaRule
 
     def __init__(self, rho: float = _adadelta.rho, eps: float = _adadelta.eps) -> None:
         _method_init(self, rho=rho, eps=eps)
-
-    def create_update_rule(self) -> AdaDeltaRule:
-        return AdaDeltaRule(self.hyperparam)
 
 
 _rmsprop = _defaults(lr=0.01, alpha=0.99, eps=1e-8, eps_inside_sqrt=False)
@@ -388,11 +391,12 @@ class RMSpropRule(UpdateRule):
     """``ms = alpha * ms + (1 - alpha) * g * g; param -= lr * g / (sqrt(ms) + eps)``."""
 
     is_elementwise = True
+    _defaults = _rmsprop
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None, alpha: float | None = None,
                  eps: float | None = None, eps_inside_sqrt: bool | None = None) -> None:
-        _rule_init(self, _rmsprop, parent_hyperparam,
+        _rule_init(self, parent_hyperparam,
                    {"lr": lr, "alpha": alpha, "eps": eps, "eps_inside_sqrt": eps_inside_sqrt})
 
     def init_state(self, param: Any) -> None:
@@ -409,7 +413,7 @@ class RMSpropRule(UpdateRule):
         _store(param, new)
 
 
-class RMSprop(GradientMethod):
+class RMSprop(_Method):
     """RMSprop (Tieleman and Hinton); eps outside the root unless ``eps_inside_sqrt``.
 
     Parameters
@@ -430,18 +434,12 @@ class RMSprop(GradientMethod):
     0.99
     """
 
-    lr = HyperparameterProxy("lr")
-    alpha = HyperparameterProxy("alpha")
-    eps = HyperparameterProxy("eps")
-    eps_inside_sqrt = HyperparameterProxy("eps_inside_sqrt")
+    _rule = RMSpropRule
 
     def __init__(self, lr: float = _rmsprop.lr, alpha: float = _rmsprop.alpha,
                  eps: float = _rmsprop.eps,
                  eps_inside_sqrt: bool = _rmsprop.eps_inside_sqrt) -> None:
         _method_init(self, lr=lr, alpha=alpha, eps=eps, eps_inside_sqrt=eps_inside_sqrt)
-
-    def create_update_rule(self) -> RMSpropRule:
-        return RMSpropRule(self.hyperparam)
 
 
 _graves = _defaults(lr=1e-4, alpha=0.95, momentum=0.9, eps=1e-4)
@@ -451,11 +449,12 @@ class RMSpropGravesRule(UpdateRule):
     """Graves' RMSprop: centred mean square, eps inside the root, momentum."""
 
     is_elementwise = True
+    _defaults = _graves
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None, alpha: float | None = None,
                  momentum: float | None = None, eps: float | None = None) -> None:
-        _rule_init(self, _graves, parent_hyperparam,
+        _rule_init(self, parent_hyperparam,
                    {"lr": lr, "alpha": alpha, "momentum": momentum, "eps": eps})
 
     def init_state(self, param: Any) -> None:
@@ -475,7 +474,7 @@ class RMSpropGravesRule(UpdateRule):
         _store(param, new)
 
 
-class RMSpropGraves(GradientMethod):
+class RMSpropGraves(_Method):
     """Alex Graves' RMSprop (arXiv:1308.0850).
 
     Parameters
@@ -496,17 +495,11 @@ class RMSpropGraves(GradientMethod):
     0.0001
     """
 
-    lr = HyperparameterProxy("lr")
-    alpha = HyperparameterProxy("alpha")
-    momentum = HyperparameterProxy("momentum")
-    eps = HyperparameterProxy("eps")
+    _rule = RMSpropGravesRule
 
     def __init__(self, lr: float = _graves.lr, alpha: float = _graves.alpha,
                  momentum: float = _graves.momentum, eps: float = _graves.eps) -> None:
         _method_init(self, lr=lr, alpha=alpha, momentum=momentum, eps=eps)
-
-    def create_update_rule(self) -> RMSpropGravesRule:
-        return RMSpropGravesRule(self.hyperparam)
 
 
 _smorms3 = _defaults(lr=0.001, eps=1e-16)
@@ -516,10 +509,11 @@ class SMORMS3Rule(UpdateRule):
     """Simon Funk's SMORMS3."""
 
     is_elementwise = True
+    _defaults = _smorms3
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None, eps: float | None = None) -> None:
-        _rule_init(self, _smorms3, parent_hyperparam, {"lr": lr, "eps": eps})
+        _rule_init(self, parent_hyperparam, {"lr": lr, "eps": eps})
 
     def init_state(self, param: Any) -> None:
         a = _array(param)
@@ -543,7 +537,7 @@ class SMORMS3Rule(UpdateRule):
         self.state["mem"], self.state["g"], self.state["g2"] = mem, g, g2
 
 
-class SMORMS3(GradientMethod):
+class SMORMS3(_Method):
     """SMORMS3 (http://sifter.org/~simon/journal/20150420.html).
 
     Parameters
@@ -560,14 +554,10 @@ class SMORMS3(GradientMethod):
     1e-16
     """
 
-    lr = HyperparameterProxy("lr")
-    eps = HyperparameterProxy("eps")
+    _rule = SMORMS3Rule
 
     def __init__(self, lr: float = _smorms3.lr, eps: float = _smorms3.eps) -> None:
         _method_init(self, lr=lr, eps=eps)
-
-    def create_update_rule(self) -> SMORMS3Rule:
-        return SMORMS3Rule(self.hyperparam)
 
 
 _msvag = _defaults(lr=0.1, beta=0.9, eta=1.0, weight_decay_rate=0)
@@ -577,11 +567,12 @@ class MSVAGRule(UpdateRule):
     """M-SVAG (Balles and Hennig), with decoupled weight decay."""
 
     is_elementwise = True
+    _defaults = _msvag
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  lr: float | None = None, beta: float | None = None,
                  eta: float | None = None, weight_decay_rate: float | None = None) -> None:
-        _rule_init(self, _msvag, parent_hyperparam, {
+        _rule_init(self, parent_hyperparam, {
             "lr": lr, "beta": beta, "eta": eta, "weight_decay_rate": weight_decay_rate})
         self.beta_power = self.hyperparam.beta
 
@@ -624,7 +615,7 @@ class MSVAGRule(UpdateRule):
         self.beta_power = bp * hp.beta
 
 
-class MSVAG(GradientMethod):
+class MSVAG(_Method):
     """M-SVAG (arXiv:1705.07774), with AdamW's decoupled weight decay.
 
     Parameters
@@ -645,18 +636,12 @@ class MSVAG(GradientMethod):
     0.1
     """
 
-    lr = HyperparameterProxy("lr")
-    beta = HyperparameterProxy("beta")
-    eta = HyperparameterProxy("eta")
-    weight_decay_rate = HyperparameterProxy("weight_decay_rate")
+    _rule = MSVAGRule
 
     def __init__(self, lr: float = _msvag.lr, beta: float = _msvag.beta,
                  eta: float = _msvag.eta,
                  weight_decay_rate: float = _msvag.weight_decay_rate) -> None:
         _method_init(self, lr=lr, beta=beta, eta=eta, weight_decay_rate=weight_decay_rate)
-
-    def create_update_rule(self) -> MSVAGRule:
-        return MSVAGRule(self.hyperparam)
 
 
 # -- Adam and its variants -------------------------------------------------------------
@@ -683,6 +668,7 @@ class AdamRule(UpdateRule):
     """
 
     is_elementwise = True
+    _defaults = _adam
 
     def __init__(self, parent_hyperparam: Hyperparameter | None = None,
                  alpha: float | None = None, beta1: float | None = None,
@@ -690,7 +676,7 @@ class AdamRule(UpdateRule):
                  eta: float | None = None, weight_decay_rate: float | None = None,
                  amsgrad: bool | None = None, adabound: bool | None = None,
                  final_lr: float | None = None, gamma: float | None = None) -> None:
-        _rule_init(self, _adam, parent_hyperparam, {
+        _rule_init(self, parent_hyperparam, {
             "alpha": alpha, "beta1": beta1, "beta2": beta2, "eps": eps, "eta": eta,
             "weight_decay_rate": weight_decay_rate, "amsgrad": amsgrad,
             "adabound": adabound, "final_lr": final_lr, "gamma": gamma})
@@ -751,7 +737,7 @@ class AdamRule(UpdateRule):
         _store(param, cast(new, dtype))
 
 
-class Adam(GradientMethod):
+class Adam(_Method):
     """Adam (Kingma and Ba) with Chainer's AMSGrad/AdaBound flags and AdamW decay.
 
     Parameters
@@ -781,16 +767,7 @@ class Adam(GradientMethod):
     (0.01, 1e-08, False)
     """
 
-    alpha = HyperparameterProxy("alpha")
-    beta1 = HyperparameterProxy("beta1")
-    beta2 = HyperparameterProxy("beta2")
-    eps = HyperparameterProxy("eps")
-    eta = HyperparameterProxy("eta")
-    weight_decay_rate = HyperparameterProxy("weight_decay_rate")
-    amsgrad = HyperparameterProxy("amsgrad")
-    adabound = HyperparameterProxy("adabound")
-    final_lr = HyperparameterProxy("final_lr")
-    gamma = HyperparameterProxy("gamma")
+    _rule = AdamRule
 
     def __init__(self, alpha: float = _adam.alpha, beta1: float = _adam.beta1,
                  beta2: float = _adam.beta2, eps: float = _adam.eps, eta: float = _adam.eta,
@@ -800,9 +777,6 @@ class Adam(GradientMethod):
         _method_init(self, alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, eta=eta,
                      weight_decay_rate=weight_decay_rate, amsgrad=amsgrad,
                      adabound=adabound, final_lr=final_lr, gamma=gamma)
-
-    def create_update_rule(self) -> AdamRule:
-        return AdamRule(self.hyperparam)
 
     @property
     def alpha_t(self) -> float:
