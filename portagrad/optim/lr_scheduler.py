@@ -143,6 +143,10 @@ class LRScheduler:
     def _group_lrs(self) -> list[float]:
         return [group["lr"] for group in self.optimizer.param_groups]
 
+    def _scaled(self, factor: float) -> list[float]:
+        """Each group's current ``lr`` times ``factor``."""
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
     def state_dict(self) -> dict[str, Any]:
         """Every attribute but the optimizer (as torch).
 
@@ -181,8 +185,16 @@ def _lambdas(name: str, optimizer: Optimizer, lr_lambda: Any) -> list[Callable]:
 
 
 class _LambdaState:
-    """state_dict of the schedulers holding user functions: a function's own attributes
-    are kept for callable objects (plain functions are code, not state)."""
+    """The schedulers of user functions (one per group): their construction, and a
+    state_dict that keeps a function's own attributes for callable objects (plain
+    functions are code, not state)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
+        name = type(self).__name__
+        _check_optimizer(name, optimizer)
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(name, optimizer, lr_lambda)
+        LRScheduler.__init__(self, optimizer, last_epoch)  # type: ignore[arg-type]
 
     def state_dict(self) -> dict[str, Any]:
         import types
@@ -223,12 +235,6 @@ class LambdaLR(_LambdaState, LRScheduler):
     [1.0]
     """
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
-        _check_optimizer("LambdaLR", optimizer)
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas("LambdaLR", optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
     def get_lr(self) -> list[float]:
         return [base * fn(self.last_epoch)
                 for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
@@ -255,12 +261,6 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
     >>> s.step(); s.step(); s.get_last_lr()
     [0.25]
     """
-
-    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
-        _check_optimizer("MultiplicativeLR", optimizer)
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas("MultiplicativeLR", optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
         if self._is_initial:
@@ -305,7 +305,7 @@ class StepLR(LRScheduler):
     def get_lr(self) -> list[float]:
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._group_lrs()
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._scaled(self.gamma)
 
     def _get_closed_form_lr(self) -> list[float]:
         return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
@@ -347,8 +347,7 @@ class MultiStepLR(LRScheduler):
     def get_lr(self) -> list[float]:
         if self.last_epoch not in self.milestones:
             return self._group_lrs()
-        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch]
-                for g in self.optimizer.param_groups]
+        return self._scaled(self.gamma ** self.milestones[self.last_epoch])
 
     def _get_closed_form_lr(self) -> list[float]:
         ms = sorted(self.milestones.elements())
@@ -404,10 +403,10 @@ class ConstantLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         if self.last_epoch == 0:
-            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
+            return self._scaled(self.factor)
         if self.last_epoch != self.total_iters:
             return self._group_lrs()
-        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+        return self._scaled(1.0 / self.factor)
 
     def _get_closed_form_lr(self) -> list[float]:
         return [b * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
@@ -457,12 +456,12 @@ class LinearLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         if self.last_epoch == 0:
-            return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
+            return self._scaled(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return self._group_lrs()
         span = self.end_factor - self.start_factor
         f = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
-        return [g["lr"] * f for g in self.optimizer.param_groups]
+        return self._scaled(f)
 
     def _get_closed_form_lr(self) -> list[float]:
         return [b * (self.start_factor + (self.end_factor - self.start_factor)
@@ -499,7 +498,7 @@ class ExponentialLR(LRScheduler):
     def get_lr(self) -> list[float]:
         if self._is_initial:
             return self._group_lrs()
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._scaled(self.gamma)
 
     def _get_closed_form_lr(self) -> list[float]:
         return [b * self.gamma ** self.last_epoch for b in self.base_lrs]
@@ -590,7 +589,7 @@ class PolynomialLR(LRScheduler):
             return self._group_lrs()
         n, e = self.total_iters, self.last_epoch
         f = ((1.0 - e / n) / (1.0 - (e - 1) / n)) ** self.power
-        return [g["lr"] * f for g in self.optimizer.param_groups]
+        return self._scaled(f)
 
     def _get_closed_form_lr(self) -> list[float]:
         return [b * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
