@@ -180,7 +180,20 @@ class Identity(Initializer):
         array[...] = np.identity(array.shape[0]) * self.scale
 
 
-class Normal(Initializer):
+class _Drawn(Initializer):
+    """An initializer that draws from ``rng`` (NumPy's global generator when None) with
+    a ``scale``."""
+
+    def __init__(self, scale: float, dtype: Any = None, *, rng: Any = None) -> None:
+        self.scale = scale
+        self.rng = rng
+        super().__init__(dtype)
+
+    def _rng(self) -> Any:
+        return np.random if self.rng is None else self.rng
+
+
+class Normal(_Drawn):
     """Draw from N(0, ``scale``²).
 
     Parameters
@@ -202,17 +215,15 @@ class Normal(Initializer):
     """
 
     def __init__(self, scale: float = 0.05, dtype: Any = None, *, rng: Any = None) -> None:
-        self.scale = scale
-        self.rng = rng
-        super().__init__(dtype)
+        super().__init__(scale, dtype, rng=rng)
 
     def __call__(self, array: Any) -> None:
         self._check(array)
-        rng = np.random if self.rng is None else self.rng
+        rng = self._rng()
         array[...] = rng.normal(loc=0.0, scale=self.scale, size=array.shape)
 
 
-class Uniform(Initializer):
+class Uniform(_Drawn):
     """Draw from U(-``scale``, ``scale``).
 
     Parameters
@@ -234,25 +245,21 @@ class Uniform(Initializer):
     """
 
     def __init__(self, scale: float = 0.05, dtype: Any = None, *, rng: Any = None) -> None:
-        self.scale = scale
-        self.rng = rng
-        super().__init__(dtype)
+        super().__init__(scale, dtype, rng=rng)
 
     def __call__(self, array: Any) -> None:
         self._check(array)
-        rng = np.random if self.rng is None else self.rng
+        rng = self._rng()
         array[...] = rng.uniform(low=-self.scale, high=self.scale, size=array.shape)
 
 
-class _Scaled(Initializer):
+class _Scaled(_Drawn):
     """A normal or uniform draw whose scale comes from the fans of the array."""
 
     _kind: type = Normal
 
     def __init__(self, scale: float = 1.0, dtype: Any = None, *, rng: Any = None) -> None:
-        self.scale = scale
-        self.rng = rng
-        super().__init__(dtype)
+        super().__init__(scale, dtype, rng=rng)
 
     def _factor(self, fan_in: int, fan_out: int) -> float:
         raise NotImplementedError
@@ -383,7 +390,7 @@ _ORTHOGONAL_MODES = {"auto": (False, False), "projection": (False, True),
                      "embedding": (True, False), "basis": (True, True)}
 
 
-class Orthogonal(Initializer):
+class Orthogonal(_Drawn):
     """A random orthogonal matrix (rows or columns orthonormal) times ``scale``, from the QR
     decomposition of a normal draw, with Chainer's sign convention.
 
@@ -414,14 +421,12 @@ class Orthogonal(Initializer):
         if mode not in _ORTHOGONAL_MODES:
             raise ValueError(f"Orthogonal(mode): expected one of "
                              f"{', '.join(map(repr, _ORTHOGONAL_MODES))}, got {mode!r}")
-        self.scale = scale
         self.mode = mode
-        self.rng = rng
-        super().__init__(dtype)
+        super().__init__(scale, dtype, rng=rng)
 
     def __call__(self, array: Any) -> None:
         self._check(array)
-        rng = np.random if self.rng is None else self.rng
+        rng = self._rng()
         if array.ndim == 0:
             array[...] = self.scale * (2 * int(rng.randint(2)) - 1)
             return
