@@ -95,7 +95,36 @@ def _bias_init(initial_bias: Any) -> Any:
     return I._get_initializer(0 if initial_bias is None else initial_bias)
 
 
-class Convolution2D(Link):
+def _channels(in_channels: Any, out_channels: Any, ksize: Any) -> tuple[Any, Any, Any]:
+    """Chainer's short form ``Link(out_channels, ksize)``: the input channels come at the
+    first call."""
+    if ksize is None:
+        return None, in_channels, out_channels
+    return in_channels, out_channels, ksize
+
+
+class _Kernel(Link):
+    """A link with a kernel ``W``, created at the first call when the input channels are
+    not given (``_initialize_params``), and an optional bias ``b``."""
+
+    def _initialize_params(self, in_channels: int) -> None:
+        raise NotImplementedError
+
+    def _kernel_and_bias(self, in_channels: Any, initialW: Any, nobias: bool,  # noqa: N803
+                         initial_bias: Any, bias_size: Any) -> None:
+        with self.init_scope():
+            self.W = Parameter(I._get_initializer(initialW))
+            if in_channels is not None:
+                self._initialize_params(in_channels)
+            self.b = None if nobias else Parameter(_bias_init(initial_bias), bias_size)
+
+    def _created(self, x: Any) -> None:
+        """Create ``W`` from the input's channels (axis 1) if it is not yet."""
+        if self.W.array is None:
+            self._initialize_params(x.shape[1])
+
+
+class Convolution2D(_Kernel):
     """Chainer's ``Convolution2D(in_channels, out_channels, ksize=None, stride=1, pad=0,
     nobias=False, initialW=None, initial_bias=None, *, dilate=1, groups=1)``; ``W`` is
     ``(out_channels, in_channels // groups, kh, kw)``. ``Convolution2D(out_channels,
@@ -121,19 +150,14 @@ class Convolution2D(Link):
                  stride: Any = 1, pad: Any = 0, nobias: bool = False, initialW: Any = None,
                  initial_bias: Any = None, *, dilate: Any = 1, groups: int = 1) -> None:
         super().__init__()
-        if ksize is None:
-            out_channels, ksize, in_channels = in_channels, out_channels, None
+        in_channels, out_channels, ksize = _channels(in_channels, out_channels, ksize)
         self.ksize = ksize
         self.stride = _pair(stride)
         self.pad = _pair(pad)
         self.dilate = _pair(dilate)
         self.out_channels = out_channels
         self.groups = int(groups)
-        with self.init_scope():
-            self.W = Parameter(I._get_initializer(initialW))
-            if in_channels is not None:
-                self._initialize_params(in_channels)
-            self.b = None if nobias else Parameter(_bias_init(initial_bias), out_channels)
+        self._kernel_and_bias(in_channels, initialW, nobias, initial_bias, out_channels)
 
     def _initialize_params(self, in_channels: int) -> None:
         kh, kw = _pair(self.ksize)
@@ -144,8 +168,7 @@ class Convolution2D(Link):
         self.W.initialize((self.out_channels, in_channels // self.groups, kh, kw))
 
     def forward(self, x: Any) -> Any:
-        if self.W.array is None:
-            self._initialize_params(x.shape[1])
+        self._created(x)
         return F.convolution_2d(x, self.W, self.b, self.stride, self.pad, dilate=self.dilate,
                                 groups=self.groups)
 
@@ -174,7 +197,7 @@ class DilatedConvolution2D(Convolution2D):
                          initial_bias, dilate=dilate)
 
 
-class ConvolutionND(Link):
+class ConvolutionND(_Kernel):
     """Chainer's ``ConvolutionND(ndim, in_channels, out_channels, ksize=None, stride=1,
     pad=0, nobias=False, initialW=None, initial_bias=None, cover_all=False, dilate=1,
     groups=1)``.
@@ -201,8 +224,7 @@ class ConvolutionND(Link):
                  initial_bias: Any = None, cover_all: bool = False, dilate: Any = 1,
                  groups: int = 1) -> None:
         super().__init__()
-        if ksize is None:
-            out_channels, ksize, in_channels = in_channels, out_channels, None
+        in_channels, out_channels, ksize = _channels(in_channels, out_channels, ksize)
         self.out_channels = out_channels
         self.ksize = _pair(ksize, ndim)
         self.stride = stride
@@ -210,18 +232,13 @@ class ConvolutionND(Link):
         self.cover_all = cover_all
         self.dilate = _pair(dilate, ndim)
         self.groups = int(groups)
-        with self.init_scope():
-            self.W = Parameter(I._get_initializer(initialW))
-            if in_channels is not None:
-                self._initialize_params(in_channels)
-            self.b = None if nobias else Parameter(_bias_init(initial_bias), out_channels)
+        self._kernel_and_bias(in_channels, initialW, nobias, initial_bias, out_channels)
 
     def _initialize_params(self, in_channels: int) -> None:
         self.W.initialize((self.out_channels, in_channels // self.groups) + self.ksize)
 
     def forward(self, x: Any) -> Any:
-        if self.W.array is None:
-            self._initialize_params(x.shape[1])
+        self._created(x)
         return F.convolution_nd(x, self.W, self.b, self.stride, self.pad,
                                 cover_all=self.cover_all, dilate=self.dilate,
                                 groups=self.groups)
@@ -279,7 +296,7 @@ class Convolution3D(ConvolutionND):
                          initial_bias, cover_all, dilate, groups)
 
 
-class Deconvolution2D(Link):
+class Deconvolution2D(_Kernel):
     """Chainer's ``Deconvolution2D(in_channels, out_channels, ksize=None, stride=1, pad=0,
     nobias=False, outsize=None, initialW=None, initial_bias=None, *, dilate=1,
     groups=1)``; ``W`` is ``(in_channels, out_channels // groups, kh, kw)``.
@@ -307,8 +324,7 @@ class Deconvolution2D(Link):
                  initialW: Any = None, initial_bias: Any = None, *, dilate: Any = 1,
                  groups: int = 1) -> None:
         super().__init__()
-        if ksize is None:
-            out_channels, ksize, in_channels = in_channels, out_channels, None
+        in_channels, out_channels, ksize = _channels(in_channels, out_channels, ksize)
         self.ksize = ksize
         self.stride = _pair(stride)
         self.pad = _pair(pad)
@@ -316,25 +332,20 @@ class Deconvolution2D(Link):
         self.outsize = (None, None) if outsize is None else outsize
         self.out_channels = out_channels
         self.groups = int(groups)
-        with self.init_scope():
-            self.W = Parameter(I._get_initializer(initialW))
-            if in_channels is not None:
-                self._initialize_params(in_channels)
-            self.b = None if nobias else Parameter(_bias_init(initial_bias), out_channels)
+        self._kernel_and_bias(in_channels, initialW, nobias, initial_bias, out_channels)
 
     def _initialize_params(self, in_channels: int) -> None:
         kh, kw = _pair(self.ksize)
         self.W.initialize((in_channels, self.out_channels // self.groups, kh, kw))
 
     def forward(self, x: Any) -> Any:
-        if self.W.array is None:
-            self._initialize_params(x.shape[1])
+        self._created(x)
         outsize = None if self.outsize == (None, None) else self.outsize
         return F.deconvolution_2d(x, self.W, self.b, self.stride, self.pad, outsize,
                                   dilate=self.dilate, groups=self.groups)
 
 
-class DeconvolutionND(Link):
+class DeconvolutionND(_Kernel):
     """Chainer's ``DeconvolutionND(ndim, in_channels, out_channels, ksize=None, stride=1,
     pad=0, nobias=False, outsize=None, initialW=None, initial_bias=None, dilate=1,
     groups=1)``.
@@ -361,8 +372,7 @@ class DeconvolutionND(Link):
                  initialW: Any = None, initial_bias: Any = None, dilate: Any = 1,
                  groups: int = 1) -> None:
         super().__init__()
-        if ksize is None:
-            out_channels, ksize, in_channels = in_channels, out_channels, None
+        in_channels, out_channels, ksize = _channels(in_channels, out_channels, ksize)
         self.out_channels = out_channels
         self.ksize = _pair(ksize, ndim)
         self.stride = stride
@@ -370,18 +380,13 @@ class DeconvolutionND(Link):
         self.outsize = outsize
         self.dilate = _pair(dilate, ndim)
         self.groups = int(groups)
-        with self.init_scope():
-            self.W = Parameter(I._get_initializer(initialW))
-            if in_channels is not None:
-                self._initialize_params(in_channels)
-            self.b = None if nobias else Parameter(_bias_init(initial_bias), out_channels)
+        self._kernel_and_bias(in_channels, initialW, nobias, initial_bias, out_channels)
 
     def _initialize_params(self, in_channels: int) -> None:
         self.W.initialize((in_channels, self.out_channels // self.groups) + self.ksize)
 
     def forward(self, x: Any) -> Any:
-        if self.W.array is None:
-            self._initialize_params(x.shape[1])
+        self._created(x)
         return F.deconvolution_nd(x, self.W, self.b, self.stride, self.pad,
                                   outsize=self.outsize, dilate=self.dilate,
                                   groups=self.groups)
@@ -439,7 +444,7 @@ class Deconvolution3D(DeconvolutionND):
                          initialW, initial_bias, dilate, groups)
 
 
-class DepthwiseConvolution2D(Link):
+class DepthwiseConvolution2D(_Kernel):
     """Chainer's ``DepthwiseConvolution2D(in_channels, channel_multiplier, ksize, stride=1,
     pad=0, nobias=False, initialW=None, initial_bias=None)``; ``W`` is
     ``(channel_multiplier, in_channels, kh, kw)``.
@@ -481,8 +486,7 @@ class DepthwiseConvolution2D(Link):
             self.b.initialize(self.channel_multiplier * in_channels)
 
     def forward(self, x: Any) -> Any:
-        if self.W.array is None:
-            self._initialize_params(x.shape[1])
+        self._created(x)
         return F.depthwise_convolution_2d(x, self.W, self.b, self.stride, self.pad)
 
 
@@ -533,7 +537,7 @@ class LocalConvolution2D(Link):
         return F.local_convolution_2d(x, self.W, self.b, self.stride)
 
 
-class _DeformableSampler(Link):
+class _DeformableSampler(_Kernel):
     """The sampling half of :class:`DeformableConvolution2D` (``W`` zero by default)."""
 
     def __init__(self, in_channels: Any, out_channels: int, ksize: Any, stride: Any = 1,
@@ -557,8 +561,7 @@ class _DeformableSampler(Link):
             self.b.initialize(self.out_channels)
 
     def forward(self, x: Any, offset: Any) -> Any:
-        if self.W.array is None:
-            self._initialize_params(x.shape[1])
+        self._created(x)
         return F.deformable_convolution_2d_sampler(x, offset, self.W, self.b, self.stride,
                                                    self.pad)
 
@@ -629,8 +632,7 @@ class MLPConvolution2D(ChainList):
     def __init__(self, in_channels: Any, out_channels: Any, ksize: Any = None,
                  stride: Any = 1, pad: Any = 0, activation: Any = F.relu, *,
                  conv_init: Any = None, bias_init: Any = None) -> None:
-        if ksize is None:
-            out_channels, ksize, in_channels = in_channels, out_channels, None
+        in_channels, out_channels, ksize = _channels(in_channels, out_channels, ksize)
         if not out_channels:
             raise PortagradValueError("MLPConvolution2D(out_channels): expected at least one "
                                       "width, got none")
