@@ -7,6 +7,12 @@ Weights are read from local files only: portagrad checkpoints
 """
 
 from . import ssd as ssd
+from . import yolo as yolo
+from ._chainercv import Conv2DBNActiv as Conv2DBNActiv
+from ._chainercv import SeparableConv2DBNActiv as SeparableConv2DBNActiv
+from ._chainercv import chainercv_names as chainercv_names
+from ._chainercv import load_chainercv_npz as load_chainercv_npz
+from ._chainercv import save_chainercv_npz as save_chainercv_npz
 from ._classifier import ImageClassifier as ImageClassifier
 from ._common import load_weights as load_weights
 from ._convert import convert_torchvision_resnet as convert_torchvision_resnet
@@ -22,8 +28,12 @@ from ._segnet import unpool_with_switches as unpool_with_switches
 from ._vgg import VGG16 as VGG16
 from .ssd import SSD as SSD
 from .ssd import SSD300 as SSD300
+from .yolo import YOLOv2 as YOLOv2
+from .yolo import YOLOv3 as YOLOv3
 
 __all__ = [
+    "Conv2DBNActiv", "SeparableConv2DBNActiv", "YOLOv2", "YOLOv3", "chainercv_names",
+    "load_chainercv_npz", "save_chainercv_npz", "yolo",
     "Bottleneck", "ImageClassifier", "ResNet", "ResNet101", "ResNet152", "ResNet50", "SSD",
     "SSD300", "SegNetBasic", "VGG16", "convert_torchvision_resnet",
     "convert_torchvision_vgg16", "load_weights", "max_pool_switches", "ssd",

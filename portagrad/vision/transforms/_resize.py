@@ -113,7 +113,9 @@ def scale(img: Any, size: int, fit_short: bool = True, interpolation: Any = "bil
 def resize_contain(img: Any, size: Any, fill: Any = 0, interpolation: Any = "bilinear",
                    return_param: bool = False) -> Any:
     """Fit the image inside ``size = (H', W')`` keeping its aspect ratio, centred on a
-    canvas of ``fill`` (a scalar or one value per channel).
+    canvas of ``fill`` (a scalar or one value per channel). As in ChainerCV, an image
+    larger than the canvas is shrunk by ``s = min(H'/H, W'/W)`` to ``(int(H s), int(W
+    s))``; a smaller one is only padded.
 
     Returns the image, and with ``return_param`` a dict with ``y_offset``, ``x_offset``
     (where the resized image starts on the canvas) and ``scaled_size``.
@@ -134,9 +136,9 @@ def resize_contain(img: Any, size: Any, fill: Any = 0, interpolation: Any = "bil
     xp = check_image("resize_contain", img)
     out_h, out_w = size_pair("resize_contain", size)
     _, h, w = img.shape
-    s = min(out_h / h, out_w / w)
-    sh, sw = min(out_h, max(1, int(round(h * s)))), min(out_w, max(1, int(round(w * s))))
-    resized = resize(img, (sh, sw), interpolation)
+    s = min(out_h / h, out_w / w, 1.0)  # shrinks to fit, never enlarges
+    sh, sw = int(h * s), int(w * s)
+    resized = resize(img, (sh, sw), interpolation) if s < 1 else img
     y_off, x_off = (out_h - sh) // 2, (out_w - sw) // 2
     out = pad(xp, resized, y_off, out_h - sh - y_off, x_off, out_w - sw - x_off, fill)
     if return_param:

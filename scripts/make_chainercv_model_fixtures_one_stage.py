@@ -1,0 +1,153 @@
+"""Store ChainerCV 0.13.1's outputs of YOLOv2, YOLOv3, SSD512, DeepLabV3plusXception65 and
+PSPNetResNet50 under weights drawn from a seed.
+
+Each model is built by ChainerCV at a small size its code allows (few classes; YOLO's
+``insize``/``grid`` class attributes set to 64; DeepLab's ``min_input_size`` and PSPNet's
+``input_size`` small) and one eighth of its width: while it is built, the convolution
+links its modules name (``Conv2DBNActiv``, ``SeparableConv2DBNActiv``,
+``L.Convolution2D``, ``Normalize``) are replaced by ones with ``channels // 8`` for every
+channel count above 3, so ChainerCV's own layer order, forward and decoding run on a
+model the tests build with ``width=0.125``. Its npz names and shapes are read with
+``chainer.serializers.DictionarySerializer``, every array is drawn by
+``tests/vision/_chainercv_model_params.seeded_array`` and loaded with
+``chainer.serializers.load_npz``. The fixture keeps the names and shapes, the input, the
+raw outputs and ``predict`` on ``_chainercv_model_params.images()``; the tests draw the
+same arrays, write them as an npz file in ChainerCV's layout and load it with
+``pretrained_model=``.
+
+Run with ChainerCV importable from its unpacked source (see
+scripts/make_chainercv_fixtures.py for the venv; ``pip install .`` of the source tree is
+not needed)::
+
+    PYTHONPATH=chainercv-0.13.1 cv/bin/python scripts/make_chainercv_model_fixtures_one_stage.py
+
+It rewrites tests/vision/fixtures/chainercv_0.13.1_one_stage.npz.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent.parent / "tests" / "vision"
+sys.path.insert(0, str(HERE))
+
+import _chainercv_model_params as P  # noqa: E402
+
+WIDTH = 8  # the fixtures' models have 1/WIDTH of ChainerCV's channels
+
+
+def _narrow(c):
+    return c if c is None or c <= 3 else max(1, c // WIDTH)
+
+
+@contextlib.contextmanager
+def narrowed(module, names, lazy_first=True):
+    """Replace ``module.<name>`` for each name by a version whose channel counts are
+    narrowed. A link called as ``(out, ksize, ...)`` (lazy input) narrows ``out``; one
+    called as ``(in, out, ksize, ...)`` narrows both."""
+    import types
+
+    saved = {}
+    for name in names:
+        holder, attr = (module, name) if "." not in name else (
+            getattr(module, name.split(".")[0]), name.split(".")[1])
+        cls = getattr(holder, attr)
+
+        def make(cls=cls, attr=attr):
+            def build(*args, **kwargs):
+                args = list(args)
+                if attr == "Normalize":
+                    args[0] = _narrow(args[0])
+                elif len(args) >= 3 or (len(args) == 2 and "ksize" in kwargs):
+                    args[0], args[1] = _narrow(args[0]), _narrow(args[1])
+                else:  # (out_channels, ksize): the input is lazy
+                    args[0] = _narrow(args[0])
+                return cls(*args, **kwargs)
+            return build
+
+        if holder is module:
+            saved[name] = (holder, attr, cls)
+            setattr(holder, attr, make())
+        else:  # a module attribute such as chainer.links as L: swap a copy
+            copy = types.SimpleNamespace(**{k: getattr(holder, k) for k in dir(holder)
+                                            if not k.startswith("__")})
+            setattr(copy, attr, make())
+            saved[name] = (module, name.split(".")[0], holder)
+            setattr(module, name.split(".")[0], copy)
+    try:
+        yield
+    finally:
+        for holder, attr, value in saved.values():
+            setattr(holder, attr, value)
+
+
+def _load_seeded(chainer, model, x):
+    """Initialize lazy links with one forward, then load the seeded arrays."""
+    with chainer.using_config("train", False), chainer.no_backprop_mode():
+        model.forward(x)
+    ser = chainer.serializers.DictionarySerializer()
+    ser.save(model)
+    shapes = {k: np.shape(v) for k, v in ser.target.items()}
+    params = P.seeded_params(shapes)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "w.npz"
+        np.savez(path, **params)
+        chainer.serializers.load_npz(str(path), model)
+    return shapes
+
+
+def _store(stored, prefix, shapes, outputs, predicted):
+    names = sorted(shapes)
+    stored[f"{prefix}|names"] = np.array(names)
+    stored[f"{prefix}|shapes"] = np.array([",".join(map(str, shapes[n])) for n in names])
+    for key, value in outputs.items():
+        stored[f"{prefix}|out|{key}"] = np.asarray(value)
+    for key, per_image in predicted.items():
+        for i, value in enumerate(per_image):
+            stored[f"{prefix}|predict|{key}|{i}"] = np.asarray(value)
+
+
+def yolo(chainer, stored):
+    from chainercv.links import YOLOv2, YOLOv3
+    from chainercv.links.model.yolo.yolo_v2 import Darknet19Extractor
+    from chainercv.links.model.yolo.yolo_v3 import Darknet53Extractor
+
+    Darknet19Extractor.insize, Darknet19Extractor.grid = 64, 2
+    Darknet53Extractor.insize, Darknet53Extractor.grids = 64, (2, 4, 8)
+    x = P.batch((2, 3, 64, 64))
+    for name, cls in (("yolov2", YOLOv2), ("yolov3", YOLOv3)):
+        with narrowed(sys.modules[cls.__module__], ["Conv2DBNActiv"]):
+            model = cls(n_fg_class=3)
+        shapes = _load_seeded(chainer, model, x)
+        with chainer.using_config("train", False), chainer.no_backprop_mode():
+            locs, objs, confs = model.forward(x)
+        model.score_thresh = P.SCORE_THRESH[name]
+        bboxes, labels, scores = model.predict(P.images())
+        _store(stored, name, shapes, {"locs": locs.array, "objs": objs.array,
+                                      "confs": confs.array},
+               {"bboxes": bboxes, "labels": labels, "scores": scores})
+
+
+def main() -> None:
+    import chainer
+    import chainercv
+
+    assert chainercv.__version__ == "0.13.1", chainercv.__version__
+    stored: dict[str, np.ndarray] = {}
+    for build in (yolo,):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            build(chainer, stored)
+    out = HERE / "fixtures" / P.FIXTURE
+    np.savez_compressed(out, **stored)
+    print(f"wrote {len(stored)} arrays to {out} ({out.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""One-stage detectors and segmentation models against ChainerCV 0.13.1's own outputs.
+
+The fixture (scripts/make_chainercv_model_fixtures_one_stage.py) holds ChainerCV's npz
+names and shapes, raw outputs and ``predict`` results under weights drawn from a seed;
+here the same weights are written as a ChainerCV-layout npz file and loaded with
+``pretrained_model=``.
+"""
+
+from pathlib import Path
+
+import _chainercv_model_params as P
+import numpy as np
+import pytest
+
+import portagrad as pg
+from portagrad.vision import models as M
+from portagrad.vision.models import chainercv_names
+
+FIXTURE = np.load(Path(__file__).parent / "fixtures" / P.FIXTURE)
+
+
+def _shapes(prefix):
+    names = FIXTURE[f"{prefix}|names"]
+    shapes = FIXTURE[f"{prefix}|shapes"]
+    return {str(n): tuple(int(v) for v in str(s).split(",") if v) for n, s in zip(names, shapes)}
+
+
+def _write(prefix, tmp_path):
+    path = tmp_path / f"{prefix}.npz"
+    np.savez(path, **P.seeded_params(_shapes(prefix)))
+    return str(path)
+
+
+def _check_layout(model, prefix):
+    ours = {v for k, v in chainercv_names(model).items()}
+    theirs = set(_shapes(prefix))
+    # ChainerCV stores each batch counter N; ours are optional on load.
+    assert ours == theirs, (sorted(ours - theirs)[:5], sorted(theirs - ours)[:5])
+
+
+def _check_predict(prefix, result, atol):
+    for key, per_image in zip(("bboxes", "labels", "scores"), result):
+        for i, got in enumerate(per_image):
+            want = FIXTURE[f"{prefix}|predict|{key}|{i}"]
+            assert got.shape == want.shape and got.dtype == want.dtype, (key, i)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=atol, err_msg=f"{key} {i}")
+
+
+@pytest.mark.parametrize("prefix, cls", [("yolov2", "YOLOv2"), ("yolov3", "YOLOv3")])
+def test_yolo_matches_chainercv(prefix, cls, tmp_path):
+    model = getattr(M, cls)(n_fg_class=3, pretrained_model=_write(prefix, tmp_path), insize=64,
+                                width=0.125)
+    _check_layout(model, prefix)
+    model.eval()
+    outs = model(P.batch((2, 3, 64, 64)))
+    for key, got in zip(("locs", "objs", "confs"), outs):
+        np.testing.assert_allclose(got.array, FIXTURE[f"{prefix}|out|{key}"], rtol=1e-4,
+                                   atol=1e-4, err_msg=key)
+    model.score_thresh = P.SCORE_THRESH[prefix]
+    _check_predict(prefix, model.predict(P.images()), atol=1e-3)
+
+
+def test_pretrained_model_names_what_is_missing(tmp_path):
+    path = tmp_path / "partial.npz"
+    params = P.seeded_params(_shapes("yolov2"))
+    del params["subnet/W"], params["extractor/3/bn/avg_var"]
+    np.savez(path, **params)
+    with pytest.raises(pg.CheckpointError,
+                       match=r"2 of .* missing.*extractor/3/bn/avg_var.*subnet/W"):
+        M.YOLOv2(n_fg_class=3, pretrained_model=str(path), insize=64,
+                    width=0.125)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        M.YOLOv2(n_fg_class=3, pretrained_model=str(tmp_path / "absent.npz"), insize=64,
+                    width=0.125)
