@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import ops
 from ..ops._adapters import adapts
+from ..ops._core import float_arg
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -61,7 +62,7 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
     >>> F.leaky_relu(np.array([-2.0, 3.0]), 0.5).array
     array([-1.,  3.])
     """
-    return ops.leaky_relu(_f(input, "leaky_relu"), float(negative_slope))
+    return ops.leaky_relu(_f(input, "leaky_relu"), negative_slope)
 
 
 @adapts(ops.elu)
@@ -85,7 +86,7 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     >>> F.elu(np.array([0.0, 2.0])).array
     array([0., 2.])
     """
-    return ops.elu(_f(input, "elu"), float(alpha))
+    return ops.elu(_f(input, "elu"), float_arg("elu", "alpha", alpha))
 
 
 @adapts(ops.selu)
@@ -129,7 +130,7 @@ def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     >>> F.celu(np.array([0.0, 1.0]), alpha=2.0).array
     array([0., 1.])
     """
-    return ops.celu(_f(input, "celu"), float(alpha))
+    return ops.celu(_f(input, "celu"), float_arg("celu", "alpha", alpha))
 
 
 @adapts(ops.gelu)
@@ -216,7 +217,7 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Variable
     >>> F.softplus(np.array([0.0, 30.0])).array
     array([ 0.69314718, 30.        ])
     """
-    return ops.softplus(_f(input, "softplus"), float(beta), threshold=float(threshold))
+    return ops.softplus(_f(input, "softplus"), beta, threshold=threshold)
 
 
 @adapts(ops.softsign)

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ops
-from .._errors import PortagradValueError, ShapeError
+from .._errors import ShapeError
 from ..ops._adapters import adapts
-from ..ops._core import var
+from ..ops._core import float_arg, int_arg, var
+from ..ops.nn._window import ints
 from ..ops.nn.connection import _embedding, _one_hot
 from ..ops.nn.running_stats import write_into
 from ..tape._variable import Variable
@@ -24,10 +25,7 @@ __all__ = [
 
 
 def _tuple(v: int | Sequence[int], n: int, op: str, arg: str) -> tuple[int, ...]:
-    t = (int(v),) * n if isinstance(v, int) else tuple(int(i) for i in v)
-    if len(t) != n:
-        raise PortagradValueError(f"{op}({arg}): expected an int or {n} ints, got {v!r}")
-    return t
+    return ints(v, n, op, arg, 0 if arg == "padding" else 1)
 
 
 @adapts(ops.linear)
@@ -106,12 +104,14 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
         xp, a = w.xp, w.array
         if w.ndim == 2 and xp.isdtype(ids.dtype, "integral"):
             n = int(a.shape[0])
-            p = float(norm_type)
+            p = float_arg(op, "norm_type", norm_type)
             norms = xp.sum(xp.abs(a) ** p, axis=1) ** (1.0 / p)
-            scale = xp.where(_used_rows(xp, ids.array, n) & (norms > float(max_norm)),
-                             float(max_norm) / (norms + 1e-7), xp.ones_like(norms))
+            m = float_arg(op, "max_norm", max_norm)
+            scale = xp.where(_used_rows(xp, ids.array, n) & (norms > m), m / (norms + 1e-7),
+                             xp.ones_like(norms))
             write_into(op, "weight", weight, a * xp.reshape(scale, (n, 1)))
-    return _embedding(op, ids, weight, None if padding_idx is None else int(padding_idx),
+    pad = None if padding_idx is None else int_arg(op, "padding_idx", padding_idx)
+    return _embedding(op, ids, weight, pad,
                       None, bool(scale_grad_by_freq), "input")
 
 

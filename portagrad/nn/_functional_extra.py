@@ -8,7 +8,8 @@ from typing import Any
 
 from .. import ops
 from ..ops._adapters import adapts
-from ..ops._core import var
+from ..ops._core import int_arg, var
+from ..ops.std._axes import _flag
 from ..tape._variable import Variable
 from ._functional_adaptive import _adaptive_max
 from ._functional_pool import _max_pool
@@ -186,8 +187,8 @@ def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float
     array([1., 1.])
     """
     x = var(logits, "gumbel_softmax", "logits")
-    y = ops.gumbel_softmax(x, tau=float(tau), axis=dim)
-    if not hard:
+    y = ops.gumbel_softmax(x, tau=tau, axis=dim)
+    if not _flag(hard, "gumbel_softmax", "hard"):
         return y
     xp = x.xp
     a = y.array
@@ -220,7 +221,7 @@ def conv_tbc(input: Any, weight: Any, bias: Any, pad: int = 0) -> Variable:
     """
     x = ops.permute_dims(var(input, "conv_tbc", "input"), (1, 2, 0))
     w = ops.permute_dims(var(weight, "conv_tbc", "weight"), (2, 1, 0))
-    y = ops.conv1d(x, w, bias, padding=int(pad))
+    y = ops.conv1d(x, w, bias, padding=int_arg("conv_tbc", "pad", pad))
     return ops.permute_dims(y, (2, 0, 1))
 
 
@@ -246,7 +247,7 @@ def channel_shuffle(input: Any, groups: int) -> Variable:
     from .._errors import ShapeError
 
     v = var(input, "channel_shuffle")
-    g = int(groups)
+    g = int_arg("channel_shuffle", "groups", groups)
     if v.ndim < 3 or g <= 0 or int(v.shape[1]) % g:
         raise ShapeError(f"channel_shuffle(input): expected (N, C, *) with C divisible by "
                          f"groups={g}, got shape {tuple(v.shape)}")

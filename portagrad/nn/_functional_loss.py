@@ -13,9 +13,16 @@ import math
 from typing import Any
 
 from .. import ops
-from .._errors import DTypeError, IndexOutOfRangeError, PortagradValueError, ShapeError
+from .._errors import (
+    DTypeError,
+    IndexOutOfRangeError,
+    PortagradTypeError,
+    PortagradValueError,
+    ShapeError,
+    describe,
+)
 from ..ops._adapters import adapts
-from ..ops._core import same_library
+from ..ops._core import float_arg, int_arg, same_library
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -56,6 +63,9 @@ def _class_input(op: str, input: Any, target: Any, weight: Any,
     ta = getattr(target, "array", target)
     w = getattr(weight, "array", weight)
     same_library(op, [("input", x), ("target", ta), ("weight", w)])
+    if w is not None and not hasattr(w, "shape"):
+        raise PortagradTypeError(f"{op}(weight): expected an array of {c} class weights or "
+                                 f"None, got {describe(weight)}")
     if w is not None and tuple(w.shape) != (c,):
         raise ShapeError(f"{op}(weight): expected shape ({c},), got {tuple(w.shape)}")
     if hasattr(ta, "dtype") and xp.isdtype(ta.dtype, "real floating") and (
@@ -73,7 +83,8 @@ def _class_input(op: str, input: Any, target: Any, weight: Any,
         raise ShapeError(f"{op}(target): expected shape {expect} for input shape "
                          f"{tuple(x.shape)}, got {tuple(ta.shape)}")
     if math.prod(ta.shape):
-        safe = xp.where(ta != int(ignore_index), ta, xp.zeros_like(ta))
+        safe = xp.where(ta != int_arg(op, "ignore_index", ignore_index), ta,
+                        xp.zeros_like(ta))
         if int(xp.min(safe)) < 0 or int(xp.max(safe)) >= c:
             raise IndexOutOfRangeError(f"{op}(target): expected class indices in [0, {c}) "
                                        f"or ignore_index {ignore_index}, got values in "
@@ -125,12 +136,13 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
     """
     op = "cross_entropy"
     red = _reduction(op, size_average, reduce, reduction)
-    ls = float(label_smoothing)
+    ls = float_arg(op, "label_smoothing", label_smoothing)
     if not 0.0 <= ls <= 1.0:
         raise PortagradValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
                                   f"{label_smoothing}")
     x, axis, w, _ = _class_input(op, input, target, weight, ignore_index)
-    return ops.softmax_cross_entropy(x, target, axis=axis, ignore_label=int(ignore_index),
+    ignore = int_arg(op, "ignore_index", ignore_index)
+    return ops.softmax_cross_entropy(x, target, axis=axis, ignore_label=ignore,
                                      class_weight=w, label_smoothing=ls, reduction=red,
                                      weighted_mean=True)
 
@@ -170,7 +182,8 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: bool | N
     op = "nll_loss"
     red = _reduction(op, size_average, reduce, reduction)
     x, axis, w, _ = _class_input(op, input, target, weight, ignore_index)
-    return ops.nll_loss(x, target, axis=axis, ignore_label=int(ignore_index), class_weight=w,
+    ignore = int_arg(op, "ignore_index", ignore_index)
+    return ops.nll_loss(x, target, axis=axis, ignore_label=ignore, class_weight=w,
                         reduction=red, weighted_mean=True)
 
 
@@ -358,7 +371,7 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
     x = _f(input, op)
     t = _f(target, op, "target")
     if isinstance(var, (int, float)):
-        v = ops.full_like(x.detach(), float(var))
+        v = ops.full_like(x.detach(), float_arg(op, "var", var))
     else:
         v = _f(var, op, "var")
         xs, vs = tuple(x.shape), tuple(v.shape)
@@ -370,5 +383,5 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
                                  f"{xs[:-1]}, got {vs}")
     if bool(v.xp.any(v.array < 0)):
         raise PortagradValueError(f"{op}(var): expected non-negative variances, got a negative one")
-    v = v + (ops.clip(v, min=float(eps)) - v).detach()
+    v = v + (ops.clip(v, min=float_arg(op, "eps", eps)) - v).detach()
     return ops.gaussian_nll(t, x, ops.log(v), reduction=red, full=full)

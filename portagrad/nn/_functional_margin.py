@@ -238,14 +238,14 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     1.0
     """
     red = _reduction("cosine_embedding_loss", size_average, reduce, reduction)
-    return ops.cosine_embedding_loss(input1, input2, target, float(margin), reduction=red)
+    return ops.cosine_embedding_loss(input1, input2, target, margin, reduction=red)
 
 
 def _triplet(op: str, anchor: Any, positive: Any, negative: Any, margin: float, swap: bool,
              red: str, distance: Callable[[Any, Any], Any]) -> Variable:
     a, pos, neg = (_f(v, op, n) for v, n in ((anchor, "anchor"), (positive, "positive"),
                                              (negative, "negative")))
-    loss = ops.triplet(a, pos, neg, float(margin), "mean" if red == "mean" else "no",
+    loss = ops.triplet(a, pos, neg, margin, "mean" if red == "mean" else "no",
                        distance=distance, swap=swap)
     return ops.sum(loss) if red == "sum" else loss
 

@@ -15,8 +15,9 @@ from typing import Any
 from .. import ops
 from .._errors import PortagradValueError, ShapeError
 from ..ops._adapters import adapts
-from ..ops._core import float_arg, int_arg, unwrap
+from ..ops._core import float_arg, int_arg, same_library, unwrap, var
 from ..ops.nn.running_stats import write_running
+from ..ops.std._axes import _flag
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -27,18 +28,28 @@ __all__ = [
 
 
 def _state(x: Variable, running_mean: Any, running_var: Any,
-            momentum: float | None) -> ops.BatchNormState | None:
-    """A state over the caller's running arrays (a missing one starts at 0 or 1)."""
+            momentum: float | None, op: str) -> ops.BatchNormState | None:
+    """A state over the caller's running arrays (a missing one starts at 0 or 1), each
+    checked to be an array of ``x``'s library with one value per channel."""
     if running_mean is None and running_var is None:
         return None
     xp, a = x.xp, x.array
+    if a.ndim == 0:
+        raise ShapeError(f"{op}(input): expected (N, C, *) or (C,), got a 0-d array")
+    c = int(a.shape[1]) if a.ndim > 1 else int(a.shape[0])
+    same_library(op, (("input", x), ("running_mean", running_mean),
+                      ("running_var", running_var)))
 
-    def stat(r: Any, fill: float) -> Any:
+    def stat(r: Any, fill: float, name: str) -> Any:
         if r is not None:
-            return unwrap(r)
-        return xp.full((int(a.shape[1]),), fill, dtype=a.dtype, device=a.device)
+            r = unwrap(var(r, op, name))
+            if tuple(r.shape) != (c,):
+                raise ShapeError(f"{op}({name}): expected shape ({c},), got {tuple(r.shape)}")
+            return r
+        return xp.full((c,), fill, dtype=a.dtype, device=a.device)
 
-    return ops.BatchNormState(stat(running_mean, 0.0), stat(running_var, 1.0),
+    return ops.BatchNormState(stat(running_mean, 0.0, "running_mean"),
+                              stat(running_var, 1.0, "running_var"),
                               momentum=momentum)
 
 
@@ -85,18 +96,18 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
     if (running_mean is None) != (running_var is None):
         raise PortagradValueError("batch_norm(running_mean): expected both running statistics or "
                                   "neither, got one")
-    if not training:
+    if not _flag(training, op, "training"):
         if running_mean is None:
             raise PortagradValueError(
                 "batch_norm(running_mean): expected running statistics when not "
                 "training, got None. Pass training=True to use batch statistics")
-        return ops.batch_norm(x, weight, bias, state=_state(x, running_mean, running_var, 0.0),
-                              train=False, eps=float(eps))
+        return ops.batch_norm(x, weight, bias, state=_state(x, running_mean, running_var, 0.0, op),
+                              train=False, eps=float_arg(op, "eps", eps))
     if x.ndim >= 2 and math.prod(int(s) for i, s in enumerate(x.shape) if i != 1) < 2:
         raise ShapeError(f"batch_norm(input): expected more than one value per channel "
                          f"when training, got shape {tuple(x.shape)}")
-    state = _state(x, running_mean, running_var, float(momentum))
-    y = ops.batch_norm(x, weight, bias, state=state, train=True, eps=float(eps))
+    state = _state(x, running_mean, running_var, float_arg(op, "momentum", momentum), op)
+    y = ops.batch_norm(x, weight, bias, state=state, train=True, eps=float_arg(op, "eps", eps))
     if state is not None:
         write_running(op, state, running_mean, running_var)
     return y
@@ -140,8 +151,8 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     if not use_input_stats and (running_mean is None or running_var is None):
         raise PortagradValueError("instance_norm(running_mean): expected running statistics with "
                                   "use_input_stats=False, got None")
-    state = _state(x, running_mean, running_var, float(momentum))
-    y = ops.instance_norm(x, weight, bias, float(eps), state=state,
+    state = _state(x, running_mean, running_var, float_arg(op, "momentum", momentum), op)
+    y = ops.instance_norm(x, weight, bias, float_arg(op, "eps", eps), state=state,
                           use_input_stats=use_input_stats)
     if state is not None and use_input_stats:
         write_running(op, state, running_mean, running_var)
@@ -179,7 +190,7 @@ def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any 
     array([[-1.,  1.]])
     """
     return ops.layer_norm(_f(input, "layer_norm"), _shape(normalized_shape), weight, bias,
-                          float(eps))
+                          float_arg("layer_norm", "eps", eps))
 
 
 @adapts(ops.group_norm)
@@ -232,8 +243,7 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float 
     >>> F.local_response_norm(np.ones((1, 1, 1)), 1, alpha=1.0, beta=1.0).array
     array([[[0.5]]])
     """
-    return ops.local_response_norm(_f(input, "local_response_norm"), int(size), float(alpha),
-                                   float(beta), float(k))
+    return ops.local_response_norm(_f(input, "local_response_norm"), size, alpha, beta, k)
 
 
 @adapts(ops.rms_norm)

@@ -15,6 +15,7 @@ from typing import Any
 from .. import ops
 from .._errors import PortagradValueError
 from ..ops._adapters import adapts
+from ..ops._core import float_arg
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -66,7 +67,7 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
     array([-1. ,  0.5,  1. ])
     """
     x = _f(input, "hardtanh")
-    lo, hi = float(min_val), float(max_val)
+    lo, hi = float_arg("hardtanh", "min_val", min_val), float_arg("hardtanh", "max_val", max_val)
     if lo > hi:
         raise PortagradValueError(
             f"hardtanh(min_val): expected min_val <= max_val, got {lo} > {hi}")

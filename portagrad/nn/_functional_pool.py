@@ -10,6 +10,7 @@ from .. import ops
 from .._errors import ShapeError
 from ..ops._adapters import adapts
 from ..ops._core import float_only, var, wrap
+from ..ops.nn._window import ints
 from ..tape._variable import Variable
 
 __all__ = [
@@ -194,7 +195,7 @@ def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
 def _lp_pool(nd: int, input: Any, norm_type: float, kernel_size: Any, stride: Any,
              ceil_mode: bool) -> Variable:
     x, unbatched = _input(input, nd, f"lp_pool{nd}d")
-    k = (int(kernel_size),) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
+    k = ints(kernel_size, nd, f"lp_pool{nd}d", "kernel_size", 1)
     return _out(ops.lp_pool(x, norm_type, k, stride, bool(ceil_mode)), unbatched)
 
 

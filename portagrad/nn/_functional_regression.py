@@ -8,6 +8,7 @@ from typing import Any
 from .. import ops
 from .._errors import PortagradValueError
 from ..ops._adapters import adapts
+from ..ops._core import float_arg
 from ..tape._variable import Variable
 from ._functional_common import _f
 from ._functional_loss import _reduction
@@ -113,7 +114,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average: bool | None = None,
     """
     op = "smooth_l1_loss"
     red = _reduction(op, size_average, reduce, reduction)
-    b = float(beta)
+    b = float_arg(op, "beta", beta)
     if b < 0:
         raise PortagradValueError(f"{op}(beta): expected a value >= 0, got {beta}")
     x, t = _pair(op, input, target)

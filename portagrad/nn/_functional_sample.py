@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
-from .._errors import ShapeError
+from .._errors import PortagradTypeError, ShapeError, describe
 from ..ops._adapters import adapts
 from ..ops._core import var
+from ..ops.nn._window import ints
 from ..ops.nn.grid_sampling import affine_grid as affine_grid
 from ..ops.nn.unpooling import _max_unpool as _max_unpool_named
 from ..tape._variable import Variable
@@ -53,16 +54,16 @@ def _max_unpool(nd: int, input: Any, indices: Any, kernel_size: Any, stride: Any
         raise ShapeError(f"{op}(input): expected (N, C, {nd} spatial axes), got shape "
                          f"{tuple(x.shape)}")
 
-    def tup(v: Any) -> tuple[int, ...]:
-        return (int(v),) * nd if isinstance(v, int) else tuple(int(i) for i in v)
-
-    k = tup(kernel_size)
-    s = k if stride is None else tup(stride)
-    p = tup(padding)
+    k = ints(kernel_size, nd, op, "kernel_size", 1)
+    s = k if stride is None else ints(stride, nd, op, "stride", 1)
+    p = ints(padding, nd, op, "padding", 0)
     if output_size is None:
         out = tuple((int(x.shape[2 + i]) - 1) * s[i] - 2 * p[i] + k[i] for i in range(nd))
     else:
-        out = tuple(int(v) for v in output_size)[-nd:]
+        if not isinstance(output_size, (tuple, list)) or len(output_size) < nd:
+            raise PortagradTypeError(f"{op}(output_size): expected a sequence of at least {nd} "
+                                     f"sizes, got {describe(output_size)}")
+        out = ints(tuple(output_size)[-nd:], nd, op, "output_size", 0)
     y = _max_unpool_named(op, x, ind.array, out, False)
     return ops.squeeze(y, axis=0) if unbatched else y
 

@@ -9,6 +9,7 @@ from typing import Any
 from .. import ops
 from .._errors import PortagradTypeError, ShapeError
 from ..ops._adapters import adapts
+from ..ops._core import int_arg
 from ..tape._variable import Variable
 from ._functional_common import _f
 
@@ -23,7 +24,7 @@ def _softmax_input(op: str, input: Any, dim: int | None, dtype: Any) -> tuple[Va
     if dim is None:
         # PyTorch's legacy choice (torch.nn.functional._get_softmax_dim).
         return x, 0 if x.ndim in (0, 1, 3) else 1
-    return x, int(dim)
+    return x, int_arg(op, "dim", dim)
 
 
 @adapts(ops.softmax)
@@ -124,12 +125,13 @@ def glu(input: Any, dim: int = -1) -> Variable:
     x = _f(input, "glu")
     if x.ndim == 0:
         raise ShapeError("glu(input): expected at least one axis, got a 0-d array")
-    if not -x.ndim <= int(dim) < x.ndim:
+    dim = int_arg("glu", "dim", dim)
+    if not -x.ndim <= dim < x.ndim:
         raise ShapeError(f"glu(dim): expected a dim in [{-x.ndim}, {x.ndim}), got {dim}")
-    if int(x.shape[int(dim)]) % 2:
+    if int(x.shape[dim]) % 2:
         raise ShapeError(f"glu(input): expected an even size along dim {dim}, got "
-                         f"{int(x.shape[int(dim)])}")
-    return ops.glu(x, axis=int(dim))
+                         f"{int(x.shape[dim])}")
+    return ops.glu(x, axis=dim)
 
 
 @adapts(ops.prelu)
@@ -183,7 +185,7 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     >>> F.rrelu(np.array([-4.0, 1.0]), 0.25, 0.25).array
     array([-1.,  1.])
     """
-    return ops.rrelu(_f(input, "rrelu"), float(lower), float(upper), train=bool(training),
+    return ops.rrelu(_f(input, "rrelu"), lower, upper, train=bool(training),
                      positive_at_zero=False)
 
 
@@ -245,4 +247,4 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     x = _f(input, "normalize")
     if x.ndim == 0:
         raise ShapeError("normalize(input): expected at least one axis, got a 0-d array")
-    return ops.normalize(x, axis=int(dim), eps=float(eps), ord=float(p))
+    return ops.normalize(x, axis=dim, eps=eps, ord=p)

@@ -30,7 +30,7 @@ from .extend import require_float as float_only
 
 __all__ = ["var", "float_var", "binary", "float_only", "scalar_like", "wrap", "unwrap",
            "SCALARS", "size_of", "same_library", "int_arg", "float_arg", "check_elements",
-           "MAX_BYTES", "dtype_kind", "generator_arg"]
+           "MAX_BYTES", "dtype_kind"]
 
 SCALARS = (bool, int, float, complex)
 _MULTI: dict[Any, bool] = {}
@@ -194,16 +194,6 @@ def dtype_kind(op: str, arg: str, v: Variable, kinds: Any, expected: str) -> Non
     """
     if not v.xp.isdtype(v.array.dtype, kinds):
         raise DTypeError(f"{op}({arg}): expected {expected}, got dtype {v.array.dtype}")
-
-
-def generator_arg(op: str, arg: str, value: Any, method: str) -> Any:
-    """``value`` if it is None or a random generator (anything with ``method``, such as
-    portagrad's :class:`~portagrad.random.Generator`), else a
-    :class:`~portagrad.PortagradTypeError` naming ``op`` and ``arg``."""
-    if value is None or callable(getattr(value, method, None)):
-        return value
-    raise PortagradTypeError(f"{op}({arg}): expected a random generator or None, got "
-                             f"{describe(value)}")
 
 
 def _memory_bytes() -> int:

@@ -23,6 +23,7 @@ from ...tape._variable import Variable, _fresh
 from ...xp import ensure_array
 from ...xp._activation import relu_grad as _relu_grad_kernel
 from ...xp._special import erf as _erf_kernel
+from .._core import float_arg
 from .._core import float_var as _f
 from ..std.elementwise import abs as _abs
 from ..std.elementwise import exp, tanh, where
@@ -265,13 +266,13 @@ def softplus(x: Any, beta: float = 1.0, threshold: float | None = None) -> Varia
     [1.3133, 30.0]
     """
     x = _f(x, "softplus")
-    if beta <= 0:
+    b = float_arg("softplus", "beta", beta)
+    if not b > 0:
         raise PortagradValueError(f"softplus(beta): expected a positive value, got {beta}")
-    b = float(beta)
     y = _softplus(x) if b == 1.0 else _softplus(x * b) / b
     if threshold is None:
         return y
-    return where(x.array * b > float(threshold), x, y)
+    return where(x.array * b > float_arg("softplus", "threshold", threshold), x, y)
 
 
 def softsign(x: Any) -> Variable:

@@ -14,15 +14,16 @@ from typing import Any
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import binary
+from .._core import binary, float_arg
 from .._core import float_var as _f
 from .._core import var as _var
+from ..std._axes import _norm_axis
 from ..std.elementwise import sqrt
 from ..std.reduction import mean as _mean
 from ..std.shape import reshape
 from .config import resolve_train
 from .normalization_fused import batch_norm_train
-from .running_stats import BatchNormState, running_state, write_running
+from .running_stats import BatchNormState, check_state, running_state, write_running
 
 __all__ = ["batch_norm", "fixed_batch_norm", "batch_normalization",
            "fixed_batch_normalization"]
@@ -38,11 +39,11 @@ def _layout(x: Variable, axis: Any, op: str) -> tuple[tuple, tuple, tuple]:
             raise ShapeError(f"{op}(x): expected (N, C, *spatial), got shape {shape}")
         axes = (0,) + tuple(range(2, nd))
     else:
-        raw = (axis,) if isinstance(axis, int) else tuple(axis)
-        if not raw or any(not -nd <= int(a) < nd for a in raw):
+        raw = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        if not raw:
             raise ShapeError(f"{op}(axis): expected axes of x (shape {shape}) to normalize "
                              f"over, got {axis!r}")
-        axes = tuple(sorted({int(a) % nd for a in raw}))
+        axes = tuple(sorted({_norm_axis(a, nd, op) for a in raw}))
     kept = tuple(s for i, s in enumerate(shape) if i not in axes)
     bshape = tuple(1 if i in axes else s for i, s in enumerate(shape))
     return axes, kept, bshape
@@ -105,6 +106,8 @@ def batch_norm(x: Any, weight: Any = None, bias: Any = None, *,
     op = "batch_norm"
     xv = _f(x, op)
     axes, kept, bshape = _layout(xv, axis, op)
+    eps = float_arg(op, "eps", eps)
+    check_state(op, state)
     if not resolve_train(train):
         if state is None or state.mean is None:
             raise PortagradValueError(
@@ -117,12 +120,12 @@ def batch_norm(x: Any, weight: Any = None, bias: Any = None, *,
         n *= xv.array.shape[ax]
     params = _fusable(xv, weight, bias, axes, kept, op)
     if params is not None:
-        y, mu_a, v_a = batch_norm_train(xv, params[0], params[1], bshape, float(eps))
+        y, mu_a, v_a = batch_norm_train(xv, params[0], params[1], bshape, eps)
     else:
         mu = _mean(xv, axis=axes, keepdims=True)
         d = xv - mu
         v = _mean(d * d, axis=axes, keepdims=True)
-        y = _affine(d / sqrt(v + float(eps)), weight, bias, kept, bshape, op)
+        y = _affine(d / sqrt(v + eps), weight, bias, kept, bshape, op)
         mu_a, v_a = mu.array, v.array
     if state is not None:
         xp = xv.xp
@@ -195,7 +198,7 @@ def fixed_batch_norm(x: Any, weight: Any, bias: Any, mean: Any, var: Any, *,
                              f"{tuple(sv.array.shape)}")
         xv, sv = binary(op, xv, sv, ("x", arg))
         stats.append(reshape(sv, bshape))
-    y = (xv - stats[0]) / sqrt(stats[1] + float(eps))
+    y = (xv - stats[0]) / sqrt(stats[1] + float_arg(op, "eps", eps))
     return _affine(y, weight, bias, kept, bshape, op)
 
 

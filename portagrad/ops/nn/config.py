@@ -12,6 +12,8 @@ import contextlib
 import threading
 from typing import Any
 
+from ..._errors import PortagradTypeError, describe
+
 __all__ = ["set_train_mode", "is_train_mode"]
 
 
@@ -64,9 +66,20 @@ def resolve_train(train: bool | None) -> bool:
     return _state.train if train is None else bool(train)
 
 
-def generator_or_default(generator: Any) -> Any:
-    """``generator``, or portagrad's default generator when it is None."""
+def generator_or_default(generator: Any, op: str | None = None) -> Any:
+    """``generator``, or portagrad's default generator when it is None; anything else
+    that is not a generator raises :class:`~portagrad.PortagradTypeError` naming ``op``
+    (by default the public op being called) and its ``generator`` argument."""
     # portagrad.random sits above ops (it seeds whole programs), hence the late import.
     from ... import random as _random
 
-    return generator if generator is not None else _random.default_generator()
+    if generator is None:
+        return _random.default_generator()
+    if not isinstance(generator, _random.Generator) and not all(
+            callable(getattr(generator, m, None)) for m in ("uniform", "bernoulli", "normal")):
+        from .._core import _public_op_on_stack
+
+        name = op or _public_op_on_stack() or "random"
+        raise PortagradTypeError(f"{name}(generator): expected a portagrad.random.Generator or "
+                                 f"None, got {describe(generator)}")
+    return generator

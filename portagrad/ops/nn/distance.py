@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
-from .._core import float_var
+from .._core import float_arg, float_var
 from ..std.elementwise import clip
 from ..std.indexing import take
 from ..std.linalg.norms import vector_norm
@@ -53,8 +53,8 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Vari
     if not shape:
         raise ShapeError(f"{op}(x1): expected at least one axis, got 0-d inputs")
     a, b = broadcast_to(a, shape), broadcast_to(b, shape)
-    n1 = _value_clamp(vector_norm(a, axis=dim, keepdims=True), float(eps))
-    n2 = _value_clamp(vector_norm(b, axis=dim, keepdims=True), float(eps))
+    n1 = _value_clamp(vector_norm(a, axis=dim, keepdims=True), float_arg(op, "eps", eps))
+    n2 = _value_clamp(vector_norm(b, axis=dim, keepdims=True), float_arg(op, "eps", eps))
     return _sum((a / n1) * (b / n2), axis=dim)
 
 
@@ -83,10 +83,10 @@ def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,
     array([5.])
     """
     op = "pairwise_distance"
-    d = float_var(x1, op, "x1") - float_var(x2, op, "x2") + float(eps)
+    d = float_var(x1, op, "x1") - float_var(x2, op, "x2") + float_arg(op, "eps", eps)
     if d.array.ndim == 0:
         raise ShapeError(f"{op}(x1): expected at least one axis, got 0-d inputs")
-    return vector_norm(d, axis=-1, keepdims=bool(keepdim), ord=float(p))
+    return vector_norm(d, axis=-1, keepdims=bool(keepdim), ord=float_arg(op, "p", p))
 
 
 def pdist(input: Any, p: float = 2.0) -> Variable:
@@ -119,4 +119,4 @@ def pdist(input: Any, p: float = 2.0) -> Variable:
         return _sum(x, axis=1)[:0]
     d = take(x, xp.asarray(i, device=dev), axis=0) - take(x, xp.asarray(j, device=dev),
                                                           axis=0)
-    return vector_norm(d, axis=-1, ord=float(p))
+    return vector_norm(d, axis=-1, ord=float_arg(op, "p", p))

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._errors import PortagradValueError, ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
-from .._core import float_only, var, wrap
+from .._core import float_arg, float_only, var, wrap
 from ..std.elementwise import abs as _abs
 from ..std.elementwise import maximum, minimum, sqrt, where
 from ..std.reduction import mean as _mean
@@ -116,6 +116,10 @@ def triplet(anchor: Any, positive: Any, negative: Any, margin: float = 0.2,
     """
     op = "triplet"
     check_reduce(op, reduce, ("mean", "no"))
+    margin = float_arg(op, "margin", margin)
+    if distance is not None and not callable(distance):
+        raise PortagradTypeError(f"{op}(distance): expected a function of two arrays or None, "
+                                 f"got {describe(distance)}")
     if distance is None:
         a, p, n = _rows(op, ("anchor", anchor), ("positive", positive),
                         ("negative", negative))
@@ -133,7 +137,7 @@ def triplet(anchor: Any, positive: Any, negative: Any, margin: float = 0.2,
     d_neg = dist(a, n)
     if swap:
         d_neg = minimum(d_neg, dist(p, n))
-    z = d_pos - d_neg + float(margin)
+    z = d_pos - d_neg + margin
     loss = where(z < 0, 0.0, z)  # NaN is kept, as max(0, NaN) keeps it
     return _mean(loss) if reduce == "mean" else loss
 
@@ -175,7 +179,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     eps = 1e-12
     prod = _sum(a * b, axis=-1)
     cos = prod / sqrt((_sum(a * a, axis=-1) + eps) * (_sum(b * b, axis=-1) + eps))
-    z = cos - float(margin)
+    z = cos - float_arg(op, "margin", margin)
     loss = where(t == 1, 1.0 - cos, 0.0) + where(t == -1, where(z < 0, 0.0, z), 0.0)
     return _reduce(loss, reduction)
 

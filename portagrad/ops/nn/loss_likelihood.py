@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from ...tape._variable import Variable
-from .._core import binary, float_only, var
+from .._core import binary, float_arg, float_only, var
 from ..std.elementwise import exp, log, where
 from ..std.reduction import sum as _sum
 from ._loss_common import check_reduce, check_reduction, pair
@@ -126,7 +126,7 @@ def poisson_nll(input: Any, target: Any, *, log_input: bool = True, full: bool =
     t = var(target, op, "target")
     float_only(t, op, "target")
     x, t = binary(op, x, t, ("input", "target"))
-    loss = exp(x) - t * x if log_input else x - t * log(x + float(eps))
+    loss = exp(x) - t * x if log_input else x - t * log(x + float_arg(op, "eps", eps))
     if full:
         big = t.array > 1
         ts = where(big, t, 2.0)

@@ -227,7 +227,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     check_reduction(op, reduction)
     a, b = float_var(input1, op, "input1"), float_var(input2, op, "input2")
     t = float_var(target, op, "target")
-    return _reduce(_clamp_min0(-t * (a - b) + float(margin)), reduction)
+    return _reduce(_clamp_min0(-t * (a - b) + float_arg(op, "margin", margin)), reduction)
 
 
 def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, *,
@@ -257,7 +257,8 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, *,
     check_reduction(op, reduction)
     x = float_var(input, op, "input")
     t = var(target, op, "target")
-    loss = where(t != 1, _clamp_min0(float(margin) - x), 0.0) + where(t != -1, x, 0.0)
+    m = float_arg(op, "margin", margin)
+    loss = where(t != 1, _clamp_min0(m - x), 0.0) + where(t != -1, x, 0.0)
     return _reduce(loss, reduction)
 
 

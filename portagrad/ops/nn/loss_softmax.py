@@ -16,7 +16,7 @@ from typing import Any
 from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError
 from ...amp._autocast import full_precision
 from ...tape._variable import Variable
-from .._core import float_only, same_library, size_of, var, wrap
+from .._core import float_arg, float_only, same_library, size_of, var, wrap
 from ..std.elementwise import log, where
 from ..std.indexing import take_along_axis
 from ..std.reduction import mean as _mean
@@ -260,7 +260,8 @@ def softmax_cross_entropy(x: Any, t: Any, *, axis: int = 1, ignore_label: int | 
             raise PortagradValueError(
                 f"{op}(soft_target_loss): expected one of {_SOFT_LOSSES}, got "
                 f"{soft_target_loss!r}")
-        return _soft_xent(op, x, t, ax, class_weight, float(label_smoothing), reduction,
+        smooth = float_arg(op, "label_smoothing", label_smoothing)
+        return _soft_xent(op, x, t, ax, class_weight, smooth, reduction,
                           soft_target_loss)
     return _class_nll(op, x, tr, ax, ignore_label, class_weight, label_smoothing, reduction,
                       normalize, weighted_mean, logits=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import PortagradValueError, ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
-from .._core import binary, float_only, var, wrap
+from .._core import float_arg, int_arg, same_library, var, wrap
 from .._core import float_var as _float
 from ..std.elementwise import where
 from ..std.linalg.products import matmul
@@ -25,7 +25,7 @@ __all__ = ["dropout", "alpha_dropout", "zoneout", "simplified_dropconnect"]
 
 
 def _ratio(ratio: float, op: str) -> float:
-    r = float(ratio)
+    r = float_arg(op, "ratio", ratio)
     if not 0.0 <= r <= 1.0:
         raise PortagradValueError(f"{op}(ratio): expected a probability in [0, 1], got {ratio}")
     return r
@@ -38,12 +38,16 @@ def _keep_mask(x: Variable, keep: float, noise_shape: Sequence[int] | None, op: 
     a = x.array
     shape = tuple(a.shape)
     if noise_shape is not None:
-        ns = tuple(int(s) for s in noise_shape)
+        if not isinstance(noise_shape, (tuple, list)):
+            raise PortagradTypeError(f"{op}(noise_shape): expected a sequence of sizes, got "
+                                     f"{describe(noise_shape)}")
+        ns = tuple(int_arg(op, "noise_shape", s) for s in noise_shape)
         if len(ns) != len(shape) or any(n not in (1, s) for n, s in zip(ns, shape)):
             raise ShapeError(f"{op}(noise_shape): expected {len(shape)} sizes, each 1 or "
                              f"x's (shape {shape}), got {ns}")
         shape = ns
-    return x.xp.astype(generator_or_default(generator).bernoulli(shape, keep, like=a), a.dtype)
+    return x.xp.astype(generator_or_default(generator, op).bernoulli(shape, keep,
+                                                                                  like=a), a.dtype)
 
 
 def dropout(x: Any, ratio: float = 0.5, *, train: bool | None = None, generator: Any = None,
@@ -157,8 +161,9 @@ def zoneout(h: Any, x: Any, ratio: float = 0.5, *, train: bool | None = None,
     True
     """
     op = "zoneout"
-    hv, xv = binary(op, h, x, ("h", "x"))
-    float_only(hv, op, "h")
+    same_library(op, (("h", h), ("x", x)))
+    hv, xv = _float(h, op, "h"), var(x, op, "x")
+    ratio = float_arg(op, "ratio", ratio)
     if tuple(hv.array.shape) != tuple(xv.array.shape):
         raise ShapeError(f"{op}(x): expected h's shape {tuple(hv.array.shape)}, got "
                          f"{tuple(xv.array.shape)}")
@@ -167,7 +172,8 @@ def zoneout(h: Any, x: Any, ratio: float = 0.5, *, train: bool | None = None,
     if not resolve_train(train):
         return xv
     xp = xv.xp
-    take_x = generator_or_default(generator).uniform(tuple(xv.array.shape), like=xv.array) >= ratio
+    take_x = generator_or_default(generator, op).uniform(tuple(xv.array.shape),
+                                                         like=xv.array) >= ratio
     return where(wrap(take_x, xp), xv, hv)
 
 
@@ -205,6 +211,8 @@ def simplified_dropconnect(x: Any, W: Any, b: Any = None, ratio: float = 0.5,
     array([[2., 2., 2.]])
     """
     op = "simplified_dropconnect"
+    same_library(op, (("x", x), ("W", W), ("b", b), ("mask", mask)))
+    ratio = float_arg(op, "ratio", ratio)
     xv = _float(x, op)
     wv = var(W, op, "W")
     if xv.array.ndim < 1 or wv.array.ndim != 2:
@@ -224,9 +232,9 @@ def simplified_dropconnect(x: Any, W: Any, b: Any = None, ratio: float = 0.5,
     else:
         shape = (n, o, i) if use_batchwise_mask else (o, i)
         if mask is None:
-            keep = generator_or_default(generator).uniform(shape, like=xv.array) >= ratio
+            keep = generator_or_default(generator, op).uniform(shape, like=xv.array) >= ratio
         else:
-            keep = mask.array if isinstance(mask, Variable) else mask
+            keep = var(mask, op, "mask").array
             if tuple(keep.shape) != shape:
                 raise ShapeError(f"{op}(mask): expected shape {shape}, got "
                                  f"{tuple(keep.shape)}")

@@ -13,14 +13,14 @@ from typing import Any
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import float_arg, int_arg, size_of, wrap
+from .._core import check_elements, float_arg, int_arg, size_of, wrap
 from .._core import float_var as _f
 from ..std.elementwise import maximum, sqrt
 from ..std.reduction import mean as _mean
 from ..std.reduction import sum as _sum
 from ..std.shape import concat, reshape
 from .batch_norm import _affine, chainer_params, fixed_batch_norm
-from .running_stats import BatchNormState
+from .running_stats import BatchNormState, check_state
 
 __all__ = ["layer_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
            "normalize", "layer_normalization", "group_normalization",
@@ -172,6 +172,8 @@ def instance_norm(x: Any, weight: Any = None, bias: Any = None, eps: float = 1e-
     if xv.array.ndim < 3:
         raise ShapeError(f"{op}(x): expected (N, C, *spatial) with spatial axes, got shape "
                          f"{tuple(xv.array.shape)}")
+    check_state(op, state)
+    eps = float_arg(op, "eps", eps)
     if not use_input_stats:
         if state is None or state.mean is None:
             raise PortagradValueError(f"{op}(state): expected running statistics with "
@@ -181,7 +183,7 @@ def instance_norm(x: Any, weight: Any = None, bias: Any = None, eps: float = 1e-
     mu = _mean(xv, axis=axes, keepdims=True)
     d = xv - mu
     v = _mean(d * d, axis=axes, keepdims=True)
-    y = _affine(d / sqrt(v + float(eps)), weight, bias, (c,), bshape, op)
+    y = _affine(d / sqrt(v + eps), weight, bias, (c,), bshape, op)
     if state is not None:
         xp = xv.xp
         n = 1
@@ -220,7 +222,7 @@ def rms_norm(x: Any, normalized_shape: int | Sequence[int] | None = None,
     op = "rms_norm"
     xv = _f(x, op)
     ns, axes = _trailing(xv, normalized_shape, op)
-    e = float(xv.xp.finfo(xv.array.dtype).eps) if eps is None else float(eps)
+    e = float(xv.xp.finfo(xv.array.dtype).eps) if eps is None else float_arg(op, "eps", eps)
     y = xv / sqrt(_mean(xv * xv, axis=axes, keepdims=True) + e)
     return _affine(y, weight, None, ns, ns, op)
 
@@ -253,8 +255,11 @@ def local_response_norm(x: Any, size: int, alpha: float = 1e-4, beta: float = 0.
     op = "local_response_norm"
     xv = _f(x, op)
     _, c, _ = _channel_axes(xv, op)
-    if not isinstance(size, int) or size < 1:
-        raise PortagradValueError(f"{op}(size): expected a positive int, got {size!r}")
+    size = int_arg(op, "size", size, lo=1)
+    alpha, beta, k = (float_arg(op, n, v) for n, v in (("alpha", alpha), ("beta", beta), ("k", k)))
+    # The window slides over the channels zero-padded by size - 1: a window wider than
+    # the channels adds only zeros, and is refused where the padding cannot be allocated.
+    check_elements(op, "size", (c + size) * size_of(xv.array) // max(c, 1))
     xp = xv.xp
     a = xv.array
     sq = xv * xv
@@ -272,7 +277,7 @@ def local_response_norm(x: Any, size: int, alpha: float = 1e-4, beta: float = 0.
     for j in range(size):
         term = padded[:, j:j + c, ...]
         total = term if total is None else total + term
-    return xv / (total * (float(alpha) / size) + float(k)) ** float(beta)
+    return xv / (total * (alpha / size) + k) ** beta
 
 
 def normalize(x: Any, axis: int = 1, eps: float = 1e-12, *, ord: float = 2.0) -> Variable:
@@ -404,7 +409,7 @@ def local_response_normalization(x: Any, n: int = 5, k: float = 2, alpha: float 
     """
     op = "local_response_normalization"
     xv = _f(x, op)
-    if not isinstance(n, int) or n < 1:
-        raise PortagradValueError(f"{op}(n): expected a positive int, got {n!r}")
+    n = int_arg(op, "n", n, lo=1)
+    alpha, beta, k = (float_arg(op, a, v) for a, v in (("alpha", alpha), ("beta", beta), ("k", k)))
     width = 2 * (n // 2) + 1
-    return local_response_norm(xv, width, alpha * width, beta, float(k))
+    return local_response_norm(xv, width, alpha * width, beta, k)

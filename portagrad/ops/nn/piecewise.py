@@ -81,7 +81,7 @@ def hard_tanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Variable:
     >>> x.grad
     array([0., 1., 0.])
     """
-    lo, hi = float(min_val), float(max_val)
+    lo, hi = float_arg("hard_tanh", "min_val", min_val), float_arg("hard_tanh", "max_val", max_val)
     if lo > hi:
         raise PortagradValueError(f"hard_tanh(min_val, max_val): expected min_val <= max_val, got "
                                   f"{min_val} and {max_val}")
@@ -128,7 +128,7 @@ def clipped_relu(x: Any, z: float = 20.0) -> Variable:
     """
     if z < 0:
         raise PortagradValueError(f"clipped_relu(z): expected a non-negative ceiling, got {z}")
-    return hard_tanh(_f(x, "clipped_relu"), 0.0, float(z))
+    return hard_tanh(_f(x, "clipped_relu"), 0.0, float_arg("clipped_relu", "z", z))
 
 
 def hard_sigmoid(x: Any, slope: float = 1.0 / 6.0, offset: float = 0.5) -> Variable:
@@ -157,7 +157,7 @@ def hard_sigmoid(x: Any, slope: float = 1.0 / 6.0, offset: float = 0.5) -> Varia
     >>> pg.ops.hard_sigmoid(np.array([-2.5, 1.0, 2.5]), slope=0.2).array
     array([0. , 0.7, 1. ])
     """
-    s, o = float(slope), float(offset)
+    s, o = float_arg("hard_sigmoid", "slope", slope), float_arg("hard_sigmoid", "offset", offset)
     if not s > 0:
         raise PortagradValueError(f"hard_sigmoid(slope): expected a positive slope, got {slope}")
     x = _f(x, "hard_sigmoid")
@@ -212,7 +212,7 @@ def softshrink(x: Any, lambd: float = 0.5) -> Variable:
     >>> pg.ops.softshrink(np.array([-1.0, 0.2, 2.0])).array
     array([-0.5,  0. ,  1.5])
     """
-    lam = float(lambd)
+    lam = float_arg("softshrink", "lambd", lambd)
     if lam < 0:
         raise PortagradValueError(f"softshrink(lambd): expected a value >= 0, got {lambd}")
     x = _f(x, "softshrink")
@@ -239,7 +239,7 @@ def hardshrink(x: Any, lambd: float = 0.5) -> Variable:
     array([-1.,  0.,  2.])
     """
     x = _f(x, "hardshrink")
-    lam = float(lambd)
+    lam = float_arg("hardshrink", "lambd", lambd)
     a = x.array
     # Zero inside the closed band, ``x`` elsewhere: NaN is in no band and passes through.
     return where((a >= -lam) & (a <= lam), 0.0, x)

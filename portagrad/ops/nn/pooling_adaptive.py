@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import PortagradValueError, SizeError
+from ..._errors import PortagradValueError, ShapeError, SizeError
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
 from .._core import check_elements, int_arg, wrap
@@ -129,6 +129,9 @@ def adaptive_max_pool(x: Any, output_size: int | Sequence[int | None],
     xp, a = xv.xp, xv.array
     outs = _sizes(op, output_size, xv, nd)
     spatial = tuple(a.shape[2:])
+    if 0 in spatial:
+        raise ShapeError(f"{op}(x): expected a non-empty window on every spatial axis (a "
+                         f"maximum of nothing is undefined), got shape {tuple(a.shape)}")
     plane = 1
     for v in spatial:
         plane *= v

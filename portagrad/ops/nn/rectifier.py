@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
-from .._core import float_arg, wrap
+from .._core import float_arg, same_library, var, wrap
 from .._core import float_var as _f
 from ..std.elementwise import expm1, where
 from ..std.reduction import max as _max
@@ -53,7 +53,8 @@ def leaky_relu(x: Any, negative_slope: float = 0.01) -> Variable:
     >>> pg.ops.leaky_relu(np.array([-2.0, 3.0]), 0.1).array
     array([-0.2,  3. ])
     """
-    return _rectify(_f(x, "leaky_relu"), float(negative_slope), False)
+    slope = float_arg("leaky_relu", "negative_slope", negative_slope)
+    return _rectify(_f(x, "leaky_relu"), slope, False)
 
 
 def prelu(x: Any, weight: Any, *, positive_at_zero: bool = False) -> Variable:
@@ -128,6 +129,7 @@ def rrelu(x: Any, l: float = 1.0 / 8, u: float = 1.0 / 3, *, r: Any = None,  # n
     """
     op = "rrelu"
     xv = _f(x, op)
+    l, u = float_arg(op, "l", l), float_arg(op, "u", u)  # noqa: E741 - Chainer's names
     if not l <= u:
         raise PortagradValueError(f"{op}(l, u): expected l <= u, got l={l}, u={u}")
     xp = xv.xp
@@ -137,7 +139,8 @@ def rrelu(x: Any, l: float = 1.0 / 8, u: float = 1.0 / 3, *, r: Any = None,  # n
     elif r is None:
         ra = generator_or_default(generator).uniform(tuple(a.shape), l, u, like=a)
     else:
-        ra = r.array if isinstance(r, Variable) else r
+        same_library(op, (("x", xv), ("r", r)))
+        ra = var(r, op, "r").array
         if tuple(ra.shape) != tuple(a.shape):
             raise ShapeError(f"{op}(r): expected x's shape {tuple(a.shape)}, got "
                              f"{tuple(ra.shape)}")

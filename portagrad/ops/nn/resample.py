@@ -289,7 +289,7 @@ def pixel_shuffle(x: Any, upscale_factor: int) -> Variable:
            [2., 3.]])
     """
     xv = var(x, "pixel_shuffle")
-    r = int(upscale_factor)
+    r = int_arg("pixel_shuffle", "upscale_factor", upscale_factor)
     if xv.ndim < 3 or r < 1 or int(xv.shape[-3]) % (r * r):
         raise ShapeError(f"pixel_shuffle(x): expected (*, C * {r}^2, H, W) with a positive "
                          f"factor, got shape {tuple(xv.shape)}")
@@ -319,7 +319,7 @@ def pixel_unshuffle(x: Any, downscale_factor: int) -> Variable:
     array([0., 1., 2., 3.])
     """
     xv = var(x, "pixel_unshuffle")
-    r = int(downscale_factor)
+    r = int_arg("pixel_unshuffle", "downscale_factor", downscale_factor)
     if xv.ndim < 3 or r < 1 or int(xv.shape[-1]) % r or int(
             xv.shape[-2]) % r:
         raise ShapeError(f"pixel_unshuffle(x): expected (*, C, H, W) with H and W "

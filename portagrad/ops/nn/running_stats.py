@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import PortagradTypeError, PortagradValueError
+from ..._errors import PortagradTypeError, PortagradValueError, describe
 from ...tape._variable import Variable
 from .._core import unwrap, var
 
@@ -88,6 +88,14 @@ class BatchNormState:
     def __repr__(self) -> str:
         return (f"BatchNormState(momentum={self.momentum}, num_batches={self.num_batches}, "
                 f"initialized={self.mean is not None})")
+
+
+def check_state(op: str, state: Any) -> None:
+    """Raise :class:`~portagrad.PortagradTypeError` unless ``state`` is a
+    :class:`BatchNormState` or None."""
+    if state is not None and not isinstance(state, BatchNormState):
+        raise PortagradTypeError(f"{op}(state): expected a BatchNormState or None, got "
+                                 f"{describe(state)}")
 
 
 def write_into(op: str, arg: str, target: Any, value: Any) -> None:

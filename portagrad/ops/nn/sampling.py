@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
-from .._core import binary, float_only, wrap
+from .._core import float_arg, same_library, wrap
 from .._core import float_var as _float
 from ..std.elementwise import exp
 from .activation import softmax
@@ -34,8 +34,8 @@ def gaussian(mean: Any, ln_var: Any, *, eps: Any = None, return_eps: bool = Fals
     array([2.])
     """
     op = "gaussian"
-    m, lv = binary(op, mean, ln_var, ("mean", "ln_var"))
-    float_only(m, op, "mean")
+    same_library(op, (("mean", mean), ("ln_var", ln_var), ("eps", eps)))
+    m, lv = _float(mean, op, "mean"), _float(ln_var, op, "ln_var")
     if tuple(m.array.shape) != tuple(lv.array.shape):
         raise ShapeError(f"{op}(ln_var): expected mean's shape {tuple(m.array.shape)}, got "
                          f"{tuple(lv.array.shape)}")
@@ -44,7 +44,7 @@ def gaussian(mean: Any, ln_var: Any, *, eps: Any = None, return_eps: bool = Fals
     if eps is None:
         ea = generator_or_default(generator).normal(tuple(a.shape), like=a)
     else:
-        ea = eps.array if isinstance(eps, Variable) else eps
+        ea = _float(eps, op, "eps").array
         if tuple(ea.shape) != tuple(a.shape):
             raise ShapeError(f"{op}(eps): expected mean's shape {tuple(a.shape)}, got "
                              f"{tuple(ea.shape)}")
@@ -68,6 +68,7 @@ def gumbel_softmax(log_pi: Any, tau: float = 0.1, axis: int = 1, *,
     """
     op = "gumbel_softmax"
     lp = _float(log_pi, op, "log_pi")
+    tau = float_arg(op, "tau", tau)
     xp = lp.xp
     a = lp.array
     if a.ndim < 1:

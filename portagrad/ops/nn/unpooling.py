@@ -14,11 +14,18 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import DTypeError, PortagradIndexError, PortagradValueError, ShapeError
+from ..._errors import (
+    DTypeError,
+    PortagradIndexError,
+    PortagradTypeError,
+    PortagradValueError,
+    ShapeError,
+    describe,
+)
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
 from .._adapters import adapts
-from .._core import wrap
+from .._core import check_elements, same_library, size_of, wrap
 from ..array.indexing import pad as _pad
 from ..math.tensor import scatter_add
 from ..std.shape import reshape
@@ -107,10 +114,16 @@ def max_unpool(x: Any, indices: Any, output_size: Sequence[int], *,
 
 def _max_unpool(op: str, x: Any, indices: Any, output_size: Sequence[int],
                 accumulate: bool) -> Variable:
-    out = tuple(int(v) for v in output_size)
+    if not isinstance(output_size, (tuple, list)):
+        raise PortagradTypeError(f"{op}(output_size): expected a sequence of spatial sizes, "
+                                 f"got {describe(output_size)}")
+    out = ints(tuple(output_size), len(output_size), op, "output_size", 0)
     xv, _ = pool_input(x, op, len(out))
+    same_library(op, (("x", xv), ("indices", indices)))
     ind = indices.array if isinstance(indices, Variable) else indices
     xp = xv.xp
+    check_elements(op, "output_size", size_of(xv.array) // max(1, math.prod(
+        xv.array.shape[2:])) * math.prod(out))
     if not hasattr(ind, "dtype") or not xp.isdtype(ind.dtype, "integral") or (
             tuple(ind.shape) != tuple(xv.array.shape)):
         raise DTypeError(f"{op}(indices): expected integer indices of x's shape "

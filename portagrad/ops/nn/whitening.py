@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
-from .._core import float_only, unwrap, var, wrap
+from .._core import float_arg, float_only, unwrap, var, wrap
 from ..std.linalg.products import matmul
 from ..std.reduction import mean as _mean
 from ..std.shape import matrix_transpose, permute_dims, reshape
@@ -76,7 +76,7 @@ def decorrelated_batch_normalization(x: Any, *, groups: int = 16, eps: float = 2
         # The projection is folded in as a variance is: corrected by m / (m - 1).
         state = BatchNormState(mean_a if running_mean is None else xp.reshape(
             unwrap(running_mean), (groups, c)), proj.array if running_projection is None
-            else unwrap(running_projection), momentum=1.0 - float(decay))
+            else unwrap(running_projection), momentum=1.0 - float_arg(op, "decay", decay))
         state.update(mean_a, proj.array, count=m)
         write_running(op, state, running_mean, running_projection,
                       ("running_mean", "running_projection"))
