@@ -134,13 +134,46 @@ def yolo(chainer, stored):
                {"bboxes": bboxes, "labels": labels, "scores": scores})
 
 
+def _segmentation_outputs(chainer, model, x):
+    with chainer.using_config("train", False), chainer.no_backprop_mode():
+        return model.forward(x).array
+
+
+def _centre_logits(chainer, model, x, link, prefix, stored):
+    """Shift the last bias so every class's mean logit on ``x`` is 0 (so ``predict`` labels
+    vary from pixel to pixel); the shifted bias is stored and replaces the seeded one."""
+    logits = _segmentation_outputs(chainer, model, x)
+    link.b.array[...] -= logits.mean(axis=(0, 2, 3))
+    path = [k for k, v in model.namedparams() if v is link.b][0].lstrip("/")
+    stored[f"{prefix}|override|{path}"] = link.b.array.copy()
+
+
+def deeplab(chainer, stored):
+    from chainercv.links.model.deeplab import aspp, deeplab_v3_plus, xception
+
+    names = ["Conv2DBNActiv", "SeparableConv2DBNActiv"]
+    with narrowed(xception, names), narrowed(aspp, names), \
+            narrowed(deeplab_v3_plus, [*names, "L.Convolution2D"]):
+        model = deeplab_v3_plus.DeepLabV3plusXception65(n_class=3, min_input_size=(64, 64))
+    x = P.batch((2, 3, 65, 65), -1.0, 1.0)
+    shapes = _load_seeded(chainer, model, x)
+    _centre_logits(chainer, model, x, model.decoder.conv_logits, "deeplab", stored)
+    labels = model.predict(P.images())
+    model.scales, model.flip = (1.0, 0.75), True
+    labels_aug = model.predict(P.images())
+    _store(stored, "deeplab", shapes, {"logits": _segmentation_outputs(chainer, model, x)},
+           {"labels": labels, "labels_aug": labels_aug})
+
+
 def main() -> None:
     import chainer
     import chainercv
 
     assert chainercv.__version__ == "0.13.1", chainercv.__version__
+    if not hasattr(np, "float"):  # Chainer 7's resize_images spells NumPy's float64 so
+        np.float = float
     stored: dict[str, np.ndarray] = {}
-    for build in (yolo,):
+    for build in (yolo, deeplab):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             build(chainer, stored)

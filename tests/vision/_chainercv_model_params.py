@@ -28,6 +28,8 @@ def seeded_array(name: str, shape: tuple[int, ...], seed: int = SEED) -> np.ndar
         return (rng.standard_normal(shape) * math.sqrt(1.0 / fan_in)).astype(np.float32)
     if leaf in ("gamma", "avg_var"):
         return rng.uniform(0.7, 1.3, shape).astype(np.float32)
+    if leaf == "b":  # small, so the logits differ from pixel to pixel
+        return (0.01 * rng.standard_normal(shape)).astype(np.float32)
     if leaf == "scale":
         return rng.uniform(10.0, 30.0, shape).astype(np.float32)
     return (0.1 * rng.standard_normal(shape)).astype(np.float32)

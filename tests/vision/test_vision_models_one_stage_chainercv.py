@@ -27,7 +27,11 @@ def _shapes(prefix):
 
 def _write(prefix, tmp_path):
     path = tmp_path / f"{prefix}.npz"
-    np.savez(path, **P.seeded_params(_shapes(prefix)))
+    params = P.seeded_params(_shapes(prefix))
+    for key in FIXTURE.files:
+        if key.startswith(f"{prefix}|override|"):
+            params[key.split("|")[-1]] = FIXTURE[key]
+    np.savez(path, **params)
     return str(path)
 
 
@@ -72,3 +76,23 @@ def test_pretrained_model_names_what_is_missing(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such file"):
         M.YOLOv2(n_fg_class=3, pretrained_model=str(tmp_path / "absent.npz"), insize=64,
                     width=0.125)
+
+
+def _check_labels(got, want, key):
+    assert got.shape == want.shape and got.dtype == want.dtype, key
+    # pixels whose two best classes tie to float32 rounding may differ
+    assert np.mean(got != want) <= 0.002, (key, np.mean(got != want))
+
+
+def test_deeplab_v3plus_xception65_matches_chainercv(tmp_path):
+    model = M.DeepLabV3plusXception65(n_class=3, pretrained_model=_write("deeplab", tmp_path),
+                                      min_input_size=(64, 64), width=0.125)
+    _check_layout(model, "deeplab")
+    model.eval()
+    logits = model(P.batch((2, 3, 65, 65), -1.0, 1.0))
+    want = FIXTURE["deeplab|out|logits"]
+    np.testing.assert_allclose(logits.array, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    for key, (scales, flip) in (("labels", ((1.0,), False)), ("labels_aug", ((1.0, 0.75), True))):
+        model.scales, model.flip = scales, flip
+        for i, got in enumerate(model.predict(P.images())):
+            _check_labels(got, FIXTURE[f"deeplab|predict|{key}|{i}"], f"{key} {i}")

@@ -6,6 +6,7 @@ Weights are read from local files only: portagrad checkpoints
 :func:`convert_torchvision_vgg16` and :func:`convert_torchvision_resnet`.
 """
 
+from . import deeplab as deeplab
 from . import ssd as ssd
 from . import yolo as yolo
 from ._chainercv import Conv2DBNActiv as Conv2DBNActiv
@@ -26,13 +27,14 @@ from ._segnet import SegNetBasic as SegNetBasic
 from ._segnet import max_pool_switches as max_pool_switches
 from ._segnet import unpool_with_switches as unpool_with_switches
 from ._vgg import VGG16 as VGG16
+from .deeplab import DeepLabV3plusXception65 as DeepLabV3plusXception65
 from .ssd import SSD as SSD
 from .ssd import SSD300 as SSD300
 from .yolo import YOLOv2 as YOLOv2
 from .yolo import YOLOv3 as YOLOv3
 
 __all__ = [
-    "Conv2DBNActiv", "SeparableConv2DBNActiv", "YOLOv2", "YOLOv3", "chainercv_names",
+    "Conv2DBNActiv", "DeepLabV3plusXception65", "SeparableConv2DBNActiv", "deeplab", "YOLOv2", "YOLOv3", "chainercv_names",
     "load_chainercv_npz", "save_chainercv_npz", "yolo",
     "Bottleneck", "ImageClassifier", "ResNet", "ResNet101", "ResNet152", "ResNet50", "SSD",
     "SSD300", "SegNetBasic", "VGG16", "convert_torchvision_resnet",

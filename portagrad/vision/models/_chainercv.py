@@ -126,6 +126,21 @@ def save_chainercv_npz(model: nn.Module, path: str | os.PathLike[str]) -> None:
     np.savez(path, **{name: host(state[key]) for key, name in chainercv_names(model).items()})
 
 
+def scaled_channels(n: int, width: float) -> int:
+    """``n`` channels at ``width`` times a model's width (at least one)."""
+    return max(1, int(round(n * width)))
+
+
+def bn_options(bn_kwargs: dict[str, Any] | None) -> dict[str, float]:
+    """ChainerCV's ``bn_kwargs`` (``eps``, ``decay``) as :class:`Conv2DBNActiv` options."""
+    bn_kwargs = dict(bn_kwargs or {})
+    unknown = set(bn_kwargs) - {"eps", "decay"}
+    if unknown:
+        raise ValueError(f"bn_kwargs: expected only 'eps' and 'decay', got {sorted(unknown)}")
+    return {"bn_eps": float(bn_kwargs.get("eps", 2e-5)),
+            "bn_decay": float(bn_kwargs.get("decay", 0.9))}
+
+
 def _bn(n: int, eps: float, decay: float, kw: dict[str, Any]) -> nn.Module:
     return nn.BatchNorm2d(n, eps=eps, momentum=1.0 - decay, **kw)
 

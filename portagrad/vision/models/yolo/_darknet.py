@@ -10,16 +10,13 @@ from typing import Any
 
 from .... import nn, ops
 from .._chainercv import Conv2DBNActiv
+from .._chainercv import scaled_channels as _width
 
 __all__ = ["Darknet19Extractor", "Darknet53Extractor", "ResidualBlock", "reorg"]
 
 
 def _leaky(x: Any) -> Any:
     return ops.leaky_relu(x, 0.1)
-
-
-def _width(n: int, width: float) -> int:
-    return max(1, int(round(n * width)))
 
 
 def reorg(x: Any) -> Any:
