@@ -34,8 +34,9 @@ from .yolo import YOLOv2 as YOLOv2
 from .yolo import YOLOv3 as YOLOv3
 
 __all__ = [
-    "Conv2DBNActiv", "DeepLabV3plusXception65", "SeparableConv2DBNActiv", "deeplab", "YOLOv2", "YOLOv3", "chainercv_names",
-    "load_chainercv_npz", "save_chainercv_npz", "yolo",
+    # one-stage detectors, semantic segmentation and ChainerCV's layout
+    "Conv2DBNActiv", "DeepLabV3plusXception65", "SeparableConv2DBNActiv", "YOLOv2", "YOLOv3",
+    "chainercv_names", "deeplab", "load_chainercv_npz", "save_chainercv_npz", "yolo",
     "Bottleneck", "ImageClassifier", "ResNet", "ResNet101", "ResNet152", "ResNet50", "SSD",
     "SSD300", "SegNetBasic", "VGG16", "convert_torchvision_resnet",
     "convert_torchvision_vgg16", "load_weights", "max_pool_switches", "ssd",
