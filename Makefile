@@ -25,16 +25,21 @@ demo: $(STAMP)
 BACKENDS := numpy,array_api_strict,torch,jax
 # JAX on its CPU backend without probing for accelerator plugins (the tests are CPU ones).
 TEST_ENV := PORTAGRAD_STRICT_SKIPS=1 PORTAGRAD_NAMESPACE=$(BACKENDS) JAX_PLATFORMS=cpu
+# Worker processes (pytest-xdist), one per core by default: each test is single-threaded
+# (OMP_NUM_THREADS=1). The MPI jobs and the tests that time a wait take turns on one lock
+# (tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider
+	$(TEST_ENV) $(PYTEST)
 
 # The same on every backend at the full example counts (the ci profile draws fewer on
 # JAX and torch, see conformance._runner.NAMESPACE_PROFILES).
 test-full: $(STAMP)
 	$(BIN)/ruff check .
-	$(TEST_ENV) HYPOTHESIS_PROFILE=full $(BIN)/python -m pytest -q -p no:cacheprovider
+	$(TEST_ENV) HYPOTHESIS_PROFILE=full $(PYTEST)
 
 conformance: $(STAMP)
 	$(BIN)/portagrad conformance --namespace numpy
@@ -44,8 +49,13 @@ conformance: $(STAMP)
 
 # OpenBLAS chooses its kernels itself here: some machines pin OPENBLAS_CORETYPE (and
 # OPENBLAS_L2_SIZE) for older builds, which would slow NumPy's current one but not PyTorch.
+# Each implementation runs in processes of its own at 1 and 2 threads (each sets its own
+# thread count); the bench extra brings PyTorch. CHAINER_VENV=<venv> adds Chainer.
+CHAINER_VENV ?=
 bench: $(STAMP)
-	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 $(BIN)/portagrad bench
+	$(BIN)/python -c "import torch" || { echo "make bench: PyTorch is missing (pip install -e '.[bench]')"; exit 1; }
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/portagrad bench \
+		$(if $(CHAINER_VENV),--chainer $(CHAINER_VENV))
 
 clean:
 	rm -rf $(VENV) result .pytest_cache .hypothesis

@@ -129,8 +129,8 @@ def test_a_failing_workload_is_reported_and_the_others_still_run(monkeypatch):
 
 def test_bench_command_prints_the_table_and_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    rc = bench_cli.main(["--workloads", "dispatch", "--steps", "1", "--warmup", "0",
-                         "--json", str(out)])
+    rc = bench_cli.main(["--in-process", "--workloads", "dispatch", "--steps", "1",
+                         "--warmup", "0", "--json", str(out)])
     assert rc == 0
     text = capsys.readouterr().out
     assert "dispatch" in text and "vs numpy min/med/max" in text
@@ -190,3 +190,71 @@ def test_standalone_benchmarks_check_and_time(capsys):
     out = capsys.readouterr().out
     assert "conv2d forward+backward" in out and "portagrad (fused)" in out
     assert "portagrad jvp (forward mode)" in out
+
+
+def test_bench_command_runs_each_implementation_in_its_own_process(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    rc = bench_cli.main(["--workloads", "dispatch", "--steps", "2", "--warmup", "0",
+                         "--threads", "1", "--no-torch", "--gc-off", "--json", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "a process per implementation at 1 thread(s), the collector on" in text
+    assert "wall / 1 thread" in text and "check values agree across 2 processes" in text
+    (res,) = json.loads(out.read_text())["results"]
+    rows = {r["impl"]: r for r in res["rows"]}
+    assert set(rows) == {"numpy", "portagrad"}
+    for r in rows.values():
+        assert r["threads"] == 1 and r["cpu"] > 0 and r["value"] > 0 and r["gc_off"] > 0
+        assert r["peak_mb"] is None or r["peak_mb"] > 0
+        assert r["cpu_vs_numpy"][0] <= r["cpu_vs_numpy"][1] <= r["cpu_vs_numpy"][2]
+
+
+def test_process_checks_fail_loudly_with_every_value_printed():
+    from portagrad._bench._common import Spec
+    from portagrad._bench._procs import _Worker, check_values
+
+    def worker(impl, values, form=""):
+        w = _Worker(Spec(impl, lambda cfg: (None, None), form, ""), 1, None, "")
+        w.check = np.array(values)
+        return w
+
+    same = [worker("numpy", [2.0, 1.5]), worker("portagrad", [2.0, 1.5], "loop")]
+    (line,) = check_values("w", same, "losses", 1e-4)
+    assert "agree across 2 processes" in line and "portagrad loop x1: 2.000000" in line
+    with pytest.raises(BenchmarkCheckError, match="portagrad x1 disagrees with numpy x1.*"
+                                                  "portagrad x1: 2.000000, 1.600000"):
+        check_values("w", [worker("numpy", [2.0, 1.5]), worker("portagrad", [2.0, 1.6])],
+                     "losses", 1e-4)
+    with pytest.raises(BenchmarkCheckError, match="did not decrease"):
+        check_values("w", [worker("numpy", [2.0, 2.1])], "losses", 1e-4)
+    with pytest.raises(BenchmarkCheckError, match="disagrees"):
+        check_values("w", [worker("numpy", [1.0, 0.0]), worker("torch", [1.0, 0.1])],
+                     "close", 1e-3)
+
+
+def test_problem_file_keeps_the_nesting_of_weights_and_batches(tmp_path):
+    from portagrad._bench import hvp as hvp_workload
+    from portagrad._bench._ipc import load_problem, save_problem
+
+    prob = hvp_workload.problem(0)
+    save_problem(str(tmp_path / "p.npz"), {"problem": prob, "settings": {"LR": 0.1}})
+    back = load_problem(str(tmp_path / "p.npz"))
+    assert back["settings"] == {"LR": 0.1}
+    (w, b), = back["problem"].mlp.params[:1]
+    np.testing.assert_array_equal(w, prob.mlp.params[0][0])
+    assert w.dtype == np.float32 and isinstance(back["problem"].mlp.batches[0], tuple)
+    np.testing.assert_array_equal(back["problem"].v[2][1], prob.v[2][1])
+
+
+@pytest.mark.parametrize("name", ["resnet", "transformer"])
+def test_resnet_and_transformer_first_losses_agree_with_torch(name):
+    # One training step each (the process harness takes three and times them).
+    import importlib
+
+    module = importlib.import_module(f"portagrad._bench.{name}")
+    cfg = Config(check_steps=1)
+    losses = {s.impl: s.build(cfg)[0]() for s in module.SPECS.values()
+              if s.impl != "torch" or HAS_TORCH}
+    assert set(losses) == ({"portagrad", "torch"} if HAS_TORCH else {"portagrad"})
+    if HAS_TORCH:
+        check_losses(name, {k: list(v) for k, v in losses.items()}, rtol=1e-4)

@@ -5,7 +5,9 @@ when it is importable, from the same initial weights and batches; the first step
 (or gradients) must agree before anything is timed. The code lives in the package, not in
 the top-level ``benchmarks/`` folder, so that an installed portagrad can run it.
 
-Workloads: ``mlp``, ``cnn``, ``lstm``, ``dispatch``, ``hvp``, ``memory``.
+Workloads: ``mlp``, ``cnn``, ``lstm``, ``dispatch``, ``hvp``, ``resnet``, ``transformer``,
+``memory``. ``portagrad bench`` runs each implementation of a workload in a process of its
+own (``._procs``); ``run_benchmarks(..., processes=False)`` runs them all in this one.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable
 
-from . import cnn, dispatch, hvp, lstm, memory, mlp
+from . import cnn, dispatch, hvp, lstm, memory, mlp, resnet, transformer
 from ._common import BenchmarkCheckError, Config, Result, Row, Target
 
 __all__ = ["WORKLOADS", "run_benchmarks", "Config", "Result", "Row", "Target",
@@ -25,13 +27,19 @@ WORKLOADS: dict[str, Callable[[Config], Result]] = {
     "lstm": lstm.run,
     "dispatch": dispatch.run,
     "hvp": hvp.run,
+    "resnet": resnet.run,
+    "transformer": transformer.run,
     "memory": memory.run,
 }
 
 
 def run_benchmarks(names: list[str], cfg: Config,
-                   progress: Callable[[str], None] | None = None) -> tuple[list[Result], bool]:
+                   progress: Callable[[str], None] | None = None,
+                   processes: bool = False) -> tuple[list[Result], bool]:
     """Run the named workloads in order; returns the results and whether all succeeded.
+
+    ``processes``: each implementation in a process of its own per thread count of
+    ``cfg.threads`` (``._procs.run_workload``), else all in this process.
 
     A workload that fails (an implementation raises, or the implementations disagree) is
     reported as a result with no rows and the error in its notes; the others still run.
@@ -42,7 +50,12 @@ def run_benchmarks(names: list[str], cfg: Config,
         if progress:
             progress(f"running {name} ...")
         try:
-            results.append(WORKLOADS[name](cfg))
+            if processes:
+                from ._procs import run_workload
+
+                results.append(run_workload(name, cfg))
+            else:
+                results.append(WORKLOADS[name](cfg))
         except Exception as exc:  # reported in the table, and the command fails
             ok = False
             res = Result(name, f"{name} (failed)")

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ._ipc import Unit, training_unit
 from ._timing import interleave, paired_ratios
 
 __all__ = ["IMPLS", "Config", "Backend", "Row", "Target", "Result", "BenchmarkCheckError",
            "torch_available", "run_training", "rows_from_times", "row", "speed_target",
-           "check_losses",
-           "check_close", "uniform"]
+           "check_losses", "check_close", "uniform", "Spec", "training_specs", "problem_of"]
 
 IMPLS = ("numpy", "torch", "portagrad")
 
@@ -46,6 +46,15 @@ class Config:
     torch: bool = True  # include PyTorch when importable
     memory_repeats: int = 3  # processes per implementation for the memory workload
     memory_steps: int = 10  # training steps in each of them
+    # The initial weights and batches, when drawn elsewhere (a worker process is handed
+    # the host's); None: each workload draws its own from ``seed``.
+    problem: Any = field(default=None, repr=False, compare=False)
+    # ``portagrad bench`` (a process per implementation): thread counts, the Chainer
+    # virtual environment when Chainer takes part, and whether to time a step with the
+    # collector off beside each one with it on.
+    threads: tuple[int, ...] = (1, 2)
+    chainer: str | None = None
+    gc_off: bool = False
 
     def use_torch(self) -> bool:
         return self.torch and torch_available()
@@ -117,6 +126,15 @@ class Row:
     vs_torch: tuple[float, float, float] | None = None
     spread: tuple[float, float] | None = None  # min and max of ``value`` over rounds
     best: float | None = None  # the fastest round's time (ms)
+    # A process of its own per implementation (``portagrad bench``): ``value`` is then the
+    # median wall time; the CPU time, its ratios, and the rest alongside.
+    threads: int | None = None
+    cpu: float | None = None  # median CPU time (ms) of the process, all its threads
+    cpu_vs_torch: tuple[float, float, float] | None = None
+    cpu_vs_numpy: tuple[float, float, float] | None = None
+    scaling: tuple[float, float, float] | None = None  # wall time, this / 1 thread's
+    gc_off: float | None = None  # median wall time (ms) of a step with the collector off
+    peak_mb: float | None = None  # the process's peak resident size
 
 
 @dataclass
@@ -150,6 +168,46 @@ class Result:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Spec:
+    """One implementation of a workload, as a worker process builds it.
+
+    ``build(cfg)`` returns a unit ``(check, timed)`` (see :mod:`._ipc`). ``form`` tells
+    variants of one implementation apart (the LSTM as a loop over the cell or as the fused
+    sequence op); a portagrad variant is compared with the PyTorch and NumPy variants of
+    its form. ``group``: the variants whose check values must agree (default: the form).
+    """
+
+    impl: str
+    build: Callable[[Config], Unit]
+    form: str = ""
+    group: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.impl} {self.form}" if self.form else self.impl
+
+    @property
+    def check_group(self) -> str:
+        return self.form if self.group is None else self.group
+
+
+def training_specs(builders: dict[str, Callable[[Config], Callable[[int], float]]],
+                   form: str = "", group: str | None = None) -> dict[str, Spec]:
+    """Specs of training workloads whose builders return ``step(batch) -> loss``."""
+    specs = {}
+    for impl, build in builders.items():
+        spec = Spec(impl, lambda cfg, b=build: training_unit(b(cfg), cfg.check_steps),
+                    form, group)
+        specs[spec.name] = spec
+    return specs
+
+
+def problem_of(cfg: Config, make: Callable[[int], Any]) -> Any:
+    """The workload's weights and batches: those handed over in ``cfg``, else ``make(seed)``."""
+    return cfg.problem if cfg.problem is not None else make(cfg.seed)
+
+
 def uniform(rng: np.random.Generator, shape: tuple[int, ...], bound: float) -> np.ndarray:
     """float32 weights uniform in [-bound, bound] (PyTorch's default layer initialisation)."""
     return rng.uniform(-bound, bound, size=shape).astype(np.float32)
@@ -157,7 +215,8 @@ def uniform(rng: np.random.Generator, shape: tuple[int, ...], bound: float) -> n
 
 def check_losses(name: str, losses: dict[str, list[float]], rtol: float = 1e-4) -> str:
     """Assert each implementation's losses decrease and all agree with NumPy's."""
-    ref = losses["numpy"]
+    ref_impl = "numpy" if "numpy" in losses else next(iter(losses))
+    ref = losses[ref_impl]
     for impl, ls in losses.items():
         if not all(np.isfinite(ls)):
             raise BenchmarkCheckError(f"{name}: {impl} losses are not finite: {ls}")
@@ -165,7 +224,7 @@ def check_losses(name: str, losses: dict[str, list[float]], rtol: float = 1e-4) 
             raise BenchmarkCheckError(f"{name}: {impl} loss did not decrease: {ls}")
         if not np.allclose(ls, ref, rtol=rtol, atol=rtol):
             raise BenchmarkCheckError(
-                f"{name}: {impl} losses {ls} disagree with hand-written NumPy's {ref}")
+                f"{name}: {impl} losses {ls} disagree with {ref_impl}'s {ref}")
     impls = ", ".join(losses)
     first = ", ".join(f"{v:.5f}" for v in ref)
     return (f"losses of the first {len(ref)} steps agree across {impls} (rtol {rtol:g}) "
@@ -187,12 +246,12 @@ def check_close(name: str, what: str, values: dict[str, np.ndarray],
 
 
 def rows_from_times(times: dict[str, list[float]], impl_of: dict[str, str],
-                     numpy_key: str, torch_key: str | None) -> list[Row]:
+                     numpy_key: str | None, torch_key: str | None) -> list[Row]:
     rows = []
     for key, ts in times.items():
         rows.append(Row(
             variant=key, impl=impl_of[key], value=statistics.median(ts) * 1e3,
-            vs_numpy=paired_ratios(ts, times[numpy_key]),
+            vs_numpy=paired_ratios(ts, times[numpy_key]) if numpy_key else None,
             vs_torch=paired_ratios(ts, times[torch_key]) if torch_key else None,
             best=min(ts) * 1e3,
         ))
@@ -209,7 +268,7 @@ def run_training(name: str, title: str, cfg: Config,
     takes ``cfg.check_steps`` steps on batch 0 (losses must agree and decrease); then all
     are timed, interleaved, cycling through the batches.
     """
-    impls = [i for i in IMPLS if i != "torch" or cfg.use_torch()]
+    impls = [i for i in IMPLS if i in builders and (i != "torch" or cfg.use_torch())]
     steps = {impl: builders[impl](cfg) for impl in impls}
     losses = {impl: [steps[impl](0) for _ in range(cfg.check_steps)] for impl in impls}
     result = Result(name, title)
@@ -221,8 +280,9 @@ def run_training(name: str, title: str, cfg: Config,
 
     variants = {impl: cycling(steps[impl]) for impl in impls}
     times = interleave(variants, rounds=cfg.steps, warmup=cfg.warmup)
-    result.rows = rows_from_times(times, {i: i for i in impls}, "numpy",
-                                   "torch" if "torch" in impls else None)
+    result.rows = rows_from_times(times, {i: i for i in impls},
+                                  "numpy" if "numpy" in impls else None,
+                                  "torch" if "torch" in impls else None)
     return result
 
 
@@ -246,11 +306,13 @@ def row(result: Result, variant: str) -> Row | None:
     return None
 
 
-def torch_sgd_steps(model: Any, batches: list, lr: float) -> Callable[[int], float]:
-    """One PyTorch training step per call: SGD on the cross entropy of batch ``i``."""
+def torch_sgd_steps(model: Any, batches: list, lr: float, opt: Any = None
+                    ) -> Callable[[int], float]:
+    """One PyTorch training step per call: SGD (or ``opt``) on the cross entropy of batch
+    ``i``."""
     import torch
 
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    opt = torch.optim.SGD(model.parameters(), lr=lr) if opt is None else opt
     xent = torch.nn.functional.cross_entropy
 
     def step(i: int) -> float:
@@ -264,11 +326,13 @@ def torch_sgd_steps(model: Any, batches: list, lr: float) -> Callable[[int], flo
     return step
 
 
-def portagrad_sgd_steps(model: Any, batches: list, lr: float) -> Callable[[int], float]:
-    """One portagrad training step per call: SGD on the cross entropy of batch ``i``."""
+def portagrad_sgd_steps(model: Any, batches: list, lr: float, opt: Any = None
+                        ) -> Callable[[int], float]:
+    """One portagrad training step per call: SGD (or ``opt``) on the cross entropy of batch
+    ``i``."""
     import portagrad as pg
 
-    opt = pg.optim.SGD(model.parameters(), lr=lr)
+    opt = pg.optim.SGD(model.parameters(), lr=lr) if opt is None else opt
     xent = pg.ops.softmax_cross_entropy
 
     def step(i: int) -> float:

@@ -11,7 +11,8 @@ from typing import Any
 
 from ._common import Config, Result
 
-__all__ = ["environment", "format_environment", "format_results", "to_json"]
+__all__ = ["environment", "format_environment", "format_results", "format_process_results",
+           "to_json"]
 
 
 def _cpu_model() -> str:
@@ -39,6 +40,8 @@ def environment(cfg: Config) -> dict[str, Any]:
             "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ},
         "backend": cfg.backend,
     }
+    if hasattr(os, "getloadavg"):
+        env["load"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
     try:
         import portagrad
 
@@ -74,10 +77,14 @@ def environment(cfg: Config) -> dict[str, Any]:
     return env
 
 
-def format_environment(env: dict[str, Any], cfg: Config) -> str:
+def format_environment(env: dict[str, Any], cfg: Config, in_process: bool = True) -> str:
+    how = ("all implementations in this process, the collector paused while timing"
+           if in_process else
+           f"a process per implementation at {', '.join(map(str, cfg.threads))} thread(s), "
+           "the collector on" + (" (and a step with it off)" if cfg.gc_off else ""))
     lines = [
         f"portagrad bench: {cfg.steps} timed rounds after {cfg.warmup} warm-up, float32, "
-        f"portagrad on {cfg.backend}; every implementation runs once per round",
+        f"portagrad on {cfg.backend}; every implementation runs once per round; {how}",
         f"python {env['python']}, numpy {env['numpy']}"
         + (f", torch {env['torch']['version']}" if "torch" in env else ", torch not installed")
         + (f", cupy {env['cupy']['version']} on {env['cupy']['device']}" if "cupy" in env
@@ -86,7 +93,10 @@ def format_environment(env: dict[str, Any], cfg: Config) -> str:
     ]
     threads = ", ".join(f"{k}={v}" for k, v in env["thread_env"].items()) or "no thread "\
         "variables set"
-    lines.append(f"threads: {threads}")
+    lines.append(f"threads: {threads}" + ("" if in_process else
+                                          " (here; each worker sets its own count)"))
+    if "load" in env:
+        lines.append(f"load average at start: {env['load']}")
     pools = env["threadpools"]
     if isinstance(pools, str):
         lines.append(f"BLAS: {pools}")
@@ -170,6 +180,59 @@ def to_json(results: list[Result], env: dict[str, Any], cfg: Config) -> str:
             td["met"] = t.met
         return d
 
-    return json.dumps({"config": dataclasses.asdict(cfg), "environment": env,
+    config = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)
+              if f.name != "problem"}
+    return json.dumps({"config": config, "environment": env,
                        "argv": sys.argv, "results": [result_dict(r) for r in results]},
                       indent=2)
+
+
+def _ratio_short(r: tuple[float, float, float] | None) -> str:
+    return "-" if r is None else f"{r[1]:.2f} [{r[0]:.2f}-{r[2]:.2f}]"
+
+
+def format_process_results(results: list[Result]) -> str:
+    """The table of ``portagrad bench``: a row per variant and thread count, wall and CPU
+    time, ratios to PyTorch (median of the per-round ratios [min-max]) and scaling."""
+    width = max([16, *(len(row.variant) for res in results for row in res.rows)])
+    header = (f"{'workload':11s} {'variant':{width}s} {'thr':>3s} {'wall ms':>9s} "
+              f"{'cpu ms':>9s}  {'wall / torch':>18s}  {'cpu / torch':>18s}  "
+              f"{'wall / 1 thread':>18s}  {'gc off ms':>9s} {'peak MB':>8s}")
+    lines = [header, "-" * len(header)]
+    for res in results:
+        if not res.rows:
+            lines.append(f"{res.workload:11s} " + "; ".join(res.notes))
+        first = True
+        for row in res.rows:
+            def ms(v: float | None) -> str:
+                return "-" if v is None else (f"{v:.2f}" if v < 100 else f"{v:.1f}")
+
+            lines.append(
+                f"{res.workload if first else '':11s} {row.variant:{width}s} "
+                f"{row.threads or '':>3} {ms(row.value):>9s} {ms(row.cpu):>9s}  "
+                f"{_ratio_short(row.vs_torch):>18s}  {_ratio_short(row.cpu_vs_torch):>18s}  "
+                f"{_ratio_short(row.scaling):>18s}  {ms(row.gc_off):>9s} "
+                f"{'-' if row.peak_mb is None else f'{row.peak_mb:.0f}':>8s}")
+            first = False
+        lines.append("")
+    for res in results:
+        lines.append(f"{res.workload}: {res.title}")
+        for c in res.checks:
+            lines.append(f"  check: {c}")
+        for n in res.notes:
+            if res.rows:
+                lines.append(f"  note: {n}")
+    lines.append("")
+    lines.append("targets for portagrad (median of the per-round ratios; the ratio of the "
+                 "fastest rounds in brackets where given):")
+    for res in results:
+        for t in res.targets:
+            if t.met is None:
+                mark, value = "n/a", t.note or "not measured"
+            else:
+                mark, value = ("met" if t.met else "NOT MET"), f"{t.value:.2f}"
+                if t.best is not None:
+                    value += f" [{t.best:.2f}]"
+            lines.append(f"  {mark:8s} {res.workload + ': ' + t.text:64s} {value:>13s}  "
+                         f"(<= {t.limit:g})")
+    return "\n".join(lines)

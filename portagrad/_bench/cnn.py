@@ -21,9 +21,11 @@ from ._common import (
     Config,
     Result,
     portagrad_sgd_steps,
+    problem_of,
     run_training,
     speed_target,
     torch_sgd_steps,
+    training_specs,
     uniform,
 )
 from .mlp import softmax_xent_numpy
@@ -84,7 +86,7 @@ def _col2im(dcols: np.ndarray, shape: tuple[int, int, int, int]) -> np.ndarray:
 
 
 def numpy_cnn(cfg: Config) -> Callable[[int], float]:
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
     # GEMM-ready weights: conv (O, C*9) in (C, kh, kw) order; fc1 columns in (H, W, C).
     wc = [[w.reshape(w.shape[0], -1).copy(), b.copy()] for w, b in prob.conv]
     w1, b1 = prob.fc[0]
@@ -144,7 +146,7 @@ def torch_cnn(cfg: Config) -> Callable[[int], float]:
 
     nn = torch.nn
     device = Backend(cfg.backend).torch_device()
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
     model = nn.Sequential(
         nn.Conv2d(1, 32, 3), nn.ReLU(), nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), nn.Linear(9216, 128), nn.ReLU(), nn.Linear(128, 10)).to(device)
@@ -165,7 +167,7 @@ def portagrad_cnn(cfg: Config) -> Callable[[int], float]:
     nn = pg.nn
     ops = pg.ops
     backend = Backend(cfg.backend)
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
 
     class Net(nn.Module):
         def __init__(self) -> None:
@@ -196,6 +198,7 @@ def set_weights(layer: Any, w: np.ndarray, b: np.ndarray, backend: Backend) -> N
 
 
 BUILDERS = {"numpy": numpy_cnn, "torch": torch_cnn, "portagrad": portagrad_cnn}
+SPECS = training_specs(BUILDERS)
 
 
 def run(cfg: Config) -> Result:

@@ -12,7 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from ._common import IMPLS, Backend, Config, Result, check_close, rows_from_times, speed_target
+from ._common import (
+    IMPLS,
+    Backend,
+    Config,
+    Result,
+    Spec,
+    check_close,
+    problem_of,
+    rows_from_times,
+    speed_target,
+)
 from ._timing import interleave
 
 N_LINKS = 1000  # chained y = y*w + b, two ops each
@@ -47,7 +57,7 @@ def numpy_chain(w: np.ndarray, b: np.ndarray, x: np.ndarray) -> tuple[np.ndarray
 
 
 def _numpy(cfg: Config) -> Callable[[], Any]:
-    w, b, x = _data(cfg.seed)
+    w, b, x = problem_of(cfg, _data)
     return lambda: numpy_chain(w, b, x)
 
 
@@ -55,7 +65,7 @@ def _torch(cfg: Config) -> Callable[[], Any]:
     import torch
 
     device = Backend(cfg.backend).torch_device()
-    w_h, b_h, x_h = _data(cfg.seed)
+    w_h, b_h, x_h = problem_of(cfg, _data)
     w = torch.tensor(w_h, requires_grad=True, device=device)
     b = torch.tensor(b_h, requires_grad=True, device=device)
     x = torch.tensor(x_h, device=device)
@@ -78,7 +88,7 @@ def _portagrad(cfg: Config) -> Callable[[], Any]:
     import portagrad as pg
 
     backend = Backend(cfg.backend)
-    w_h, b_h, x_h = _data(cfg.seed)
+    w_h, b_h, x_h = problem_of(cfg, _data)
     w = pg.Variable(backend.asarray(w_h))
     b = pg.Variable(backend.asarray(b_h))
     x = pg.Variable(backend.asarray(x_h), requires_grad=False)
@@ -103,6 +113,21 @@ def _host(a: Any) -> np.ndarray:
     if hasattr(a, "get"):
         return a.get()
     return np.asarray(a)
+
+
+def _spec(impl: str, build: Callable[[Config], Callable[[], Any]]) -> Spec:
+    def unit(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
+        chain = build(cfg)
+        return (lambda: np.concatenate([_host(g) for g in chain()])), chain
+
+    return Spec(impl, unit)
+
+
+problem = _data
+SPECS = {impl: _spec(impl, build) for impl, build in
+         (("numpy", _numpy), ("torch", _torch), ("portagrad", _portagrad))}
+CHECK_RTOL = 1e-5
+CHECK = "close"
 
 
 def run(cfg: Config) -> Result:

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import mlp
-from ._common import Backend, Config, Result, Row, Target, check_close, uniform
+from ._common import Backend, Config, Result, Row, Spec, Target, check_close, problem_of, uniform
 from ._timing import interleave, paired_ratios
 
 TITLE = "Hessian-vector product of the MLP loss / plain forward + backward"
@@ -38,6 +39,18 @@ def direction(seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(seed + 1)
     return [(uniform(rng, w.shape, 1.0), uniform(rng, b.shape, 1.0))
             for w, b in mlp.problem(seed, n_batches=1).params]
+
+
+@dataclass
+class Problem:
+    """The MLP's weights and one batch (``mlp``), and the direction ``v`` of the product."""
+
+    mlp: mlp.Problem
+    v: list[tuple[np.ndarray, np.ndarray]]
+
+
+def problem(seed: int) -> Problem:
+    return Problem(mlp.problem(seed, n_batches=1), direction(seed))
 
 
 # -- hand-written NumPy -------------------------------------------------------------------
@@ -172,9 +185,10 @@ Variants = tuple[Callable[[], Any], Callable[[], Any], Callable[[], Any]]
 
 
 def _numpy(cfg: Config) -> Variants:
-    prob = mlp.problem(cfg.seed, n_batches=1)
+    whole = problem_of(cfg, problem)
+    prob = whole.mlp
     params = [[w.copy(), b.copy()] for w, b in prob.params]
-    v = direction(cfg.seed)
+    v = whole.v
     x, t = prob.batches[0]
     point = numpy_point(params, x, t)
 
@@ -195,11 +209,12 @@ def _torch(cfg: Config) -> Variants:
     import torch
 
     device = Backend(cfg.backend).torch_device()
-    prob = mlp.problem(cfg.seed, n_batches=1)
+    whole = problem_of(cfg, problem)
+    prob = whole.mlp
     model = mlp.torch_model(prob, device)
     params = [p for lin in model if isinstance(lin, torch.nn.Linear)
               for p in (lin.weight, lin.bias)]
-    v = [torch.from_numpy(a).to(device) for pair in direction(cfg.seed) for a in pair]
+    v = [torch.from_numpy(a).to(device) for pair in whole.v for a in pair]
     x, t = (torch.from_numpy(a).to(device) for a in prob.batches[0])
     xent = torch.nn.functional.cross_entropy
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -231,10 +246,11 @@ def _portagrad(cfg: Config) -> Variants:
     import portagrad as pg
 
     backend = Backend(cfg.backend)
-    prob = mlp.problem(cfg.seed, n_batches=1)
+    whole = problem_of(cfg, problem)
+    prob = whole.mlp
     model = mlp.portagrad_model(prob, backend)
     params = mlp.portagrad_params(model)
-    v = [backend.asarray(a) for pair in direction(cfg.seed) for a in pair]
+    v = [backend.asarray(a) for pair in whole.v for a in pair]
     x, t = (backend.asarray(a) for a in prob.batches[0])
     xent = pg.ops.softmax_cross_entropy
     names = [n for n, p in model.named_parameters()]
@@ -277,6 +293,24 @@ def _flat(obj: Any) -> np.ndarray:
 
 
 KINDS = ("fwd+bwd", "hvp", "hvp at a point")
+
+
+def _spec(impl: str, build: Callable[[Config], Variants], k: int) -> Spec:
+    def unit(cfg: Config) -> tuple[Callable[[], Any], Callable[[], Any]]:
+        fn = build(cfg)[k]
+        return (lambda: _flat(fn())), fn
+
+    return Spec(impl, unit, KINDS[k])
+
+
+SPECS = {s.name: s for s in (_spec(impl, build, k) for impl, build in
+                             (("numpy", _numpy), ("torch", _torch),
+                              ("portagrad", _portagrad)) for k in range(len(KINDS)))}
+# What the checks compare: H v at rtol 1e-3, the gradient at 1e-4.
+CHECK_RTOL = {"fwd+bwd": 1e-4, "hvp": 1e-3, "hvp at a point": 1e-3}
+CHECK = "close"
+RATIO_GOALS = [("hvp at a point", "fwd+bwd", 1.6,
+                "HVP at a point / (forward+backward), portagrad")]
 
 
 def run(cfg: Config) -> Result:

@@ -19,9 +19,11 @@ from ._common import (
     Config,
     Result,
     portagrad_sgd_steps,
+    problem_of,
     run_training,
     speed_target,
     torch_sgd_steps,
+    training_specs,
     uniform,
 )
 from .mlp import softmax_xent_numpy
@@ -136,7 +138,7 @@ def _lstm_layer_backward(dhs: np.ndarray, w_ih: np.ndarray, w_hh: np.ndarray,
 
 
 def numpy_lstm(cfg: Config) -> Callable[[int], float]:
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
     embed = prob.embed.copy()
     layers = [[a.copy() for a in layer] for layer in prob.layers]
     w_out, b_out = prob.out[0].copy(), prob.out[1].copy()
@@ -179,22 +181,36 @@ def numpy_lstm(cfg: Config) -> Callable[[int], float]:
 
 
 # -- PyTorch ------------------------------------------------------------------------------
-def torch_lstm(cfg: Config) -> Callable[[int], float]:
+def torch_lstm(cfg: Config, loop: bool = False) -> Callable[[int], float]:
+    """``nn.LSTM`` over the sequence, or (``loop``) ``nn.LSTMCell`` called once per step."""
     import torch
 
     nn = torch.nn
     device = Backend(cfg.backend).torch_device()
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
 
     class LM(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.embed = nn.Embedding(VOCAB, HIDDEN)
-            self.lstm = nn.LSTM(HIDDEN, HIDDEN, num_layers=LAYERS)
+            if loop:
+                self.cells = nn.ModuleList(nn.LSTMCell(HIDDEN, HIDDEN) for _ in range(LAYERS))
+            else:
+                self.lstm = nn.LSTM(HIDDEN, HIDDEN, num_layers=LAYERS)
             self.out = nn.Linear(HIDDEN, VOCAB)
 
         def forward(self, x: Any) -> Any:
-            hs, _ = self.lstm(self.embed(x))
+            hs = self.embed(x)
+            if loop:
+                for cell in self.cells:
+                    state = None
+                    outs = []
+                    for t in range(hs.shape[0]):
+                        state = cell(hs[t], state)
+                        outs.append(state[0])
+                    hs = torch.stack(outs)
+            else:
+                hs, _ = self.lstm(hs)
             return self.out(hs.reshape(-1, HIDDEN))
 
     model = LM()
@@ -202,7 +218,9 @@ def torch_lstm(cfg: Config) -> Callable[[int], float]:
         model.embed.weight.copy_(torch.from_numpy(prob.embed))
         for k, layer in enumerate(prob.layers):
             for name, a in zip(("weight_ih", "weight_hh", "bias_ih", "bias_hh"), layer):
-                getattr(model.lstm, f"{name}_l{k}").copy_(torch.from_numpy(a))
+                target = getattr(model.cells[k], name) if loop else \
+                    getattr(model.lstm, f"{name}_l{k}")
+                target.copy_(torch.from_numpy(a))
         model.out.weight.copy_(torch.from_numpy(prob.out[0]))
         model.out.bias.copy_(torch.from_numpy(prob.out[1]))
     model.to(device)
@@ -212,13 +230,14 @@ def torch_lstm(cfg: Config) -> Callable[[int], float]:
 
 
 # -- portagrad ----------------------------------------------------------------------------
-def portagrad_lstm(cfg: Config) -> Callable[[int], float]:
+def portagrad_lstm(cfg: Config, loop: bool = False) -> Callable[[int], float]:
+    """``ops.n_step_lstm`` over the sequence, or (``loop``) ``nn.LSTMCell`` once per step."""
     import portagrad as pg
 
     nn = pg.nn
     ops = pg.ops
     backend = Backend(cfg.backend)
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
 
     class LM(nn.Module):
         def __init__(self) -> None:
@@ -227,9 +246,10 @@ def portagrad_lstm(cfg: Config) -> Callable[[int], float]:
             self.embed.weight = backend.parameter(prob.embed)
             self.cells = nn.ModuleList()
             for w_ih, w_hh, b_ih, b_hh in prob.layers:
-                cell = nn.Module()
-                cell.w_ih, cell.w_hh = backend.parameter(w_ih), backend.parameter(w_hh)
-                cell.b_ih, cell.b_hh = backend.parameter(b_ih), backend.parameter(b_hh)
+                cell = nn.LSTMCell(HIDDEN, HIDDEN)
+                cell.weight_ih, cell.weight_hh = backend.parameter(w_ih), \
+                    backend.parameter(w_hh)
+                cell.bias_ih, cell.bias_hh = backend.parameter(b_ih), backend.parameter(b_hh)
                 self.cells.append(cell)
             self.out = nn.Linear(HIDDEN, VOCAB)
             self.out.weight = backend.parameter(prob.out[0])
@@ -239,8 +259,16 @@ def portagrad_lstm(cfg: Config) -> Callable[[int], float]:
         def forward(self, x: Any) -> Any:
             hs = self.embed(x)
             for cell in self.cells:
-                hs, _, _ = ops.n_step_lstm(hs, self.zeros, self.zeros, cell.w_ih, cell.w_hh,
-                                           cell.b_ih, cell.b_hh)
+                if loop:
+                    state = None
+                    outs = []
+                    for t in range(hs.shape[0]):
+                        state = cell(hs[t], state)
+                        outs.append(state[0])
+                    hs = ops.stack(outs)
+                else:
+                    hs, _, _ = ops.n_step_lstm(hs, self.zeros, self.zeros, cell.weight_ih,
+                                               cell.weight_hh, cell.bias_ih, cell.bias_hh)
             return self.out(ops.reshape(hs, (-1, HIDDEN)))
 
     model = LM()
@@ -249,6 +277,11 @@ def portagrad_lstm(cfg: Config) -> Callable[[int], float]:
 
 
 BUILDERS = {"numpy": numpy_lstm, "torch": torch_lstm, "portagrad": portagrad_lstm}
+# Every variant takes the same steps, so all their losses agree (one check group).
+SPECS = {**training_specs(BUILDERS, "fused", group=""),
+         **training_specs({"torch": lambda cfg: torch_lstm(cfg, loop=True),
+                           "portagrad": lambda cfg: portagrad_lstm(cfg, loop=True)},
+                          "loop", group="")}
 
 
 def run(cfg: Config) -> Result:

@@ -17,9 +17,11 @@ from ._common import (
     Config,
     Result,
     portagrad_sgd_steps,
+    problem_of,
     run_training,
     speed_target,
     torch_sgd_steps,
+    training_specs,
     uniform,
 )
 
@@ -94,7 +96,7 @@ def numpy_forward_backward(params: list[list[np.ndarray]], x: np.ndarray, t: np.
 
 
 def numpy_mlp(cfg: Config) -> Callable[[int], float]:
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
     params = [[w.copy(), b.copy()] for w, b in prob.params]
     lr = np.float32(LR)
 
@@ -131,7 +133,7 @@ def torch_mlp(cfg: Config) -> Callable[[int], float]:
     import torch
 
     device = Backend(cfg.backend).torch_device()
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
     model = torch_model(prob, device)
     batches = [(torch.from_numpy(x).to(device), torch.from_numpy(t).to(device))
                for x, t in prob.batches]
@@ -161,13 +163,15 @@ def portagrad_params(model: Any) -> list[Any]:
 def portagrad_mlp(cfg: Config) -> Callable[[int], float]:
 
     backend = Backend(cfg.backend)
-    prob = problem(cfg.seed)
+    prob = problem_of(cfg, problem)
     model = portagrad_model(prob, backend)
     batches = [(backend.asarray(x), backend.asarray(t)) for x, t in prob.batches]
     return portagrad_sgd_steps(model, batches, LR)
 
 
 BUILDERS = {"numpy": numpy_mlp, "torch": torch_mlp, "portagrad": portagrad_mlp}
+SPECS = training_specs(BUILDERS)
+NUMPY_GOALS = {"portagrad": 1.05}
 
 
 def run(cfg: Config) -> Result:

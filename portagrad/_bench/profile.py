@@ -29,16 +29,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import cnn, dispatch, hvp, lstm, mlp
+from . import cnn, dispatch, hvp, lstm, mlp, resnet, transformer
 from ._common import Config
 
 __all__ = ["step_function", "profile_text", "native_profile", "cprofile_text", "PROFILED"]
 
-PROFILED = ("mlp", "cnn", "lstm", "dispatch", "hvp")
+PROFILED = ("mlp", "cnn", "lstm", "dispatch", "hvp", "resnet", "transformer")
 # Steps sampled per workload: a few seconds each, a few hundred samples at 100 Hz (a
 # higher rate slows the sampled process, and overstates the interpreter's share).
-PROFILE_STEPS = {"mlp": 200, "cnn": 25, "lstm": 25, "dispatch": 300, "hvp": 100}
-_TRAINING = {"mlp": mlp.BUILDERS, "cnn": cnn.BUILDERS, "lstm": lstm.BUILDERS}
+PROFILE_STEPS = {"mlp": 200, "cnn": 25, "lstm": 25, "dispatch": 300, "hvp": 100,
+                 "resnet": 4, "transformer": 10}
+_TRAINING = {"mlp": mlp.BUILDERS, "cnn": cnn.BUILDERS, "lstm": lstm.BUILDERS,
+             "resnet": resnet.BUILDERS, "transformer": transformer.BUILDERS}
 
 
 def step_function(name: str, impl: str, cfg: Config) -> Callable[[], Any]:
@@ -237,6 +239,8 @@ def profile_text(name: str, cfg: Config, steps: int | None = None,
     """The sampling profile of each of ``impls`` (cProfile of portagrad without py-spy)."""
     parts = []
     for impl in impls:
+        if name in _TRAINING and impl not in _TRAINING[name]:
+            continue  # no hand-written NumPy version of this workload
         p = native_profile(name, impl, cfg, steps)
         if p is None:
             return cprofile_text(name, cfg, steps) + "\n  (install py-spy for a profile " \

@@ -1,7 +1,9 @@
 """``portagrad bench``: the ratio benchmarks, printed as one table.
 
-    OMP_NUM_THREADS=1 portagrad bench
-    portagrad bench --workloads mlp,dispatch --steps 20 --json bench.json
+    portagrad bench                           # a process per implementation, 1 and 2 threads
+    portagrad bench --workloads resnet,transformer --steps 10 --threads 1
+    portagrad bench --chainer /path/to/chainer-venv --gc-off --json bench.json
+    portagrad bench --in-process --workloads mlp,dispatch --steps 20
     portagrad bench --backend cupy            # portagrad on the GPU (needs CuPy)
     portagrad bench --workloads lstm --profile
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 
 NAME = "bench"
@@ -49,12 +52,30 @@ def configure(p: argparse.ArgumentParser, workloads: list[str]) -> None:
     p.add_argument("--profile-steps", type=int, default=None,
                    help="steps profiled (default: a few seconds' worth per workload)")
     p.add_argument("--seed", type=int, default=0, help="seed of weights and batches")
+    p.add_argument("--threads", default="1,2",
+                   help="comma-separated thread counts, each implementation in a process "
+                        "per count (default 1,2)")
+    p.add_argument("--chainer", metavar="VENV",
+                   help="a virtual environment with Chainer: its Chainer implementations "
+                        "take part")
+    p.add_argument("--gc-off", action="store_true",
+                   help="also time a step with the garbage collector off after each one "
+                        "with it on")
+    p.add_argument("--in-process", action="store_true",
+                   help="every implementation in this one process, the collector paused "
+                        "while timing (quick; --threads and --chainer do not apply)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the selected workloads, print the table; 0 when every check passed."""
     from .._bench import WORKLOADS, Config, run_benchmarks
-    from .._bench._report import environment, format_environment, format_results, to_json
+    from .._bench._report import (
+        environment,
+        format_environment,
+        format_process_results,
+        format_results,
+        to_json,
+    )
 
     if args.workloads == "all":
         names = list(WORKLOADS)
@@ -74,14 +95,42 @@ def run(args: argparse.Namespace) -> int:
               "--backend cupy, got an ImportError. pip install cupy-cuda12x",
               file=sys.stderr)
         return 2
+    try:
+        threads = tuple(int(t) for t in args.threads.split(","))
+        if not threads or min(threads) < 1:
+            raise ValueError
+    except ValueError:
+        print(f"portagrad bench(--threads): expected positive integers separated by commas, "
+              f"got {args.threads!r}", file=sys.stderr)
+        return 2
+    if args.chainer and not os.path.exists(os.path.join(args.chainer, "bin", "python")):
+        print(f"portagrad bench(--chainer): expected a virtual environment with bin/python, "
+              f"got {args.chainer!r}", file=sys.stderr)
+        return 2
     cfg = Config(steps=args.steps, warmup=args.warmup, backend=args.backend,
-                 seed=args.seed, torch=not args.no_torch)
+                 seed=args.seed, torch=not args.no_torch, threads=threads,
+                 chainer=args.chainer, gc_off=args.gc_off)
     env = environment(cfg)
-    print(format_environment(env, cfg), flush=True)
-    results, ok = run_benchmarks(
-        names, cfg, progress=lambda msg: print(msg, file=sys.stderr, flush=True))
-    print()
-    print(format_results(results), flush=True)
+    print(format_environment(env, cfg, in_process=args.in_process), flush=True)
+    progress = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    if args.in_process:
+        results, ok = run_benchmarks(names, cfg, progress=progress)
+        print()
+        print(format_results(results), flush=True)
+    else:
+        from .._bench._procs import PROCESS_WORKLOADS
+
+        separate = [n for n in names if n in PROCESS_WORKLOADS]
+        results, ok = run_benchmarks(separate, cfg, progress=progress, processes=True)
+        print()
+        print(format_process_results(results), flush=True)
+        rest = [n for n in names if n not in PROCESS_WORKLOADS]
+        if rest:
+            more, ok_rest = run_benchmarks(rest, cfg, progress=progress)
+            ok = ok and ok_rest
+            print()
+            print(format_results(more), flush=True)
+            results += more
     if args.json:
         with open(args.json, "w") as f:
             f.write(to_json(results, env, cfg))
