@@ -104,6 +104,10 @@ from ._torch_norm import LazyInstanceNorm3d as LazyInstanceNorm3d
 from ._torch_norm import LocalResponseNorm as LocalResponseNorm
 from ._torch_norm import RMSNorm as RMSNorm
 from ._torch_norm import SyncBatchNorm as SyncBatchNorm
+from ._torch_loss_extra import AdaptiveLogSoftmaxWithLoss as AdaptiveLogSoftmaxWithLoss
+from ._torch_loss_extra import LinearCrossEntropyLoss as LinearCrossEntropyLoss
+from ._torch_pool_extra import FractionalMaxPool2d as FractionalMaxPool2d
+from ._torch_pool_extra import FractionalMaxPool3d as FractionalMaxPool3d
 from ._torch_rnn import GRU as GRU
 from ._torch_rnn import LSTM as LSTM
 from ._torch_rnn import RNN as RNN

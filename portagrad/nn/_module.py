@@ -771,7 +771,7 @@ class Module:
                 if getattr(m, n) is not None:
                     targets[pre + n] = (m, n, getattr(m, n))
             for n, persistent in buffers.items():
-                if persistent:
+                if persistent and getattr(m, n) is not None:
                     targets[pre + n] = (m, n, getattr(m, n))
             for n in modules:
                 child = getattr(m, n)

@@ -27,22 +27,6 @@ __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderL
            "TransformerEncoder", "TransformerDecoder", "Transformer"]
 
 
-def _additive(mask: Any, like: Any, what: str) -> Any:
-    """A boolean mask (True: masked) as ``-inf``/0, or a float mask as it is."""
-    if mask is None:
-        return None
-    m = getattr(mask, "array", mask)
-    xp = like.xp
-    if xp.isdtype(m.dtype, "bool"):
-        zero = xp.zeros(m.shape, dtype=like.dtype, device=like.array.device)
-        return xp.where(m, xp.full(m.shape, -math.inf, dtype=like.dtype,
-                                   device=like.array.device), zero)
-    if not xp.isdtype(m.dtype, "real floating"):
-        raise TypeError(f"MultiheadAttention({what}): expected a bool or float mask, got "
-                        f"dtype {m.dtype}")
-    return var(mask, "MultiheadAttention", what)
-
-
 class MultiheadAttention(Module):
     """Attention of ``num_heads`` heads over projected queries, keys and values
     (``torch.nn.MultiheadAttention``).
@@ -162,70 +146,18 @@ class MultiheadAttention(Module):
     def _attend(self, q: Any, k: Any, v: Any, key_padding_mask: Any, need_weights: bool,
                 attn_mask: Any, average: bool) -> tuple[Any, Any]:
         # (L, N, E) time-major, as torch's functional form.
-        tgt, n, e = (int(s) for s in q.shape)
-        h, hd = self.num_heads, self.head_dim
+        e = int(q.shape[-1])
         if e != self.embed_dim:
             raise ShapeError(f"was expecting embedding dimension of {self.embed_dim}, but got "
                              f"{e}")
-        if self._qkv_same_embed_dim:
-            w_q, w_k, w_v = (self.in_proj_weight[i * e:(i + 1) * e] for i in range(3))
-        else:
-            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        b = self.in_proj_bias
-        b_q, b_k, b_v = (None, None, None) if b is None else (
-            b[:e], b[e:2 * e], b[2 * e:])
-        q = F.linear(q, w_q, b_q)
-        k = F.linear(k, w_k, b_k)
-        v = F.linear(v, w_v, b_v)
-        mask = _additive(attn_mask, q, "attn_mask")
-        kpm = _additive(key_padding_mask, q, "key_padding_mask")
-        xp = q.xp
-        if self.bias_k is not None:
-            k = ops.concat([k, ops.broadcast_to(self.bias_k, (1, n, e))], axis=0)
-            v = ops.concat([v, ops.broadcast_to(self.bias_v, (1, n, e))], axis=0)
-            mask = None if mask is None else F.pad(mask, (0, 1))
-            kpm = None if kpm is None else F.pad(kpm, (0, 1))
-        src = int(k.shape[0])
-        # (N * H, L, hd)
-        q = ops.permute_dims(ops.reshape(q, (tgt, n * h, hd)), (1, 0, 2))
-        k = ops.permute_dims(ops.reshape(k, (src, n * h, hd)), (1, 0, 2))
-        v = ops.permute_dims(ops.reshape(v, (src, n * h, hd)), (1, 0, 2))
-        if self.add_zero_attn:
-            zeros = xp.zeros((n * h, 1, hd), dtype=q.dtype, device=q.array.device)
-            k = ops.concat([k, zeros], axis=1)
-            v = ops.concat([v, zeros], axis=1)
-            src += 1
-            mask = None if mask is None else F.pad(mask, (0, 1))
-            kpm = None if kpm is None else F.pad(kpm, (0, 1))
-        scores = ops.matmul(q * (1.0 / math.sqrt(hd)), ops.matrix_transpose(k))
-        if mask is not None:
-            if mask.ndim == 2:
-                if tuple(mask.shape) != (tgt, src):
-                    raise ShapeError(f"The shape of the 2D attn_mask is {tuple(mask.shape)}, "
-                                     f"but should be {(tgt, src)}.")
-                mask = ops.reshape(mask, (1, tgt, src))
-            elif tuple(mask.shape) != (n * h, tgt, src):
-                raise ShapeError(f"The shape of the 3D attn_mask is {tuple(mask.shape)}, but "
-                                 f"should be {(n * h, tgt, src)}.")
-            scores = scores + mask
-        if kpm is not None:
-            if tuple(kpm.shape) != (n, src):
-                raise ShapeError(f"expecting key_padding_mask shape of {(n, src)}, but got "
-                                 f"{tuple(kpm.shape)}")
-            scores = ops.reshape(ops.reshape(scores, (n, h, tgt, src))
-                                 + ops.reshape(kpm, (n, 1, 1, src)), (n * h, tgt, src))
-        weights = ops.softmax(scores, axis=-1)
-        if self.dropout > 0.0 and self.training:
-            weights = F.dropout(weights, self.dropout, True)
-        out = ops.matmul(weights, v)  # (N * H, L, hd)
-        out = ops.reshape(ops.permute_dims(out, (1, 0, 2)), (tgt * n, e))
-        out = ops.reshape(self.out_proj(out), (tgt, n, e))
-        if not need_weights:
-            return out, None
-        weights = ops.reshape(weights, (n, h, tgt, src))
-        if average:
-            weights = ops.mean(weights, axis=1)
-        return out, weights
+        return ops.multi_head_attention(
+            q, k, v, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.out_proj.weight, self.out_proj.bias, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            bias_k=self.bias_k, bias_v=self.bias_v, add_zero_attn=self.add_zero_attn,
+            dropout_p=self.dropout if self.training else 0.0,
+            key_padding_mask=key_padding_mask, attn_mask=attn_mask,
+            need_weights=need_weights, average_attn_weights=average)
 
     def extra_repr(self) -> str:
         return ""

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import ops
 from .._errors import ShapeError
+from ..ops._adapters import adapts
 from ..ops._core import var
 from . import functional as F
 from . import init as _init
@@ -428,69 +429,13 @@ class EmbeddingBag(Module):
         m.weight.requires_grad = not freeze
         return m
 
+    @adapts(ops.embedding_bag)
     def forward(self, input: Any, offsets: Any = None, per_sample_weights: Any = None) -> Any:
         check_input(self, input, "EmbeddingBag", self.weight)
         _check_ids(input, self.num_embeddings, "EmbeddingBag")
-        ids = getattr(input, "array", input)
-        xp = self.weight.xp
-        if per_sample_weights is not None and self.mode != "sum":
-            raise ValueError(f"EmbeddingBag(per_sample_weights): only supported with "
-                             f"mode='sum', got mode={self.mode!r}")
-        emb = F.embedding(ids, self.weight, None, self.max_norm, self.norm_type,
-                          self.scale_grad_by_freq, self.sparse)
-        keep = None
-        if self.padding_idx is not None:
-            keep = ids != self.padding_idx
-        if len(ids.shape) == 2:
-            if offsets is not None:
-                raise ValueError("EmbeddingBag(offsets): expected None with a 2-d input "
-                                 "(each row is a bag)")
-            return self._reduce(emb, keep, per_sample_weights, axis=1)
-        if len(ids.shape) != 1 or offsets is None:
-            raise ShapeError(f"EmbeddingBag(input): expected (B, N), or 1-d ids with "
-                             f"offsets, got shape {tuple(ids.shape)}")
-        starts = [int(o) for o in getattr(offsets, "array", offsets)]
-        n = int(ids.shape[0])
-        ends = starts[1:] + ([] if self.include_last_offset else [n])
-        if self.include_last_offset:
-            starts = starts[:-1]
-        bags = []
-        for s, e in zip(starts, ends):
-            psw = None if per_sample_weights is None else var(
-                per_sample_weights, "EmbeddingBag", "per_sample_weights")[s:e]
-            k = None if keep is None else keep[s:e]
-            if e <= s:
-                bags.append(xp.zeros((self.embedding_dim,), dtype=emb.dtype,
-                                     device=emb.array.device))
-                continue
-            bags.append(self._reduce(emb[s:e], k, psw, axis=0))
-        return ops.stack([var(b, "EmbeddingBag") for b in bags], axis=0)
-
-    def _reduce(self, emb: Any, keep: Any, weights: Any, axis: int) -> Any:
-        xp = self.weight.xp
-        if weights is not None:
-            emb = emb * ops.expand_dims(var(weights, "EmbeddingBag"), axis=-1)
-        if keep is not None:
-            mask = xp.expand_dims(keep, axis=-1)
-            if self.mode == "max":
-                lowest = xp.finfo(emb.dtype).min
-                emb = ops.where(mask, emb, lowest)
-            else:
-                emb = ops.where(mask, emb, 0.0)
-        if self.mode == "sum":
-            return ops.sum(emb, axis=axis)
-        if self.mode == "max":
-            out = ops.max(emb, axis=axis)
-            if keep is not None:
-                anyk = xp.expand_dims(xp.any(keep, axis=axis), axis=-1)
-                out = ops.where(anyk, out, 0.0)
-            return out
-        total = ops.sum(emb, axis=axis)
-        count = (xp.sum(xp.astype(keep, emb.dtype), axis=axis) if keep is not None
-                 else xp.asarray(float(emb.shape[axis]), dtype=emb.dtype))
-        if keep is not None:
-            count = xp.expand_dims(xp.maximum(count, xp.ones_like(count)), axis=-1)
-        return total / count
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"

@@ -151,6 +151,26 @@ from ._functional_regression import mse_loss as mse_loss
 from ._functional_regression import l1_loss as l1_loss
 from ._functional_regression import smooth_l1_loss as smooth_l1_loss
 from ._functional_regression import huber_loss as huber_loss
+# fractional pooling, bags, functional attention, linear cross entropy, in-place forms
+from ..ops.nn.pooling_fractional import fractional_max_pool2d as fractional_max_pool2d
+from ..ops.nn.pooling_fractional import fractional_max_pool3d as fractional_max_pool3d
+from ._functional_more import (
+    fractional_max_pool2d_with_indices as fractional_max_pool2d_with_indices,
+)
+from ._functional_more import (
+    fractional_max_pool3d_with_indices as fractional_max_pool3d_with_indices,
+)
+from ._functional_more import embedding_bag as embedding_bag
+from ._functional_more import multi_head_attention_forward as multi_head_attention_forward
+from ._functional_more import linear_cross_entropy as linear_cross_entropy
+from ._functional_more import relu_ as relu_
+from ._functional_more import elu_ as elu_
+from ._functional_more import celu_ as celu_
+from ._functional_more import selu_ as selu_
+from ._functional_more import leaky_relu_ as leaky_relu_
+from ._functional_more import hardtanh_ as hardtanh_
+from ._functional_more import rrelu_ as rrelu_
+from ._functional_more import threshold_ as threshold_
 
 __all__: list[str] = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus",
@@ -174,5 +194,8 @@ __all__: list[str] = [
     "huber_loss", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices", "gumbel_softmax", "conv_tbc", "channel_shuffle",
-    "native_channel_shuffle",
+    "native_channel_shuffle", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "embedding_bag",
+    "multi_head_attention_forward", "linear_cross_entropy", "relu_", "elu_", "celu_", "selu_",
+    "leaky_relu_", "hardtanh_", "rrelu_", "threshold_",
 ]

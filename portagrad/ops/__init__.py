@@ -183,6 +183,12 @@ from .nn.pooling_avg import (
     average_pooling_1d, average_pooling_2d, average_pooling_3d, average_pooling_nd, avg_pool,
     avg_pool1d, avg_pool2d, avg_pool3d, lp_pool,
 )
+from .nn.attention_multihead import multi_head_attention
+from .nn.loss_adaptive_softmax import adaptive_log_prob, adaptive_log_softmax_with_loss
+from .nn.embedding_bag import embedding_bag
+from .nn.pooling_fractional import (
+    fractional_max_pool, fractional_max_pool2d, fractional_max_pool3d,
+)
 from .nn.pooling_max import (
     max_pool, max_pool1d, max_pool2d, max_pool3d, max_pooling_1d, max_pooling_2d, max_pooling_3d,
     max_pooling_nd,
@@ -383,6 +389,14 @@ __all__ = [
     # nn.pooling_avg
     "average_pooling_1d", "average_pooling_2d", "average_pooling_3d", "average_pooling_nd",
     "avg_pool", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool",
+    # nn.loss_adaptive_softmax
+    "adaptive_log_prob", "adaptive_log_softmax_with_loss",
+    # nn.attention_multihead
+    "multi_head_attention",
+    # nn.embedding_bag
+    "embedding_bag",
+    # nn.pooling_fractional
+    "fractional_max_pool", "fractional_max_pool2d", "fractional_max_pool3d",
     # nn.pooling_max
     "max_pool", "max_pool1d", "max_pool2d", "max_pool3d", "max_pooling_1d", "max_pooling_2d",
     "max_pooling_3d", "max_pooling_nd",
