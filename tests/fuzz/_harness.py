@@ -234,14 +234,18 @@ def mutate(args: list, kwargs: dict, f: Callable[..., Any], rng: np.random.Gener
         name = opts[int(rng.integers(0, len(opts)))]
         mname = list(OPTION_MUTATIONS)[int(rng.integers(0, len(OPTION_MUTATIONS)))]
         kwargs[name] = OPTION_MUTATIONS[mname]
-        if name not in [p for p in kwargs] or True:
-            # An option given by keyword may also have been passed by position.
-            try:
-                pos = list(inspect.signature(f).parameters).index(name)
-            except (TypeError, ValueError):
-                pos = -1
-            if 0 <= pos < len(args):
-                args[pos] = kwargs.pop(name)
+        # An option given by keyword may also have been passed by position; a
+        # positional-only one right after the given arguments is passed by position.
+        try:
+            params = inspect.signature(f).parameters
+            pos = list(params).index(name)
+            pos_only = params[name].kind == inspect.Parameter.POSITIONAL_ONLY
+        except (TypeError, ValueError):
+            pos, pos_only = -1, False
+        if 0 <= pos < len(args):
+            args[pos] = kwargs.pop(name)
+        elif pos_only and pos == len(args):
+            args.append(kwargs.pop(name))
         return args, kwargs, f"{name}={mname}"
     if not slots:
         return args, kwargs, "none"

@@ -10,7 +10,7 @@ from typing import Any
 from ..._errors import DTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import var
+from .._core import same_library, var
 from ..std._axes import _norm_axis
 from ..std.indexing import getitem
 from ..std.reshaping import reshape
@@ -43,6 +43,7 @@ def get_item(x: Any, slices: Any) -> Variable:
 
 
 def _int_array(x: Variable, t: Any, op: str, arg: str) -> Any:
+    same_library(op, (("x", x), (arg, t)))
     xp = x.xp
     a = t.array if isinstance(t, Variable) else t
     if isinstance(a, (list, tuple)):
@@ -104,6 +105,8 @@ def permutate(x: Any, indices: Any, axis: int = 0, inv: bool = False) -> Variabl
     array([2., 3., 1.])
     """
     xv = var(x, "permutate")
+    if xv.array.ndim == 0:
+        raise ShapeError("permutate(x): expected at least one axis, got a 0-d array")
     idx = _int_array(xv, indices, "permutate", "indices")
     ax = _norm_axis(axis, xv.array.ndim, "permutate")
     n = xv.array.shape[ax]

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._errors import PortagradTypeError, ShapeError
 from ...tape._variable import Variable
-from .._core import var
+from .._core import int_arg, var
 from ..std.indexing import getitem
 from ..std.joining import stack
 from .padding import pad
@@ -47,8 +47,11 @@ def pad_sequence(xs: Sequence[Any], length: int | None = None,
            [3., 0.]])
     """
     vs = _vars(xs, "pad_sequence")
+    if any(v.array.ndim == 0 for v in vs):
+        raise ShapeError("pad_sequence(xs): expected sequences of at least one axis, got a "
+                         "0-d array")
     longest = max(v.array.shape[0] for v in vs)
-    length = longest if length is None else length
+    length = longest if length is None else int_arg("pad_sequence", "length", length)
     if length < longest:
         raise ShapeError(f"pad_sequence(length): expected at least the longest sequence "
                          f"({longest}), got {length}")

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import var
+from .._core import int_arg, var
 from ..std._axes import _norm_axis
 from ..std.broadcasting import broadcast_arrays
 from ..std.casting import astype
@@ -51,6 +51,9 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
     xv = var(x, "transpose")
     if axes is None:
         axes = tuple(range(xv.array.ndim))[::-1]
+    elif not isinstance(axes, (tuple, list)):
+        raise PortagradTypeError(f"transpose(axes): expected a sequence of axes or None, got "
+                                 f"{describe(axes)}")
     return permute_dims(xv, tuple(axes))
 
 
@@ -105,6 +108,7 @@ def rollaxis(x: Any, axis: int, start: int = 0) -> Variable:
     xv = var(x, "rollaxis")
     nd = xv.array.ndim
     a = _norm_axis(axis, nd, "rollaxis")
+    start = int_arg("rollaxis", "start", start)
     s = start + nd if start < 0 else start
     if not 0 <= s <= nd:
         raise ShapeError(f"rollaxis(start): expected an int in [{-nd}, {nd}], got {start}")

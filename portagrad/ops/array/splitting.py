@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, ShapeError, describe
 from ...tape._variable import Variable
-from .._core import var
-from ..std._axes import _norm_axis
+from .._core import int_arg, var
+from ..std._axes import _flag, _norm_axis
 from ..std.indexing import getitem
 
 __all__ = ["split_axis"]
@@ -42,15 +42,20 @@ def split_axis(x: Any, indices_or_sections: int | Sequence[int], axis: int,
     nd = xv.array.ndim
     ax = _norm_axis(axis, nd, "split_axis")
     n = xv.array.shape[ax]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
+    force_tuple = _flag(force_tuple, "split_axis", "force_tuple")
+    if hasattr(indices_or_sections, "__index__") and getattr(indices_or_sections, "ndim", 0) == 0:
+        k = int_arg("split_axis", "indices_or_sections", indices_or_sections)
         if k < 1 or n % k:
             raise ShapeError(f"split_axis(indices_or_sections): expected a positive divisor "
                              f"of the axis length {n}, got {k}")
         bounds = [i * (n // k) for i in range(k + 1)]
     else:
-        bounds = [0] + [min(max(int(i) + (n if int(i) < 0 else 0), 0), n)
-                        for i in indices_or_sections] + [n]
+        if isinstance(indices_or_sections, (str, bytes)) or not hasattr(indices_or_sections,
+                                                                         "__iter__"):
+            raise PortagradTypeError(f"split_axis(indices_or_sections): expected an int or a "
+                                     f"sequence of ints, got {describe(indices_or_sections)}")
+        idx = [int_arg("split_axis", "indices_or_sections", i) for i in indices_or_sections]
+        bounds = [0] + [min(max(i + (n if i < 0 else 0), 0), n) for i in idx] + [n]
     pre = (slice(None),) * ax
     parts = tuple(getitem(xv, pre + (slice(lo, max(lo, hi)),))
                   for lo, hi in zip(bounds[:-1], bounds[1:]))

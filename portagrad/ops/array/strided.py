@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, ShapeError, describe
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
-from .._core import var
+from .._core import check_elements, int_arg, var
 from ..std.reshaping import reshape
 from ..std.take import take
 
@@ -44,18 +44,23 @@ def as_strided(x: Any, shape: Sequence[int], strides: Sequence[int],
     """
     op = "as_strided"
     xv = var(x, op)
-    shape = tuple(int(n) for n in shape)
-    strides = tuple(int(st) for st in strides)
+    for arg, v in (("shape", shape), ("strides", strides)):
+        if not isinstance(v, (tuple, list)):
+            raise PortagradTypeError(f"{op}({arg}): expected a sequence of ints, got "
+                                     f"{describe(v)}")
+    shape = tuple(int_arg(op, "shape", n, lo=0) for n in shape)
+    strides = tuple(int_arg(op, "strides", st) for st in strides)
     if len(shape) != len(strides) or any(n < 0 for n in shape):
         raise ShapeError(f"{op}(strides): expected one stride per axis of a valid shape, got "
                          f"shape {shape} and strides {strides}")
-    offset = 0 if storage_offset is None else int(storage_offset)
+    offset = 0 if storage_offset is None else int_arg(op, "storage_offset", storage_offset)
     size = 1
     for n in xv.array.shape:
         size *= n
     total = 1
     for n in shape:
         total *= n
+    check_elements(op, "shape", total)
     lo = offset + sum(min(0, (n - 1) * st) for n, st in zip(shape, strides))
     hi = offset + sum(max(0, (n - 1) * st) for n, st in zip(shape, strides))
     if total and (lo < 0 or hi >= size):

@@ -15,7 +15,7 @@ from ..._errors import DTypeError, ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import binary, float_only, var
+from .._core import binary, float_only, int_arg, var
 from ..std.elementwise.arithmetic import add, multiply
 from ..std.elementwise.exponential import sqrt
 from ..std.nondiff import trunc
@@ -156,6 +156,7 @@ def linear_interpolate(p: Any, x: Any, y: Any) -> Variable:
 def _axis_shape(x: Variable, y: Variable, axis: int, op: str) -> tuple[int, ...]:
     """The shape that lines ``y`` up with axes ``axis .. axis + y.ndim`` of ``x``."""
     nd, yd = x.array.ndim, y.array.ndim
+    axis = int_arg(op, "axis", axis)
     ax = axis + nd if axis < 0 else axis
     if not 0 <= ax <= nd - yd or tuple(x.array.shape[ax:ax + yd]) != tuple(y.array.shape):
         raise ShapeError(f"{op}(y): expected the shape of x's axes {axis}.. "
@@ -189,7 +190,7 @@ def bias(x: Any, y: Any, axis: int = 1) -> Variable:
     array([[[1., 1.],
             [2., 2.]]])
     """
-    xv, yv = binary("bias", x, y, ("x", "y"))
+    xv, yv = binary("bias", var(x, "bias", "x"), var(y, "bias", "y"), ("x", "y"))
     return add(xv, reshape(yv, _axis_shape(xv, yv, axis, "bias")))
 
 
@@ -218,5 +219,5 @@ def scale(x: Any, y: Any, axis: int = 1) -> Variable:
     >>> pg.ops.scale(np.ones((1, 2)), np.array([2.0, 3.0])).array
     array([[2., 3.]])
     """
-    xv, yv = binary("scale", x, y, ("x", "y"))
+    xv, yv = binary("scale", var(x, "scale", "x"), var(y, "scale", "y"), ("x", "y"))
     return multiply(xv, reshape(yv, _axis_shape(xv, yv, axis, "scale")))

@@ -43,7 +43,8 @@ def batch_matmul(a: Any, b: Any, transa: bool = False, transb: bool = False) -> 
     >>> pg.ops.batch_matmul(np.ones((2, 3)), np.ones((2, 3)), transa=True).shape
     (2, 1, 1)
     """
-    av, bv = binary("batch_matmul", a, b, ("a", "b"))
+    av, bv = binary("batch_matmul", var(a, "batch_matmul", "a"), var(b, "batch_matmul", "b"),
+                    ("a", "b"))
     av = reshape(av, tuple(av.array.shape) + (1,)) if av.array.ndim == 2 else av
     bv = reshape(bv, tuple(bv.array.shape) + (1,)) if bv.array.ndim == 2 else bv
     if av.array.ndim != 3 or bv.array.ndim != 3:

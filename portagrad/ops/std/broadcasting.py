@@ -8,13 +8,21 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import PortagradTypeError, ShapeError, describe
 from ...tape._shapes import broadcast_to as _broadcast_to
 from ...tape._shapes import sum_to as _sum_to
 from ...tape._variable import Variable
 from .._core import check_elements, int_arg, var
 
 __all__ = ["broadcast_shapes", "broadcast_to", "broadcast_arrays", "sum_to"]
+
+
+def _shape_arg(op: str, arg: str, shape: Any) -> tuple[int, ...]:
+    """``shape`` (a tuple or list of non-negative ints) as a tuple."""
+    if not isinstance(shape, (tuple, list)):
+        raise PortagradTypeError(f"{op}({arg}): expected a shape (a tuple of ints), got "
+                                 f"{describe(shape)}")
+    return tuple(int_arg(op, arg, d, lo=0) for d in shape)
 
 
 def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tuple[int, ...]:
@@ -33,6 +41,8 @@ def broadcast_shapes(*shapes: Sequence[int], op: str = "broadcast_shapes") -> tu
     >>> pg.ops.broadcast_shapes((3, 1), (4,))
     (3, 4)
     """
+    if not all(isinstance(s, tuple) and all(type(d) is int for d in s) for s in shapes):
+        shapes = tuple(_shape_arg(op, "shapes", s) for s in shapes)
     nd = builtins.max((len(s) for s in shapes), default=0)
     out = [1] * nd
     for s in shapes:
@@ -118,7 +128,11 @@ def sum_to(x: Any, shape: Sequence[int]) -> Variable:
     array([[2., 2., 2.]])
     """
     x = var(x, "sum_to")
-    shape = tuple(shape)
+    shape = _shape_arg("sum_to", "shape", shape)
     if tuple(x.array.shape) == shape:
         return x
+    if len(shape) > x.array.ndim or broadcast_shapes(shape, tuple(x.array.shape),
+                                                      op="sum_to") != tuple(x.array.shape):
+        raise ShapeError(f"sum_to(shape): expected a shape that broadcasts to x's "
+                         f"{tuple(x.array.shape)}, got {shape}")
     return _sum_to(x, shape=shape)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import PortagradValueError, ShapeError
+from ..._errors import PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
 from ...xp import ensure_array
-from .._core import binary, unwrap, var, wrap
+from .._core import binary, same_library, var, wrap
 from ._axes import _axes_tuple, _flag
 
 __all__ = ["nonzero", "count_nonzero", "searchsorted"]
@@ -104,7 +104,12 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     xp = a.xp
     kwargs: dict[str, Any] = {"side": side}
     if sorter is not None:
-        kwargs["sorter"] = unwrap(var(sorter, "searchsorted", "sorter"))
+        same_library("searchsorted", (("x1", a), ("sorter", sorter)))
+        sv = var(sorter, "searchsorted", "sorter")
+        if tuple(sv.shape) != tuple(a.shape) or not xp.isdtype(sv.array.dtype, "integral"):
+            raise ShapeError(f"searchsorted(sorter): expected integer indices of x1's shape "
+                             f"{tuple(a.shape)}, got {describe(sorter)}")
+        kwargs["sorter"] = sv.array
     if not isinstance(b, Variable):
         b = wrap(xp.asarray(b, dtype=a.array.dtype, device=a.array.device), xp)
     return wrap(ensure_array(xp, xp.searchsorted(a.array, b.array, **kwargs)), xp)

@@ -3,11 +3,12 @@ zero the others; the gradient flows to the kept elements."""
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
-from .._core import is_floating_dtype, var, wrap
+from .._core import int_arg, is_floating_dtype, var, wrap
 from .elementwise import where
 
 __all__ = ["tril", "triu"]
@@ -20,6 +21,8 @@ def _triangle(name: str, x: Any, k: int, lower: bool) -> Variable:
                          f"{v.shape}")
     xp = v.xp
     m, n = v.array.shape[-2:]
+    # Past the corners every diagonal is in or out alike: clamp (a huge k fits any dtype).
+    k = builtins.max(-m - 1, builtins.min(int_arg(name, "k", k), n + 1))
     dev = v.array.device
     rows = xp.reshape(xp.arange(m, device=dev), (m, 1))
     cols = xp.reshape(xp.arange(n, device=dev), (1, n))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import PortagradValueError, ShapeError
+from ..._errors import ShapeError
 from ...tape._variable import Variable
 from ...xp import ensure_array, index_dtype
-from .._core import var, wrap
-from ._axes import _axes_tuple, _norm_axis
+from .._core import int_arg, var, wrap
+from ._axes import _axes_tuple, _flag, _norm_axis
 from .casting import astype
 from .cumulative import cumulative_prod as cumulative_prod  # looked up here as well
 from .cumulative import cumulative_sum as cumulative_sum
@@ -46,8 +46,7 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
     nd = v.array.ndim
     if nd == 0:
         raise ShapeError("diff(x): expected an array of at least 1 dimension, got a 0-d one")
-    if n < 0:
-        raise PortagradValueError(f"diff(n): expected a non-negative integer, got {n}")
+    n = int_arg("diff", "n", n, lo=0)
     axis = _norm_axis(axis, nd, "diff")
     if n == 0:
         return v
@@ -80,6 +79,7 @@ def _truth(name: str) -> Any:
            keepdims: bool = False) -> Variable:
         v = var(x, name)
         axes = _axes_tuple(axis, v.array.ndim, name)
+        keepdims = _flag(keepdims, name)
         return wrap(ensure_array(v.xp, getattr(v.xp, name)(v.array, axis=axes,
                                                            keepdims=keepdims)), v.xp)
 

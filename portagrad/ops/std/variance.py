@@ -7,7 +7,7 @@ from typing import Any
 
 from ...tape import primitive
 from ...tape._variable import Variable
-from .._core import float_only, wrap
+from .._core import float_arg, float_only, wrap
 from .._core import var as _as_var
 from ._axes import _axes_tuple, _flag
 from .elementwise import where
@@ -43,6 +43,7 @@ def var(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     float_only(x, "var")
     axes = _axes_tuple(axis, x.array.ndim, "var")
     keepdims = _flag(keepdims, "var")
+    correction = float_arg("var", "correction", correction)
     n = _count(tuple(x.array.shape), axes)
     m = _sum(x, axis=axes, keepdims=True) / n
     d = x - m

@@ -10,8 +10,8 @@ from ...._errors import PortagradValueError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable
 from ....xp import ensure_array
-from ..._core import binary, float_only, var, wrap
-from .._axes import _axes_tuple, _norm_axis
+from ..._core import binary, float_arg, float_only, int_arg, var, wrap
+from .._axes import _axes_tuple, _flag, _norm_axis
 from ..broadcasting import broadcast_arrays
 from ..casting import cast_for
 from ..indexing import getitem
@@ -54,6 +54,8 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Variable:
     v = _matrix(x, "linalg.diagonal")
     xp = v.xp
     m, n = v.shape[-2:]
+    # Beyond the corners every diagonal is empty: clamp (a huge offset fits any dtype).
+    offset = max(-m, min(int_arg("linalg.diagonal", "offset", offset), n))
     if offset >= 0:
         length = max(0, min(m, n - offset))
         start = offset
@@ -133,6 +135,7 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
     array([0., 0., 1.])
     """
     a, b = binary("linalg.cross", var(x1, "linalg.cross", "x1"), var(x2, "linalg.cross", "x2"))
+    axis = int_arg("linalg.cross", "axis", axis)
     if a.array.ndim == 0 or b.array.ndim == 0:
         raise ShapeError(f"linalg.cross(x1, x2): expected at least 1 dimension, got shapes "
                          f"{a.shape} and {b.shape}")
@@ -222,6 +225,8 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None,
     v = var(x, "linalg.vector_norm")
     float_only(v, "linalg.vector_norm")
     axes = _axes_tuple(axis, v.array.ndim, "linalg.vector_norm")
+    keepdims = _flag(keepdims, "linalg.vector_norm")
+    ord = float_arg("linalg.vector_norm", "ord", ord)
     if ord == 2:
         return _euclidean(v, axes, keepdims)
     a = _abs(v)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...._errors import DTypeError, PortagradTypeError, ShapeError
+from ...._errors import DTypeError, PortagradTypeError, ShapeError, describe
 from ....amp._autocast import low_precision
 from ....tape import primitive
 from ....tape._variable import Variable, _fresh
@@ -13,9 +13,9 @@ from ....xp import ensure_array
 from ....xp._matmul import matmul as _mm
 from ....xp._matmul import matmul_into as _mm_into
 from ....xp._matmul import matmul_like as _mm_like
-from ..._core import binary
+from ..._core import binary, int_arg, var
 from .._axes import _norm_axis
-from ..broadcasting import sum_to
+from ..broadcasting import broadcast_shapes, sum_to
 from ..permutation import matrix_transpose, permute_dims
 from ..reduction import sum as _sum
 from ..reshaping import _reshape, reshape
@@ -145,6 +145,8 @@ def matmul(x1: Any, x2: Any, /) -> Variable:
     if ka != kb:
         raise ShapeError(f"matmul(x1, x2): expected x1.shape[-1] == x2.shape[-2], got shapes "
                          f"{tuple(sa)} and {tuple(sb)}. Transpose one with .mT?")
+    if len(sa) > 2 or len(sb) > 2:
+        broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2]), op="matmul")
     return _matmul(a, b)
 
 
@@ -167,16 +169,20 @@ def tensordot(x1: Any, x2: Any, /, *,
     >>> pg.ops.tensordot(np.ones((2, 3, 4)), np.ones((3, 4, 5))).shape
     (2, 5)
     """
-    a, b = binary("tensordot", x1, x2)
+    a, b = binary("tensordot", var(x1, "tensordot", "x1"), var(x2, "tensordot", "x2"))
     na, nb = a.array.ndim, b.array.ndim
-    if isinstance(axes, int):
+    if not isinstance(axes, (tuple, list)):
+        axes = int_arg("tensordot", "axes", axes)
         if axes < 0 or axes > min(na, nb):
             raise ShapeError(f"tensordot(axes): expected 0..{min(na, nb)}, got {axes}")
         ax_a = list(range(na - axes, na))
         ax_b = list(range(axes))
     else:
-        ax_a = [_norm_axis(int(i), na, "tensordot", "axes") for i in axes[0]]
-        ax_b = [_norm_axis(int(i), nb, "tensordot", "axes") for i in axes[1]]
+        if len(axes) != 2 or not all(isinstance(s, (tuple, list)) for s in axes):
+            raise PortagradTypeError(f"tensordot(axes): expected an int or two sequences of "
+                                     f"axes, got {describe(axes)}")
+        ax_a = [_norm_axis(i, na, "tensordot", "axes") for i in axes[0]]
+        ax_b = [_norm_axis(i, nb, "tensordot", "axes") for i in axes[1]]
     if len(ax_a) != len(ax_b):
         raise ShapeError(f"tensordot(axes): expected as many axes for x1 as for x2, got {axes}")
     for i, j in zip(ax_a, ax_b):
@@ -217,7 +223,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Variable:
     >>> pg.ops.vecdot(np.array([1.0, 2.0]), np.array([3.0, 4.0])).array
     array(11.)
     """
-    a, b = binary("vecdot", x1, x2)
+    a, b = binary("vecdot", var(x1, "vecdot", "x1"), var(x2, "vecdot", "x2"))
     if not a.xp.isdtype(a.array.dtype, "numeric"):
         raise DTypeError(f"vecdot(x1): expected a numeric array, got dtype {a.array.dtype}")
     # An axis outside either operand is an AxisError naming vecdot, not the IndexError of

@@ -16,9 +16,9 @@ from typing import Any
 from ...._errors import DTypeError, LinAlgError, PortagradTypeError, ShapeError
 from ....tape import primitive
 from ....tape._variable import Variable
-from ....xp import ensure_array
+from ....xp import ensure_array, index_dtype
 from ....xp._namespace import namespace_of
-from ..._core import var, wrap
+from ..._core import float_arg, same_library, var, wrap
 from ..broadcasting import broadcast_shapes, broadcast_to
 from ..complex import holomorphic
 from ..permutation import matrix_transpose
@@ -200,6 +200,21 @@ def solve(x1: Any, x2: Any, /) -> Variable:
     return out
 
 
+def _rtol(op: str, v: Variable, rtol: Any) -> Any:
+    """``rtol`` as a Python float (the default where None) or a raw real array of ``v``'s
+    library that broadcasts against the batch of matrices."""
+    if rtol is None:
+        return _default_rtol(v)
+    if isinstance(rtol, Variable) or (getattr(rtol, "ndim", 0) != 0 and hasattr(rtol, "dtype")):
+        same_library(op, (("x", v), ("rtol", rtol)))
+        r = var(rtol, op, "rtol")
+        if not r.xp.isdtype(r.array.dtype, ("integral", "real floating")):
+            raise DTypeError(f"{op}(rtol): expected a real array, got dtype {r.array.dtype}")
+        broadcast_shapes(tuple(r.shape), tuple(v.shape[:-2]), op=op)
+        return r.array
+    return float_arg(op, "rtol", rtol)
+
+
 def _default_rtol(v: Variable) -> float:
     m, n = v.shape[-2:]
     return max(m, n) * float(v.xp.finfo(v.array.dtype).eps)
@@ -248,11 +263,7 @@ def pinv(x: Any, /, *, rtol: float | Any = None) -> Variable:
     array([[0.5, 0.5]])
     """
     v = floating_matrix(x, "linalg.pinv")
-    if rtol is None:
-        rtol = _default_rtol(v)
-    elif isinstance(rtol, Variable):
-        rtol = rtol.array
-    return _pinv(v, rtol)
+    return _pinv(v, _rtol("linalg.pinv", v, rtol))
 
 
 def matrix_power(x: Any, n: int, /) -> Variable:
@@ -313,10 +324,13 @@ def matrix_rank(x: Any, /, *, rtol: float | Any = None) -> Variable:
     """
     v = floating_matrix(x, "linalg.matrix_rank")
     xp = v.xp
+    tol = _rtol("linalg.matrix_rank", v, rtol)
+    if 0 in tuple(v.shape[-2:]):
+        # An empty matrix has no nonzero singular value: rank 0.
+        return wrap(xp.zeros(tuple(v.shape[:-2]), dtype=index_dtype(xp), device=v.array.device),
+                    xp)
     s = linalg_call("linalg.matrix_rank", "x", "finite matrices", xp.linalg.svdvals, v.array,
                     finite=True)
-    tol = _default_rtol(v) if rtol is None else (rtol.array if isinstance(rtol, Variable)
-                                                  else rtol)
     if hasattr(tol, "shape"):
         tol = xp.expand_dims(tol, axis=-1)
     cutoff = xp.max(s, axis=-1, keepdims=True) * tol
