@@ -5,6 +5,7 @@ Each model is built by ChainerCV at a small size its code allows (few classes; Y
 ``insize``/``grid`` class attributes set to 64; DeepLab's ``min_input_size`` and PSPNet's
 ``input_size`` small) and one eighth of its width: while it is built, the convolution
 links its modules name (``Conv2DBNActiv``, ``SeparableConv2DBNActiv``,
+``L.DilatedConvolution2D``,
 ``L.Convolution2D``, ``Normalize``) are replaced by ones with ``channels // 8`` for every
 channel count above 3, so ChainerCV's own layer order, forward and decoding run on a
 model the tests build with ``width=0.125``. Its npz names and shapes are read with
@@ -83,7 +84,7 @@ def narrowed(module, names, lazy_first=True):
     try:
         yield
     finally:
-        for holder, attr, value in saved.values():
+        for holder, attr, value in reversed(list(saved.values())):
             setattr(holder, attr, value)
 
 
@@ -134,6 +135,21 @@ def yolo(chainer, stored):
                {"bboxes": bboxes, "labels": labels, "scores": scores})
 
 
+def ssd512(chainer, stored):
+    from chainercv.links.model.ssd import ssd_vgg16
+
+    with narrowed(ssd_vgg16, ["L.Convolution2D", "L.DilatedConvolution2D", "Normalize"]):
+        model = ssd_vgg16.SSD512(n_fg_class=3)
+    x = P.batch((1, 3, 512, 512), -120.0, 120.0)
+    shapes = _load_seeded(chainer, model, x)
+    with chainer.using_config("train", False), chainer.no_backprop_mode():
+        mb_locs, mb_confs = model.forward(x)
+    model.score_thresh = P.SCORE_THRESH["ssd512"]
+    bboxes, labels, scores = model.predict(P.images())
+    _store(stored, "ssd512", shapes, {"mb_locs": mb_locs.array, "mb_confs": mb_confs.array},
+           {"bboxes": bboxes, "labels": labels, "scores": scores})
+
+
 def _segmentation_outputs(chainer, model, x):
     with chainer.using_config("train", False), chainer.no_backprop_mode():
         return model.forward(x).array
@@ -173,7 +189,7 @@ def main() -> None:
     if not hasattr(np, "float"):  # Chainer 7's resize_images spells NumPy's float64 so
         np.float = float
     stored: dict[str, np.ndarray] = {}
-    for build in (yolo, deeplab):
+    for build in (yolo, ssd512, deeplab):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             build(chainer, stored)

@@ -96,3 +96,16 @@ def test_deeplab_v3plus_xception65_matches_chainercv(tmp_path):
         model.scales, model.flip = scales, flip
         for i, got in enumerate(model.predict(P.images())):
             _check_labels(got, FIXTURE[f"deeplab|predict|{key}|{i}"], f"{key} {i}")
+
+
+def test_ssd512_matches_chainercv(tmp_path):
+    model = M.SSD512(n_fg_class=3, pretrained_model=_write("ssd512", tmp_path), width=0.125)
+    _check_layout(model, "ssd512")
+    model.eval()
+    outs = model(P.batch((1, 3, 512, 512), -120.0, 120.0))
+    for key, got in zip(("mb_locs", "mb_confs"), outs):
+        want = FIXTURE[f"ssd512|out|{key}"]
+        np.testing.assert_allclose(got.array, want, rtol=1e-4, atol=1e-4 * np.abs(want).max(),
+                                   err_msg=key)
+    model.score_thresh = P.SCORE_THRESH["ssd512"]
+    _check_predict("ssd512", model.predict(P.images()), atol=1e-3)

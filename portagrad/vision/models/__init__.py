@@ -30,12 +30,14 @@ from ._vgg import VGG16 as VGG16
 from .deeplab import DeepLabV3plusXception65 as DeepLabV3plusXception65
 from .ssd import SSD as SSD
 from .ssd import SSD300 as SSD300
+from .ssd import SSD512 as SSD512
 from .yolo import YOLOv2 as YOLOv2
 from .yolo import YOLOv3 as YOLOv3
 
 __all__ = [
     # one-stage detectors, semantic segmentation and ChainerCV's layout
-    "Conv2DBNActiv", "DeepLabV3plusXception65", "SeparableConv2DBNActiv", "YOLOv2", "YOLOv3",
+    "Conv2DBNActiv", "DeepLabV3plusXception65", "SSD512", "SeparableConv2DBNActiv", "YOLOv2",
+    "YOLOv3",
     "chainercv_names", "deeplab", "load_chainercv_npz", "save_chainercv_npz", "yolo",
     "Bottleneck", "ImageClassifier", "ResNet", "ResNet101", "ResNet152", "ResNet50", "SSD",
     "SSD300", "SegNetBasic", "VGG16", "convert_torchvision_resnet",

@@ -21,8 +21,8 @@ from ..._errors import CheckpointError
 from .._common import host
 from ._common import layer_kwargs
 
-__all__ = ["Conv2DBNActiv", "SeparableConv2DBNActiv", "chainercv_names",
-           "load_chainercv_npz", "save_chainercv_npz"]
+__all__ = ["Conv2DBNActiv", "SeparableConv2DBNActiv", "bn_options", "chainercv_names",
+           "load_chainercv_npz", "load_pretrained", "save_chainercv_npz", "scaled_channels"]
 
 _BN_LEAVES = {"weight": "gamma", "bias": "beta", "running_mean": "avg_mean",
               "running_var": "avg_var", "num_batches_tracked": "N"}
@@ -99,6 +99,18 @@ def load_chainercv_npz(model: nn.Module, path: str | os.PathLike[str]) -> nn.Mod
             f"{missing[:5]}")
     model.load_state_dict(new, strict=False)
     return model
+
+
+def load_pretrained(model: nn.Module, path: str | os.PathLike[str]) -> nn.Module:
+    """Load ``path`` into ``model``: a ChainerCV npz file (a zip archive) with
+    :func:`load_chainercv_npz`, anything else as a portagrad checkpoint."""
+    import zipfile
+
+    if os.path.isfile(path) and zipfile.is_zipfile(path):
+        return load_chainercv_npz(model, path)
+    from ._common import load_weights
+
+    return load_weights(model, path)
 
 
 def save_chainercv_npz(model: nn.Module, path: str | os.PathLike[str]) -> None:

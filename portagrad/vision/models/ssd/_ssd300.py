@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from .... import nn, ops
-from .._common import layer_kwargs, load_weights
+from .._chainercv import load_pretrained, scaled_channels
+from .._common import layer_kwargs
 from .._vgg import VGG16_BLOCKS
 from ._coder import MultiboxCoder
 from ._multibox import Multibox
 from ._ssd import SSD
 
-__all__ = ["SSD300", "VGG16Extractor300", "L2Norm", "SSD300_CONFIG"]
+__all__ = ["SSD300", "VGG16Extractor300", "L2Norm", "SSD300_CONFIG", "build_ssd"]
 
 SSD300_CONFIG = {
     "grids": (38, 19, 10, 5, 3, 1),
@@ -49,25 +50,42 @@ def _float32(xp: Any) -> Any:
 class VGG16Extractor300(nn.Module):
     """VGG-16's convolutions (``conv1_1`` ... ``conv5_3``, named as in
     :class:`~portagrad.vision.models.VGG16`), a dilated ``conv6``, ``conv7`` and four extra
-    blocks; returns the six SSD300 feature maps (38, 19, 10, 5, 3 and 1 cells wide)."""
+    blocks; returns the six SSD300 feature maps (38, 19, 10, 5, 3 and 1 cells wide).
 
-    out_channels = (512, 1024, 512, 256, 256, 256)
+    Parameters
+    ----------
+    width
+        Factor on every channel count (1 is the published model).
+    xp, device, dtype
+        Where the parameters are created.
+    """
 
-    def __init__(self, *, xp: Any = None, device: Any = None, dtype: Any = None) -> None:
+    insize = 300
+    # (in, mid, out, ksize, stride, pad) of each extra block conv8, conv9, ...
+    extras: tuple[tuple[int, int, int, int, int, int], ...] = (
+        (1024, 256, 512, 3, 2, 1), (512, 128, 256, 3, 2, 1), (256, 128, 256, 3, 1, 0),
+        (256, 128, 256, 3, 1, 0))
+
+    def __init__(self, *, width: float = 1.0, xp: Any = None, device: Any = None,
+                 dtype: Any = None) -> None:
         kw = layer_kwargs(xp, device, dtype)
+
+        def c(n: int) -> int:
+            return scaled_channels(n, width)
+
         cin = 3
         for b, n, cout in VGG16_BLOCKS:
             for i in range(1, n + 1):
-                setattr(self, f"conv{b}_{i}", nn.Conv2d(cin, cout, 3, 1, 1, **kw))
-                cin = cout
-        self.norm4 = L2Norm(512, **kw)
-        self.conv6 = nn.Conv2d(512, 1024, 3, 1, 6, dilation=6, **kw)
-        self.conv7 = nn.Conv2d(1024, 1024, 1, **kw)
-        extras = ((1024, 256, 512, 2, 1), (512, 128, 256, 2, 1), (256, 128, 256, 1, 0),
-                  (256, 128, 256, 1, 0))
-        for j, (c_in, c_mid, c_out, stride, pad) in enumerate(extras, start=8):
-            setattr(self, f"conv{j}_1", nn.Conv2d(c_in, c_mid, 1, **kw))
-            setattr(self, f"conv{j}_2", nn.Conv2d(c_mid, c_out, 3, stride, pad, **kw))
+                setattr(self, f"conv{b}_{i}", nn.Conv2d(cin, c(cout), 3, 1, 1, **kw))
+                cin = c(cout)
+        self.norm4 = L2Norm(c(512), **kw)
+        self.conv6 = nn.Conv2d(c(512), c(1024), 3, 1, 6, dilation=6, **kw)
+        self.conv7 = nn.Conv2d(c(1024), c(1024), 1, **kw)
+        for j, (c_in, c_mid, c_out, ksize, stride, pad) in enumerate(self.extras, start=8):
+            setattr(self, f"conv{j}_1", nn.Conv2d(c(c_in), c(c_mid), 1, **kw))
+            setattr(self, f"conv{j}_2", nn.Conv2d(c(c_mid), c(c_out), ksize, stride, pad,
+                                                  **kw))
+        self.out_channels = tuple(c(n) for n in (512, 1024, *(e[2] for e in self.extras)))
 
     def forward(self, x: Any) -> list[Any]:
         ys = []
@@ -82,7 +100,7 @@ class VGG16Extractor300(nn.Module):
         h = ops.relu(self.conv6(h))
         h = ops.relu(self.conv7(h))
         ys.append(h)
-        for j in range(8, 12):
+        for j in range(8, 8 + len(self.extras)):
             h = ops.relu(getattr(self, f"conv{j}_1")(h))
             h = ops.relu(getattr(self, f"conv{j}_2")(h))
             ys.append(h)
@@ -97,9 +115,12 @@ class SSD300(SSD):
     n_fg_class
         Number of object classes (20 for Pascal VOC); the head adds the background.
     pretrained_model
-        Path of a portagrad checkpoint of this model (nothing is downloaded). To start
+        Path of a ChainerCV npz file of this model (``extractor/conv1_1/W``, ...,
+        ``multibox/loc/0/W``) or of a portagrad checkpoint; nothing is downloaded. To start
         from ImageNet VGG-16 weights, load a converted VGG-16 checkpoint's ``conv*``
         arrays into ``model.extractor`` with ``load_state_dict(..., strict=False)``.
+    width
+        Factor on the extractor's channel counts (1 is the published model).
     xp, device, dtype
         Where the parameters are created (default: NumPy, float32).
 
@@ -112,13 +133,20 @@ class SSD300(SSD):
     """
 
     def __init__(self, n_fg_class: int, pretrained_model: str | None = None, *,
-                 xp: Any = None, device: Any = None, dtype: Any = None) -> None:
-        kw = layer_kwargs(xp, device, dtype)
-        c = SSD300_CONFIG
-        super().__init__(VGG16Extractor300(**kw),
-                         Multibox(n_fg_class + 1, VGG16Extractor300.out_channels,
-                                  c["aspect_ratios"], **kw),
-                         MultiboxCoder(c["grids"], c["aspect_ratios"], c["steps"], c["sizes"]),
-                         insize=300)
-        if pretrained_model is not None:
-            load_weights(self, pretrained_model)
+                 width: float = 1.0, xp: Any = None, device: Any = None,
+                 dtype: Any = None) -> None:
+        build_ssd(self, VGG16Extractor300, SSD300_CONFIG, n_fg_class, pretrained_model,
+                  width, layer_kwargs(xp, device, dtype))
+
+
+def build_ssd(model: SSD, extractor_cls: type, config: dict[str, Any], n_fg_class: int,
+              pretrained_model: str | None, width: float, kw: dict[str, Any]) -> None:
+    """Initialize ``model`` as an SSD on a VGG-16 extractor with ``config``'s boxes."""
+    extractor = extractor_cls(width=width, **kw)
+    c = config
+    SSD.__init__(model, extractor,
+                 Multibox(n_fg_class + 1, extractor.out_channels, c["aspect_ratios"], **kw),
+                 MultiboxCoder(c["grids"], c["aspect_ratios"], c["steps"], c["sizes"]),
+                 insize=extractor.insize)
+    if pretrained_model is not None:
+        load_pretrained(model, pretrained_model)
