@@ -771,7 +771,7 @@ class Module:
                 if getattr(m, n) is not None:
                     targets[pre + n] = (m, n, getattr(m, n))
             for n, persistent in buffers.items():
-                if persistent and getattr(m, n) is not None:
+                if persistent:
                     targets[pre + n] = (m, n, getattr(m, n))
             for n in modules:
                 child = getattr(m, n)
@@ -829,7 +829,10 @@ class Module:
             raise TypeError(f"Expected state_dict to be dict-like, got "
                             f"{type(state_dict).__name__}.")
         targets = self._load_targets()
-        missing = [k for k in targets if k not in state_dict]
+        # A buffer that is None (not created yet) loads a value given, and is not missing
+        # without one (torch leaves None buffers out of state dicts).
+        missing = [k for k, (_, _, cur) in targets.items()
+                   if k not in state_dict and cur is not None]
         unexpected = [k for k in state_dict if k not in targets]
         errors: list[str] = []
         if strict:

@@ -92,6 +92,13 @@ CASES = [
      [(2, 4, 8)], False),
     ("TransformerDecoderLayer", (8, 2, 16), {"dropout": 0.0}, [(4, 2, 8), (3, 2, 8)], False),
     ("Transformer", (8, 2, 2, 1, 16), {"dropout": 0.0}, [(5, 2, 8), (3, 2, 8)], False),
+    ("AdaptiveLogSoftmaxWithLoss", (8, 10, [3, 6]), {"div_value": 2.0, "head_bias": True},
+     [(7, 8), ("int", (7,), 10)], False),
+    ("AdaptiveLogSoftmaxWithLoss", (6, 5, [1]), {}, [(4, 6), ("int", (4,), 5)], False),
+    ("LinearCrossEntropyLoss", (4, 6), {}, [(5, 4), ("int", (5,), 6)], False),
+    ("LinearCrossEntropyLoss", (4, 6), {"bias": True, "out_features": (2, 3),
+                                        "label_smoothing": 0.1, "reduction": "sum"},
+     [(5, 4), ("int", (5, 2, 3), 6)], False),
 ]
 
 
@@ -511,7 +518,7 @@ def test_functional_names_cover_torch_functional():
     names = [n for n in dir(tf) if not n.startswith("_") and callable(getattr(tf, n))
              and not inspect.isclass(getattr(tf, n)) and not inspect.ismodule(getattr(tf, n))]
     present = [n for n in names if hasattr(F, n)]
-    assert len(present) >= 114, sorted(set(names) - set(present))
+    assert len(present) >= 129, sorted(set(names) - set(present))
 
 
 @pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
@@ -529,3 +536,216 @@ def test_packed_sequences_match_torch(name, rng):
     np.testing.assert_allclose(_np(yv), yt.detach().numpy(), rtol=RTOL, atol=ATOL)
     for a, b in zip(_outputs(hv), _outputs(ht)):
         np.testing.assert_allclose(_np(a), b.detach().numpy(), rtol=RTOL, atol=ATOL)
+
+
+def _grads_match(ours, theirs):
+    for a, b in zip(ours, theirs):
+        if b is None:
+            continue
+        np.testing.assert_allclose(a.grad, b.grad.numpy(), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_fractional_max_pool_matches_torch_given_the_samples(nd, dtype, rng):
+    import portagrad.nn.functional as F
+
+    shape, k, out = ((2, 3, 9, 11), (2, 3), (4, 5)) if nd == 2 else ((1, 2, 5, 6, 7), 2,
+                                                                      (3, 3, 4))
+    x = rng.normal(size=shape).astype(dtype)
+    samples = rng.uniform(size=shape[:2] + (nd,)).astype(dtype)
+    xt, xv = torch.tensor(x, requires_grad=True), pg.Variable(x)
+    yt, it = getattr(torch.nn.functional, f"fractional_max_pool{nd}d_with_indices")(
+        xt, k, out, _random_samples=torch.tensor(samples))
+    yv, iv = getattr(F, f"fractional_max_pool{nd}d_with_indices")(
+        xv, k, out, _random_samples=samples)
+    np.testing.assert_array_equal(iv, it.numpy())
+    np.testing.assert_array_equal(yv.array, yt.detach().numpy())
+    c = rng.normal(size=yt.shape).astype(dtype)
+    (yt * torch.tensor(c)).sum().backward()
+    pg.ops.sum(yv * c).backward()
+    np.testing.assert_allclose(xv.grad, xt.grad.numpy(), rtol=RTOL)
+    # The module, with the samples as its buffer (torch's state dict key), and unbatched.
+    cls = f"FractionalMaxPool{nd}d"
+    tm = getattr(torch.nn, cls)(k, output_ratio=0.6, _random_samples=torch.tensor(samples[:1]))
+    pm = getattr(nn, cls)(k, output_ratio=0.6, _random_samples=samples[:1])
+    assert list(pm.state_dict()) == list(tm.state_dict()) == ["_random_samples"]
+    np.testing.assert_array_equal(pm(x[0]).array, tm(torch.tensor(x[0])).numpy())
+
+
+def test_fractional_max_pool_module_draws_its_samples_and_checks_its_options():
+    pool = nn.FractionalMaxPool2d(2, output_size=3)
+    assert list(pool.state_dict()) == []
+    pg.manual_seed(0)
+    a = pool(np.arange(64.0).reshape(1, 1, 8, 8)).array
+    pg.manual_seed(0)
+    assert np.array_equal(a, pool(np.arange(64.0).reshape(1, 1, 8, 8)).array)
+    for kwargs in ({}, {"output_size": 2, "output_ratio": 0.5}, {"output_ratio": 1.0}):
+        with pytest.raises(ValueError):
+            nn.FractionalMaxPool2d(2, **kwargs)
+        with pytest.raises(ValueError):
+            torch.nn.FractionalMaxPool2d(2, **kwargs)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+def test_embedding_bag_matches_torch(mode, padding_idx, include_last_offset, rng):
+    import portagrad.nn.functional as F
+
+    w = rng.normal(size=(7, 3))
+    ids = np.array([1, 2, 4, 5, 4, 3, 2, 0, 6])
+    off = np.array([0, 3, 3, 5]) if not include_last_offset else np.array([0, 3, 3, 5, 9])
+    psw = rng.normal(size=ids.shape) if mode == "sum" else None
+    wt, wv = torch.tensor(w, requires_grad=True), pg.Variable(w)
+    pt = None if psw is None else torch.tensor(psw, requires_grad=True)
+    pv = None if psw is None else pg.Variable(psw)
+    kw = {"mode": mode, "include_last_offset": include_last_offset,
+          "padding_idx": padding_idx}
+    yt = torch.nn.functional.embedding_bag(torch.tensor(ids), wt, torch.tensor(off),
+                                           per_sample_weights=pt, **kw)
+    yv = F.embedding_bag(ids, wv, off, per_sample_weights=pv, **kw)
+    np.testing.assert_allclose(yv.array, yt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    c = rng.normal(size=tuple(yt.shape))
+    (yt * torch.tensor(c)).sum().backward()
+    pg.ops.sum(yv * c).backward()
+    _grads_match([wv] + ([pv] if pv is not None else []), [wt] + ([pt] if pt is not None
+                                                                  else []))
+    # 2-d input (one bag per row) and the module, loaded from torch's state dict.
+    ids2 = rng.integers(0, 7, size=(3, 4))
+    tm = torch.nn.EmbeddingBag(7, 3, mode=mode, padding_idx=padding_idx).double()
+    pm = nn.EmbeddingBag(7, 3, mode=mode, padding_idx=padding_idx, dtype="float64")
+    pm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
+    np.testing.assert_allclose(pm(ids, off[:4]).array,
+                               tm(torch.tensor(ids), torch.tensor(off[:4])).detach().numpy(),
+                               rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(F.embedding_bag(ids2, w, mode=mode).array,
+                               torch.nn.functional.embedding_bag(
+                                   torch.tensor(ids2), torch.tensor(w), mode=mode).numpy(),
+                               rtol=RTOL, atol=ATOL)
+
+
+def test_embedding_bag_refuses_what_torch_refuses():
+    import portagrad.nn.functional as F
+
+    w = np.ones((4, 2))
+    with pytest.raises(ValueError, match="per_sample_weights"):
+        F.embedding_bag(np.array([0, 1]), w, np.array([0]), mode="mean",
+                        per_sample_weights=np.ones(2))
+    with pytest.raises(ValueError, match=r"offsets\[0\]"):
+        F.embedding_bag(np.array([0, 1]), w, np.array([1]))
+    with pytest.raises(ValueError, match="offsets"):
+        F.embedding_bag(np.array([[0, 1]]), w, np.array([0]))
+
+
+def _mha_args(lib, params, q, k, use_separate=False):
+    t = (lambda a: torch.tensor(a)) if lib == "torch" else (lambda a: a)
+    return [t(q), t(k), t(k), 8, 2, params["in_proj_weight"], params["in_proj_bias"],
+            params["bias_k"], params["bias_v"], True, 0.0, params["out_proj.weight"],
+            params["out_proj.bias"]]
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_multi_head_attention_forward_matches_torch(batched, rng):
+    import portagrad.nn.functional as F
+
+    tm = torch.nn.MultiheadAttention(8, 2, add_bias_kv=True).double()
+    tp = dict(tm.named_parameters())
+    pp = {n: pg.Variable(p.detach().numpy()) for n, p in tp.items()}
+    q, k = rng.normal(size=(4, 2, 8)), rng.normal(size=(5, 2, 8))
+    kpm = np.zeros((2, 5), bool)
+    kpm[0, -1] = True
+    mask = np.triu(np.ones((4, 5), bool), 2)
+    if not batched:
+        q, k, kpm = q[:, 0], k[:, 0], kpm[0]
+    yt, wt = torch.nn.functional.multi_head_attention_forward(
+        *_mha_args("torch", tp, q, k), key_padding_mask=torch.tensor(kpm),
+        attn_mask=torch.tensor(mask), average_attn_weights=False)
+    yv, wv = F.multi_head_attention_forward(*_mha_args("pg", pp, q, k), key_padding_mask=kpm,
+                                            attn_mask=mask, average_attn_weights=False)
+    np.testing.assert_allclose(yv.array, yt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(wv.array, wt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    c = rng.normal(size=tuple(yt.shape))
+    (yt * torch.tensor(c)).sum().backward()
+    pg.ops.sum(yv * c).backward()
+    for n in tp:
+        np.testing.assert_allclose(pp[n].grad, tp[n].grad.numpy(), rtol=RTOL, atol=ATOL,
+                                   err_msg=n)
+
+
+def test_multi_head_attention_forward_separate_weights_and_static_keys(rng):
+    import portagrad.nn.functional as F
+
+    q, k = rng.normal(size=(4, 2, 8)), rng.normal(size=(5, 2, 8))
+    qw, kw, vw = (rng.normal(size=(8, 8)) for _ in range(3))
+    sk, sv = rng.normal(size=(4, 6, 4)), rng.normal(size=(4, 6, 4))
+    out_w = rng.normal(size=(8, 8))
+
+    def run(f, t):
+        return f(t(q), t(k), t(k), 8, 2, None, None, None, None, False, 0.0, t(out_w), None,
+                 use_separate_proj_weight=True, q_proj_weight=t(qw), k_proj_weight=t(kw),
+                 v_proj_weight=t(vw), static_k=t(sk), static_v=t(sv),
+                 average_attn_weights=True)
+
+    yt, wt = run(torch.nn.functional.multi_head_attention_forward, torch.tensor)
+    yv, wv = run(F.multi_head_attention_forward, lambda a: a)
+    np.testing.assert_allclose(yv.array, yt.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(wv.array, wt.numpy(), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("kind", ["indices", "probabilities", "k-dim"])
+def test_linear_cross_entropy_matches_torch(kind, rng):
+    import portagrad.nn.functional as F
+
+    x = rng.normal(size=(5, 4))
+    shape = {"indices": (6, 4), "probabilities": (6, 4), "k-dim": (6, 2, 4)}[kind]
+    w, b = rng.normal(size=shape), rng.normal(size=shape[:-1])
+    if kind == "probabilities":
+        target = rng.dirichlet(np.ones(6), size=5)
+    else:
+        target = rng.integers(0, 6, size=(5,) + shape[1:-1])
+        target[0] = 3
+    kw = {"label_smoothing": 0.2, "weight": rng.uniform(0.5, 1.5, size=6)}
+    if kind == "indices":
+        kw["ignore_index"] = 3
+    ts = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    vs = [pg.Variable(a) for a in (x, w, b)]
+    tkw = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+    lt = torch.nn.functional.linear_cross_entropy(ts[0], ts[1], torch.tensor(target),
+                                                  linear_bias=ts[2], **tkw)
+    lv = F.linear_cross_entropy(vs[0], vs[1], target, linear_bias=vs[2], **kw)
+    np.testing.assert_allclose(lv.array, lt.detach().numpy(), rtol=RTOL, atol=ATOL)
+    lt.backward()
+    lv.backward()
+    _grads_match(vs, ts)
+
+
+_IN_PLACE = [("relu_", ()), ("elu_", (0.7,)), ("celu_", (1.3,)), ("selu_", ()),
+             ("leaky_relu_", (0.2,)), ("hardtanh_", (-0.5, 0.4)), ("rrelu_", (0.1, 0.3)),
+             ("threshold_", (0.1, -2.0))]
+
+
+@pytest.mark.parametrize("name, args", _IN_PLACE, ids=[n for n, _ in _IN_PLACE])
+def test_in_place_functions_write_into_the_input_as_torch(name, args, rng):
+    import portagrad.nn.functional as F
+
+    x = rng.normal(size=(3, 4))
+    xt = torch.tensor(x)
+    ours = x.copy()
+    out = getattr(F, name)(ours, *args)
+    theirs = getattr(torch.nn.functional, name)(xt, *args)
+    assert theirs is xt
+    np.testing.assert_allclose(ours, xt.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(out.array, ours)
+    v = pg.Variable(x.copy(), requires_grad=False)
+    assert getattr(F, name)(v, *args) is v
+    np.testing.assert_allclose(v.array, xt.numpy(), rtol=1e-12)
+    # A Variable on the tape cannot be overwritten: the error names the out-of-place form.
+    leaf = pg.Variable(x.copy())
+    with pytest.raises(pg.GradientError, match=rf"F\.{name[:-1]}\(x\)"):
+        getattr(F, name)(leaf, *args)
+    with pytest.raises(pg.GradientError, match="computed by an op"):
+        getattr(F, name)(leaf * 2.0, *args)
+    with pg.no_grad():
+        assert getattr(F, name)(leaf, *args) is leaf
+    np.testing.assert_allclose(leaf.array, xt.numpy(), rtol=1e-12)
