@@ -181,6 +181,22 @@ def deeplab(chainer, stored):
            {"labels": labels, "labels_aug": labels_aug})
 
 
+def pspnet(chainer, stored):
+    from chainercv.experimental.links.model.pspnet import pspnet as module
+    from chainercv.links.model.resnet import resblock
+
+    with narrowed(module, ["Conv2DBNActiv", "L.Convolution2D"]), \
+            narrowed(resblock, ["Conv2DBNActiv"]):
+        model = module.PSPNetResNet50(n_class=3, input_size=(64, 64))
+    x = P.batch((2, 3, 64, 64), -100.0, 100.0)
+    shapes = _load_seeded(chainer, model, x)
+    _centre_logits(chainer, model, x, model.head_conv2, "pspnet", stored)
+    # one image fits in the input and is padded; the other is larger and tiled
+    imgs = [P.images()[0][:, :40, :60], P.images()[1]]
+    _store(stored, "pspnet", shapes, {"logits": _segmentation_outputs(chainer, model, x)},
+           {"labels": model.predict(imgs)})
+
+
 def main() -> None:
     import chainer
     import chainercv
@@ -189,7 +205,7 @@ def main() -> None:
     if not hasattr(np, "float"):  # Chainer 7's resize_images spells NumPy's float64 so
         np.float = float
     stored: dict[str, np.ndarray] = {}
-    for build in (yolo, ssd512, deeplab):
+    for build in (yolo, ssd512, deeplab, pspnet):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             build(chainer, stored)

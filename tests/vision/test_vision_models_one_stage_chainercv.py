@@ -109,3 +109,17 @@ def test_ssd512_matches_chainercv(tmp_path):
                                    err_msg=key)
     model.score_thresh = P.SCORE_THRESH["ssd512"]
     _check_predict("ssd512", model.predict(P.images()), atol=1e-3)
+
+
+def test_pspnet_resnet50_matches_chainercv(tmp_path):
+    model = M.PSPNetResNet50(n_class=3, pretrained_model=_write("pspnet", tmp_path),
+                             input_size=(64, 64), width=0.125)
+    _check_layout(model, "pspnet")
+    model.eval()
+    logits = model(P.batch((2, 3, 64, 64), -100.0, 100.0))
+    want = FIXTURE["pspnet|out|logits"]
+    np.testing.assert_allclose(logits.array, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    # one image fits in the input and is padded; the other is larger and tiled
+    imgs = [P.images()[0][:, :40, :60], P.images()[1]]
+    for i, got in enumerate(model.predict(imgs)):
+        _check_labels(got, FIXTURE[f"pspnet|predict|labels|{i}"], f"labels {i}")

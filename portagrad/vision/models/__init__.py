@@ -7,6 +7,7 @@ Weights are read from local files only: portagrad checkpoints
 """
 
 from . import deeplab as deeplab
+from . import pspnet as pspnet
 from . import ssd as ssd
 from . import yolo as yolo
 from ._chainercv import Conv2DBNActiv as Conv2DBNActiv
@@ -28,6 +29,8 @@ from ._segnet import max_pool_switches as max_pool_switches
 from ._segnet import unpool_with_switches as unpool_with_switches
 from ._vgg import VGG16 as VGG16
 from .deeplab import DeepLabV3plusXception65 as DeepLabV3plusXception65
+from .pspnet import PSPNetResNet50 as PSPNetResNet50
+from .pspnet import PSPNetResNet101 as PSPNetResNet101
 from .ssd import SSD as SSD
 from .ssd import SSD300 as SSD300
 from .ssd import SSD512 as SSD512
@@ -36,9 +39,9 @@ from .yolo import YOLOv3 as YOLOv3
 
 __all__ = [
     # one-stage detectors, semantic segmentation and ChainerCV's layout
-    "Conv2DBNActiv", "DeepLabV3plusXception65", "SSD512", "SeparableConv2DBNActiv", "YOLOv2",
-    "YOLOv3",
-    "chainercv_names", "deeplab", "load_chainercv_npz", "save_chainercv_npz", "yolo",
+    "Conv2DBNActiv", "DeepLabV3plusXception65", "PSPNetResNet101", "PSPNetResNet50",
+    "SSD512", "SeparableConv2DBNActiv", "YOLOv2", "YOLOv3", "chainercv_names", "deeplab",
+    "load_chainercv_npz", "pspnet", "save_chainercv_npz", "yolo",
     "Bottleneck", "ImageClassifier", "ResNet", "ResNet101", "ResNet152", "ResNet50", "SSD",
     "SSD300", "SegNetBasic", "VGG16", "convert_torchvision_resnet",
     "convert_torchvision_vgg16", "load_weights", "max_pool_switches", "ssd",
