@@ -45,7 +45,7 @@ def convolution_crop(img: Any, size: Sequence[int], stride: Sequence[int],
     >>> from portagrad.vision.models.pspnet import convolution_crop
     >>> crops, p = convolution_crop(np.ones((1, 5, 7)), (4, 4), (3, 3), return_param=True)
     >>> crops.shape, p["y_slices"][0], p["crop_y_slices"][0]
-    ((4, 1, 4, 4), slice(0, 4, None), slice(1, 4, None))
+    ((4, 1, 4, 4), slice(0, 3, None), slice(1, 4, None))
     """
     img = host(img)
     _, H, W = img.shape
