@@ -195,6 +195,39 @@ class Distribution:
         return _cast(ops.reshape(s, sample_shape + self.batch_shape + self.event_shape))
 
 
+class _Parametric(Distribution):
+    """A distribution whose parameters are the attributes named in ``_params`` (their
+    last ``_event_ndim`` axes the event, the rest of the first one's shape the batch)
+    and whose support is ``_support``."""
+
+    _params: tuple[str, ...] = ()
+    _event_ndim = 0
+    _support: str | None = None
+
+    def _split(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        shape = tuple(getattr(self, self._params[0]).shape)
+        cut = len(shape) - self._event_ndim
+        return shape[:cut], shape[cut:]
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return self._split()[0]
+
+    @property
+    def event_shape(self) -> tuple[int, ...]:
+        return self._split()[1]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._params}
+
+    @property
+    def support(self) -> str:
+        if self._support is None:
+            raise self._undefined("support")
+        return self._support
+
+
 _KL: dict[tuple[type, type], Callable[[Any, Any], Any]] = {}
 
 

@@ -10,7 +10,17 @@ from typing import Any
 from ... import ops
 from ..._errors import PortagradValueError
 from ..variable import _cast
-from ._base import Distribution, _draw, _out, _param, _raw, _stat, _where, register_kl
+from ._base import (
+    Distribution,
+    _draw,
+    _out,
+    _param,
+    _Parametric,
+    _raw,
+    _stat,
+    _where,
+    register_kl,
+)
 
 __all__ = ["Normal", "LogNormal", "Cauchy", "Laplace", "Gumbel", "Uniform", "Exponential",
            "Gamma", "Chisquare", "Beta", "Pareto"]
@@ -19,24 +29,15 @@ _LOG_2PI = math.log(2 * math.pi)
 _EULER = 0.5772156649015329
 
 
-class _Located(Distribution):
+class _Located(_Parametric):
     """A distribution of ``loc`` and ``scale``, batch shape that of ``loc``."""
+
+    _params = ("loc", "scale")
+    _support = "real"
 
     def __init__(self, loc: Any, scale: Any) -> None:
         self.loc = _param(loc)
         self.scale = _param(scale)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.loc.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"loc": self.loc, "scale": self.scale}
-
-    @property
-    def support(self) -> str:
-        return "real"
 
     def _z(self, x: Any) -> Any:
         return (x - self.loc) / self.scale
@@ -144,7 +145,7 @@ def _kl_normal_normal(p: Normal, q: Normal) -> Any:
     return q.log_scale - p.log_scale + 0.5 * (p.variance + d * d) / q.variance - 0.5
 
 
-class LogNormal(Distribution):
+class LogNormal(_Parametric):
     """The distribution of ``exp(N(mu, sigma**2))``.
 
     Parameters
@@ -161,22 +162,13 @@ class LogNormal(Distribution):
     [1.6487]
     """
 
+    _params = ("mu", "sigma")
+    _support = "positive"
+
     def __init__(self, mu: Any, sigma: Any) -> None:
         self.mu = _param(mu)
         self.sigma = _param(sigma)
         self._log_sigma = ops.log(self.sigma)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.mu.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"mu": self.mu, "sigma": self.sigma}
-
-    @property
-    def support(self) -> str:
-        return "positive"
 
     @_stat
     def mean(self) -> Any:
@@ -474,7 +466,7 @@ def _kl_uniform(p: Uniform, q: Uniform) -> Any:
     return ops.where(outside, math.inf, kl)
 
 
-class Exponential(Distribution):
+class Exponential(_Parametric):
     """The exponential distribution of rate ``lam``.
 
     Parameters
@@ -490,21 +482,12 @@ class Exponential(Distribution):
     [0.5]
     """
 
+    _params = ("lam",)
+    _support = "positive"
+
     def __init__(self, lam: Any) -> None:
         self.lam = _param(lam)
         self._log_lam = ops.log(self.lam)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.lam.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"lam": self.lam}
-
-    @property
-    def support(self) -> str:
-        return "positive"
 
     @_stat
     def mean(self) -> Any:
@@ -540,7 +523,7 @@ def _kl_exponential(p: Exponential, q: Exponential) -> Any:
     return p._log_lam - q._log_lam + q.lam / p.lam - 1.0
 
 
-class Gamma(Distribution):
+class Gamma(_Parametric):
     """The gamma distribution of shape ``k`` and scale ``theta``.
 
     Parameters
@@ -556,21 +539,12 @@ class Gamma(Distribution):
     [6.0]
     """
 
+    _params = ("k", "theta")
+    _support = "positive"
+
     def __init__(self, k: Any, theta: Any) -> None:
         self.k = _param(k)
         self.theta = _param(theta)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.k.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"k": self.k, "theta": self.theta}
-
-    @property
-    def support(self) -> str:
-        return "positive"
 
     @_stat
     def mean(self) -> Any:
@@ -603,7 +577,7 @@ def _kl_gamma(p: Gamma, q: Gamma) -> Any:
             + q.k * (ops.log(q.theta) - ops.log(p.theta)) + p.k * (p.theta / q.theta - 1))
 
 
-class Chisquare(Distribution):
+class Chisquare(_Parametric):
     """The chi-square distribution with ``k`` degrees of freedom.
 
     Parameters
@@ -619,21 +593,12 @@ class Chisquare(Distribution):
     [6.0]
     """
 
+    _params = ("k",)
+    _support = "positive"
+
     def __init__(self, k: Any) -> None:
         self.k = _param(k)
         self._half_k = 0.5 * self.k
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.k.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"k": self.k}
-
-    @property
-    def support(self) -> str:
-        return "positive"
 
     @_stat
     def mean(self) -> Any:
@@ -661,7 +626,7 @@ def _lbeta(a: Any, b: Any) -> Any:
     return ops.lgamma(a) + ops.lgamma(b) - ops.lgamma(a + b)
 
 
-class Beta(Distribution):
+class Beta(_Parametric):
     """The beta distribution of shapes ``a`` and ``b``.
 
     Parameters
@@ -677,22 +642,13 @@ class Beta(Distribution):
     [0.5]
     """
 
+    _params = ("a", "b")
+    _support = "[0, 1]"
+
     def __init__(self, a: Any, b: Any) -> None:
         self.a = _param(a)
         self.b = _param(b)
         self._a_plus_b = self.a + self.b
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.a.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b}
-
-    @property
-    def support(self) -> str:
-        return "[0, 1]"
 
     @_stat
     def mean(self) -> Any:
@@ -727,7 +683,7 @@ def _kl_beta(p: Beta, q: Beta) -> Any:
             + (q._a_plus_b - p._a_plus_b) * ops.digamma(p._a_plus_b))
 
 
-class Pareto(Distribution):
+class Pareto(_Parametric):
     """The Pareto distribution of scale (minimum) ``scale`` and shape ``alpha``.
 
     Parameters
@@ -743,23 +699,14 @@ class Pareto(Distribution):
     [1.5]
     """
 
+    _params = ("scale", "alpha")
+    _support = "[scale, inf]"
+
     def __init__(self, scale: Any, alpha: Any) -> None:
         self.scale = _param(scale)
         self.alpha = _param(alpha)
         self._log_scale = ops.log(self.scale)
         self._log_alpha = ops.log(self.alpha)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.scale.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"scale": self.scale, "alpha": self.alpha}
-
-    @property
-    def support(self) -> str:
-        return "[scale, inf]"
 
     @_stat
     def mean(self) -> Any:

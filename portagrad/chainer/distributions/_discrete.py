@@ -19,6 +19,7 @@ from ._base import (
     _host_to,
     _out,
     _param,
+    _Parametric,
     _raw,
     _stat,
     _where,
@@ -148,7 +149,7 @@ def _choices(p: Any, n: int) -> Any:
     return np.stack(out) if out else np.zeros((0, n), np.int64)
 
 
-class Categorical(Distribution):
+class Categorical(_Parametric):
     """The categorical distribution over the last axis of ``p`` (or of
     ``softmax(logit)``); samples are class indices.
 
@@ -168,6 +169,13 @@ class Categorical(Distribution):
     ((1,), [-0.2877])
     """
 
+    _params = ("p",)
+    _event_ndim = 1  # the classes' axis, not an event axis: a sample is one index
+
+    @property
+    def event_shape(self) -> tuple[int, ...]:
+        return ()
+
     def __init__(self, p: Any = None, **kwargs: Any) -> None:
         logit = kwargs.pop("logit", None)
         if kwargs:
@@ -180,14 +188,6 @@ class Categorical(Distribution):
         else:
             self.log_p = _cast(ops.log_softmax(_param(logit), axis=-1))
             self.p = _cast(ops.exp(self.log_p))
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.p.shape[:-1])
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"p": self.p}
 
     @_stat
     def entropy(self) -> Any:
@@ -212,7 +212,7 @@ def _kl_categorical(p: Categorical, q: Categorical) -> Any:
     return ops.sum(p.p * (p.log_p - q.log_p), axis=-1)
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_Parametric):
     """The categorical distribution over the last axis of ``p``, its samples one-hot
     vectors (event shape the number of classes).
 
@@ -230,21 +230,12 @@ class OneHotCategorical(Distribution):
     ((2,), [-0.2877])
     """
 
+    _params = ("p",)
+    _event_ndim = 1
+
     def __init__(self, p: Any) -> None:
         self.p = _param(p)
         self.log_p = _cast(ops.log(self.p))
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.p.shape[:-1])
-
-    @property
-    def event_shape(self) -> tuple[int, ...]:
-        return tuple(self.p.shape[-1:])
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"p": self.p}
 
     @_stat
     def mean(self) -> Any:
@@ -270,7 +261,7 @@ def _kl_onehot(p: OneHotCategorical, q: OneHotCategorical) -> Any:
     return ops.sum(p.p * (p.log_p - q.log_p), axis=-1)
 
 
-class Geometric(Distribution):
+class Geometric(_Parametric):
     """The geometric distribution of success probability ``p`` on 1, 2, ... (the
     number of trials to the first success).
 
@@ -287,20 +278,11 @@ class Geometric(Distribution):
     [2.0]
     """
 
+    _params = ("p",)
+    _support = "positive integer"
+
     def __init__(self, p: Any) -> None:
         self.p = _param(p)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.p.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"p": self.p}
-
-    @property
-    def support(self) -> str:
-        return "positive integer"
 
     @_stat
     def mean(self) -> Any:
@@ -324,7 +306,7 @@ def _kl_geometric(p: Geometric, q: Geometric) -> Any:
             - ops.log(q.p))
 
 
-class Poisson(Distribution):
+class Poisson(_Parametric):
     """The Poisson distribution of rate ``lam``.
 
     Parameters
@@ -340,21 +322,12 @@ class Poisson(Distribution):
     [-1.0]
     """
 
+    _params = ("lam",)
+    _support = "non negative integer"
+
     def __init__(self, lam: Any) -> None:
         self.lam = _param(lam)
         self._log_lam = ops.log(self.lam)
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.lam.shape)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"lam": self.lam}
-
-    @property
-    def support(self) -> str:
-        return "non negative integer"
 
     @_stat
     def mean(self) -> Any:

@@ -12,7 +12,17 @@ from ... import ops
 from ..._errors import PortagradNotImplementedError, PortagradValueError
 from ...xp import to_numpy
 from ..variable import Variable, _cast
-from ._base import Distribution, _host_to, _out, _param, _raw, _stat, kl_divergence, register_kl
+from ._base import (
+    Distribution,
+    _host_to,
+    _out,
+    _param,
+    _Parametric,
+    _raw,
+    _stat,
+    kl_divergence,
+    register_kl,
+)
 
 __all__ = ["Dirichlet", "MultivariateNormal", "Independent"]
 
@@ -23,7 +33,7 @@ def _lbeta(alpha: Any) -> Any:
     return ops.sum(ops.lgamma(alpha), axis=-1) - ops.lgamma(ops.sum(alpha, axis=-1))
 
 
-class Dirichlet(Distribution):
+class Dirichlet(_Parametric):
     """The Dirichlet distribution of concentration ``alpha`` (last axis: the event).
 
     Parameters
@@ -39,25 +49,13 @@ class Dirichlet(Distribution):
     [[0.25, 0.75]]
     """
 
+    _params = ("alpha",)
+    _event_ndim = 1
+    _support = "[0, 1]"
+
     def __init__(self, alpha: Any) -> None:
         self.alpha = _param(alpha)
         self.alpha0 = _cast(ops.sum(self.alpha, axis=-1))
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.alpha.shape[:-1])
-
-    @property
-    def event_shape(self) -> tuple[int, ...]:
-        return tuple(self.alpha.shape[-1:])
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"alpha": self.alpha}
-
-    @property
-    def support(self) -> str:
-        return "[0, 1]"
 
     @_stat
     def mean(self) -> Any:
@@ -92,7 +90,7 @@ def _kl_dirichlet(p: Dirichlet, q: Dirichlet) -> Any:
     return -_lbeta(p.alpha) + _lbeta(q.alpha) + ops.sum((p.alpha - q.alpha) * dig, axis=-1)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_Parametric):
     """The multivariate normal distribution of mean ``loc`` and covariance
     ``scale_tril @ scale_tril.T`` (``scale_tril`` lower triangular, by keyword).
 
@@ -112,6 +110,10 @@ class MultivariateNormal(Distribution):
     -1.8379
     """
 
+    _params = ("loc", "scale_tril")
+    _event_ndim = 1
+    _support = "real"
+
     def __init__(self, loc: Any, **kwargs: Any) -> None:
         scale_tril = kwargs.pop("scale_tril", None)
         if kwargs:
@@ -127,22 +129,6 @@ class MultivariateNormal(Distribution):
     def d(self) -> int:
         """The event size."""
         return int(self.scale_tril.shape[-1])
-
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.loc.shape[:-1])
-
-    @property
-    def event_shape(self) -> tuple[int, ...]:
-        return tuple(self.loc.shape[-1:])
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return {"loc": self.loc, "scale_tril": self.scale_tril}
-
-    @property
-    def support(self) -> str:
-        return "real"
 
     @_stat
     def mean(self) -> Any:
