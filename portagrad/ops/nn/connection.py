@@ -31,8 +31,14 @@ def _linear(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
     ``gy.T @ x`` in ``w``'s own (contiguous) layout, rather than as the transpose of
     ``x.T @ gy`` (the optimizer's update then runs over memory in order), and so that the
     bias is added in place into the fresh product instead of into another array of the
-    output's size. ``b``, when given, has the dtype of the product."""
-    y = _mm(xp, x, w.mT)
+    output's size. ``b``, when given, has the dtype of the product. Leading axes are
+    flattened into one: a single product of all the rows (NumPy runs a stacked product as
+    one BLAS call per leading index, 1.5x the time for 8 x 128 rows against 256 x 5000)."""
+    if x.ndim > 2:
+        y = _mm(xp, xp.reshape(x, (-1, x.shape[-1])), w.mT)
+        y = xp.reshape(y, (*x.shape[:-1], w.shape[0]))
+    else:
+        y = _mm(xp, x, w.mT)
     if b is not None:
         y += b  # rebinds on immutable libraries (JAX)
     return y
@@ -100,8 +106,8 @@ def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: b
     if want_x:
         if nd == 2:
             gx = product_grad(xp, g, w, x, into[0] if into else None)
-        else:
-            gx = _fresh(g @ w, xp)
+        else:  # one product of all the rows, as the forward
+            gx = _fresh(xp.reshape(xp.reshape(g, (-1, g.shape[-1])) @ w, x.shape), xp)
     if want_w:
         if nd == 1:
             gw = _fresh(xp.reshape(g, (-1, 1)) * xp.reshape(x, (1, -1)), xp)
