@@ -1,6 +1,7 @@
 """What a ported Chainer test suite needs of ``chainer.testing``: ``assert_allclose``,
 ``parameterize``, ``product``, ``product_dict``, ``fix_random``, ``condition.repeat`` and
-``condition.retry``, and the ``attr`` markers.
+``condition.retry``, the ``attr`` markers, and the test-case bases ``FunctionTestCase``
+and ``LinkTestCase`` with ``BackendConfig`` and ``inject_backend_tests``.
 
 Examples
 --------
@@ -20,9 +21,19 @@ from typing import Any
 import numpy as np
 
 from ..xp import to_numpy
+from ._function_link import (
+    BackendConfig,
+    FunctionTestCase,
+    FunctionTestError,
+    LinkTestCase,
+    LinkTestError,
+    _expand,
+    inject_backend_tests,
+)
 
 __all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_random",
-           "condition", "attr"]
+           "condition", "attr", "BackendConfig", "inject_backend_tests", "FunctionTestCase",
+           "FunctionTestError", "LinkTestCase", "LinkTestError"]
 
 
 def _host(x: Any) -> Any:
@@ -100,10 +111,11 @@ def product_dict(*parameters: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for combo in itertools.product(*parameters)]
 
 
-def parameterize(*params: dict[str, Any]) -> Callable[[type], None]:
-    """Class decorator: one copy of a ``unittest.TestCase`` per dict of attributes,
-    named ``<Class>_param_<i>_<attrs>`` in the class's module; the template itself is
-    removed (the decorated name is bound to None), as in Chainer.
+def parameterize(*params: dict[str, Any]) -> Callable[[Any], Any]:
+    """Class decorator: one subclass of a ``unittest.TestCase`` per dict of attributes,
+    named ``<Class>_param_<i>_<attrs>`` in the class's module; the decorated name is
+    bound to the set of classes made, not to a test class, as in Chainer. It composes
+    with :func:`inject_backend_tests` either way round.
 
     Parameters
     ----------
@@ -119,26 +131,22 @@ def parameterize(*params: dict[str, Any]) -> Callable[[type], None]:
     ...     def test_n(self):
     ...         assert self.n in (1, 2)
     >>> T.__module__ = "m"
-    >>> testing.parameterize(*testing.product({"n": [1, 2]}))(T)
+    >>> _ = testing.parameterize(*testing.product({"n": [1, 2]}))(T)
     >>> sorted(k for k in vars(mod) if k.startswith("T_"))
     ['T_param_0_n_1', 'T_param_1_n_2']
     >>> del sys.modules["m"]
     """
 
-    def decorator(cls: type) -> None:
-        import sys
-
-        module = sys.modules[cls.__module__]
-        body = {k: v for k, v in vars(cls).items() if k not in ("__dict__", "__weakref__")}
+    def make(cls: type) -> list[tuple[str, dict[str, Any]]]:
+        out = []
         for i, p in enumerate(params):
             suffix = "_".join(f"{k}_{v}" for k, v in p.items())
             name = "".join(c if c.isalnum() or c == "_" else "_"
                            for c in f"{cls.__name__}_param_{i}_{suffix}")
-            new = type(name, cls.__bases__, {**body, **p})
-            new.__qualname__ = name
-            setattr(module, name, new)
+            out.append((name, dict(p)))
+        return out
 
-    return decorator
+    return lambda target: _expand(target, make)
 
 
 def fix_random(seed: int = 0) -> Callable[[Callable], Callable]:

@@ -1,0 +1,208 @@
+"""chainer.testing's FunctionTestCase and LinkTestCase as a ported Chainer test suite
+uses them: parameterized, one class per back end, checking forward, backward and double
+backward; and that they catch wrong outputs and wrong gradients."""
+
+from __future__ import annotations
+
+import io
+import sys
+import types
+import unittest
+
+import numpy as np
+import pytest
+
+import portagrad.chainer as chainer
+import portagrad.chainer.functions as F
+import portagrad.chainer.links as L
+from portagrad.chainer import testing
+
+# Chainer's usual back ends: the CPU, and CUDA (skipped with its reason without a GPU).
+_BACKENDS = [{}, {"use_cuda": True}]
+
+
+@testing.parameterize(*testing.product({"shape": [(3, 2), (4,)],
+                                        "dtype": [np.float32, np.float64]}))
+@testing.inject_backend_tests(None, _BACKENDS)
+class TestTanh(testing.FunctionTestCase):
+
+    def setUp(self):
+        if self.dtype == np.float32:
+            self.check_backward_options = {"atol": 1e-3, "rtol": 1e-2}
+            self.check_double_backward_options = {"atol": 1e-3, "rtol": 1e-2}
+
+    def generate_inputs(self):
+        return np.random.uniform(-1, 1, self.shape).astype(self.dtype),
+
+    def forward(self, inputs, device):
+        x, = inputs
+        return F.tanh(x),
+
+    def forward_expected(self, inputs):
+        x, = inputs
+        return np.tanh(x),
+
+
+@testing.inject_backend_tests(["test_forward", "test_backward", "test_double_backward"],
+                              [{}])
+@testing.parameterize({"transa": False}, {"transa": True})
+class TestMatmul(testing.FunctionTestCase):
+    """Backend injection outside parameterize, and for the named tests only: a test of
+    its own, without a back end, stays in the per-parameter classes."""
+
+    def test_output_shape(self):
+        a, b = self.generate_inputs()
+        assert F.matmul(a, b, transa=self.transa).shape == (2, 4)
+
+    def generate_inputs(self):
+        a = np.random.uniform(-1, 1, (3, 2) if self.transa else (2, 3))
+        return a, np.random.uniform(-1, 1, (3, 4))
+
+    def forward(self, inputs, device):
+        a, b = inputs
+        return F.matmul(a, b, transa=self.transa),
+
+    def forward_expected(self, inputs):
+        a, b = inputs
+        return (a.T if self.transa else a) @ b,
+
+
+@testing.inject_backend_tests(None, _BACKENDS)
+class TestLinearLink(testing.LinkTestCase):
+    param_names = ("W", "b")
+
+    def generate_params(self):
+        return np.random.uniform(-1, 1, (2, 3)), np.random.uniform(-1, 1, 2)
+
+    def create_link(self, initializers):
+        W, b = initializers
+        return L.Linear(3, 2, initialW=W, initial_bias=b)
+
+    def generate_inputs(self):
+        return np.random.uniform(-1, 1, (4, 3)),
+
+    def forward_expected(self, link, inputs):
+        x, = inputs
+        return x @ link.W.array.T + link.b.array,
+
+
+def test_the_classes_made_are_those_chainer_makes():
+    mod = sys.modules[__name__]
+    tanh = [k for k in vars(mod) if k.startswith("TestTanh_")]
+    assert len(tanh) == 4 * 2  # four parameter sets, two back ends
+    assert all(isinstance(getattr(mod, k), type) for k in tanh)
+    assert not isinstance(TestTanh, type)  # the template is not collected
+    matmul = sorted(k for k in vars(mod) if k.startswith("TestMatmul_"))
+    assert len(matmul) == 4  # two parameter sets, each with and without a back end
+    plain = [k for k in matmul if "use_cuda" not in k]
+    assert {m for k in plain for m in dir(getattr(mod, k)) if m.startswith("test_")
+            and callable(getattr(getattr(mod, k), m))} == {"test_output_shape"}
+
+
+def _run(cls_body, base=testing.FunctionTestCase):
+    mod = types.ModuleType("ported_tests")
+    sys.modules["ported_tests"] = mod
+    try:
+        cls = type("TestX", (base,), {"__module__": "ported_tests", **cls_body})
+        testing.inject_backend_tests(None, [{}])(cls)
+        suite = unittest.defaultTestLoader.loadTestsFromModule(mod)
+        return unittest.TextTestRunner(stream=io.StringIO()).run(suite)
+    finally:
+        del sys.modules["ported_tests"]
+
+
+def _square_body(**overrides):
+    body = {
+        "generate_inputs": lambda self: (np.random.uniform(-1, 1, (3,)),),
+        "forward": lambda self, inputs, device: (inputs[0] * inputs[0],),
+        "forward_expected": lambda self, inputs: (inputs[0] * inputs[0],),
+    }
+    body.update(overrides)
+    return body
+
+
+def test_a_correct_function_passes_all_three_tests():
+    r = _run(_square_body())
+    assert r.testsRun == 3 and r.wasSuccessful(), r.failures + r.errors
+
+
+def test_a_wrong_expected_output_fails_the_forward_test():
+    r = _run(_square_body(forward_expected=lambda self, inputs: (inputs[0] * 2,)))
+    names = [t.id().rsplit(".", 1)[1] for t, _ in r.failures]
+    assert names == ["test_forward"]
+    assert "FunctionTestError" in r.failures[0][1]
+    assert "Outputs do not match" in r.failures[0][1]
+
+
+def test_a_wrong_gradient_fails_the_backward_tests():
+    def cut(self, inputs, device):
+        x, = inputs
+        # The graph is cut: the analytic gradient is zero, the numerical one is not.
+        return chainer.Variable(x.array * x.array) + 0 * x,
+
+    r = _run(_square_body(forward=cut))
+    names = sorted(t.id().rsplit(".", 1)[1] for t, _ in r.failures)
+    # (The second derivative of the zero gradient is zero: double backward agrees.)
+    assert names == ["test_backward"]
+    assert "backward is not implemented correctly" in r.failures[0][1]
+
+
+def test_a_wrong_second_derivative_fails_the_double_backward_test():
+    def half_cut(self, inputs, device):
+        x, = inputs
+        # Right value and gradient, but the gradient is computed from a constant copy
+        # of x, so its derivative (the second derivative) is lost.
+        c = chainer.Variable(x.array)
+        return c * c + 2 * c * (x - c),
+
+    r = _run(_square_body(forward=half_cut))
+    names = sorted(t.id().rsplit(".", 1)[1] for t, _ in r.failures)
+    assert names == ["test_double_backward"]
+    assert "double backward is not implemented correctly" in r.failures[0][1]
+
+
+def test_a_forward_that_writes_its_input_fails():
+    def writes(self, inputs, device):
+        x, = inputs
+        x.array[...] = 0
+        return x * 1,
+
+    r = _run(_square_body(forward=writes, forward_expected=lambda self, inputs: (
+        np.zeros_like(inputs[0]),)))
+    failed = {t.id().rsplit(".", 1)[1]: f for t, f in r.failures}
+    assert "Input arrays have been modified during forward" in failed["test_forward"]
+
+
+def test_a_wrong_link_parameter_gradient_fails():
+    class Broken(chainer.Link):
+        def __init__(self, W):
+            super().__init__()
+            with self.init_scope():
+                self.W = chainer.Parameter(W)
+
+        def forward(self, x):
+            return x * chainer.Variable(self.W.array)  # W's gradient is lost
+
+    body = {
+        "param_names": ("W",),
+        "generate_params": lambda self: (np.random.uniform(-1, 1, (3,)),),
+        "create_link": lambda self, inits: Broken(inits[0]),
+        "generate_inputs": lambda self: (np.random.uniform(-1, 1, (3,)),),
+        "forward_expected": lambda self, link, inputs: (inputs[0] * link.W.array,),
+    }
+    r = _run(body, base=testing.LinkTestCase)
+    assert [t.id().rsplit(".", 1)[1] for t, _ in r.failures] == ["test_backward"]
+    assert "LinkTestError" in r.failures[0][1]
+
+
+def test_backend_config_is_chainers():
+    cfg = testing.BackendConfig({"use_cudnn": "always"})
+    assert cfg.use_cuda is False and cfg.use_cudnn == "always"
+    assert cfg.device.xp is np
+    with cfg:
+        assert chainer.config.use_cudnn == "always"
+    assert chainer.config.use_cudnn != "always"
+    with pytest.raises(ValueError, match="unknown parameter 'use_gpu'"):
+        testing.BackendConfig({"use_gpu": True})
+    with pytest.raises(TypeError, match="list of dicts"):
+        testing.inject_backend_tests(None, {})
