@@ -12,7 +12,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from .._errors import DeviceMismatchError, NamespaceMismatchError, describe
+from .._errors import DeviceMismatchError, NamespaceMismatchError, PortagradTypeError, describe
 
 __all__ = [
     "namespace_of",
@@ -56,7 +56,7 @@ def namespace_of(array: Any) -> Any:
         try:
             xp = array_api_compat.array_namespace(array)
         except TypeError:
-            raise TypeError(
+            raise PortagradTypeError(
                 f"portagrad: expected an array of an Array API library, got {describe(array)}"
             ) from None
         _NAMESPACE_BY_TYPE[cls] = xp

@@ -209,7 +209,8 @@ def chainer_axes(x: Variable, gamma: Variable, axis: Any, op: str) -> tuple[int,
     if axis is None:
         axes = (0,) + tuple(range(gamma.array.ndim + 1, nd))
     else:
-        axes = tuple(sorted(a % nd for a in ((axis,) if isinstance(axis, int) else axis)))
+        raw = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        axes = tuple(sorted({_norm_axis(a, nd, op) for a in raw}))
     kept = tuple(x.array.shape[i] for i in range(nd) if i not in axes)
     if tuple(gamma.array.shape) != kept:
         raise ShapeError(f"{op}(gamma): expected shape {kept} (x's shape {tuple(x.array.shape)} "
@@ -270,7 +271,8 @@ def batch_normalization(x: Any, gamma: Any, beta: Any, eps: float = 2e-5,
     axes = chainer_axes(xv, gv, axis, op)
     state = None
     if running_mean is not None or running_var is not None:
-        state = running_state(xv, tuple(gv.array.shape), running_mean, running_var, decay)
+        state = running_state(xv, tuple(gv.array.shape), running_mean, running_var, decay,
+                              op)
     y = batch_norm(xv, gv, bv, state=state, train=True, eps=eps, axis=axes)
     if state is not None:
         write_running(op, state, running_mean, running_var)

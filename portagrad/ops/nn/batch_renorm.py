@@ -11,7 +11,8 @@ from typing import Any
 
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import wrap
+from .._core import float_arg, wrap
+from ..std._axes import _flag
 from ..std.shape import reshape
 from .batch_norm import (
     batch_norm,
@@ -69,7 +70,10 @@ def batch_renormalization(x: Any, gamma: Any, beta: Any, rmax: float, dmax: floa
     bshape = tuple(1 if i in axes else s for i, s in enumerate(a.shape))
     mu = xp.mean(a, axis=axes, keepdims=True)
     v = xp.var(a, axis=axes, keepdims=True)
-    state = running_state(xv, shape, running_mean, running_var, decay)
+    state = running_state(xv, shape, running_mean, running_var, decay, op)
+    update_statistics = _flag(update_statistics, op, "update_statistics")
+    rmax, dmax, eps = (float_arg(op, n, v) for n, v in (("rmax", rmax), ("dmax", dmax),
+                                                         ("eps", eps)))
     sigma_run = xp.sqrt(xp.reshape(state.var, bshape) + eps)
     r = xp.clip(xp.sqrt(v + eps) / sigma_run, 1.0 / rmax, rmax)
     d = xp.clip((mu - xp.reshape(state.mean, bshape)) / sigma_run, -dmax, dmax)

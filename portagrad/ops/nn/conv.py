@@ -81,6 +81,10 @@ def _(ctx: Any, gy: Variable) -> tuple:
 def _conv_input_grad(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
                      groups: int, in_size: tuple) -> Any:
     """Transposed convolution: the gradient of :func:`_conv` in its input."""
+    if 0 in tuple(gy.shape) or 0 in tuple(w.shape):
+        # Nothing to spread (an empty batch, no channels): zeros of the input's shape.
+        shape = (gy.shape[0], w.shape[1] * groups) + tuple(in_size)
+        return xp.zeros(shape, dtype=xp.result_type(gy.dtype, w.dtype), device=gy.device)
     return conv_input_grad(xp, gy, w, stride, pad, dilation, groups, in_size)
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._errors import PortagradTypeError, ShapeError
+from ..._errors import PortagradTypeError, ShapeError, describe
 from ...tape._variable import Variable
-from .._core import float_only, var
+from .._core import float_only, same_library, var
 from ..array.indexing import select_item
 from ..array.shape import split_axis
 from ..std.reduction import logsumexp
@@ -28,11 +28,26 @@ from .connection import embedding
 __all__ = ["crf1d", "argmax_crf1d"]
 
 
-def _seq(xs: Sequence[Any], op: str) -> list[Variable]:
+def _seq(xs: Sequence[Any], op: str, cost: Variable) -> list[Variable]:
+    """The unary scores: ``T`` arrays ``(B_t, K)`` of ``cost``'s library, ``B_t``
+    non-increasing, with ``cost`` of shape ``(K, K)``."""
     if isinstance(xs, Variable) or not isinstance(xs, (list, tuple)) or not xs:
         raise PortagradTypeError(f"{op}(xs): expected a non-empty list of (B, K) arrays, got "
                                  f"{type(xs).__name__}")
-    return [var(x, op, f"xs[{i}]") for i, x in enumerate(xs)]
+    same_library(op, [("cost", cost)] + [(f"xs[{i}]", x) for i, x in enumerate(xs)])
+    vs = [var(x, op, f"xs[{i}]") for i, x in enumerate(xs)]
+    k = cost.array.shape[0] if cost.array.ndim else 0
+    if cost.array.ndim != 2 or cost.array.shape[1] != k:
+        raise ShapeError(f"{op}(cost): expected a (K, K) matrix, got shape "
+                         f"{tuple(cost.array.shape)}")
+    prev = None
+    for i, v in enumerate(vs):
+        if v.array.ndim != 2 or v.array.shape[1] != k or (
+                prev is not None and v.array.shape[0] > prev):
+            raise ShapeError(f"{op}(xs[{i}]): expected (B_t, {k}) with B_t non-increasing, got "
+                             f"shape {tuple(v.array.shape)}")
+        prev = v.array.shape[0]
+    return vs
 
 
 def _raw(a: Any) -> Any:
@@ -69,13 +84,16 @@ def crf1d(cost: Any, xs: Sequence[Any], ys: Sequence[Any], reduce: str = "mean")
     check_reduce(op, reduce, ("mean", "no"))
     cv = var(cost, op, "cost")
     float_only(cv, op, "cost")
-    vs = _seq(xs, op)
+    vs = _seq(xs, op, cv)
     k = cv.array.shape[0]
-    if cv.array.ndim != 2 or cv.array.shape[1] != k or vs[0].array.shape[1] != k:
-        raise ShapeError(f"{op}(cost): expected (K, K) with xs of shape (B, K), got "
-                         f"{tuple(cv.array.shape)} and {tuple(vs[0].array.shape)}")
-    if len(ys) != len(vs):
-        raise ShapeError(f"{op}(ys): expected {len(vs)} label arrays, got {len(ys)}")
+    if not isinstance(ys, (list, tuple)) or len(ys) != len(vs):
+        raise ShapeError(f"{op}(ys): expected {len(vs)} label arrays, got {describe(ys)}")
+    same_library(op, [("cost", cv)] + [(f"ys[{i}]", y) for i, y in enumerate(ys)])
+    for i, (y, x) in enumerate(zip(ys, vs)):
+        ya = var(y, op, f"ys[{i}]").array
+        if tuple(ya.shape) != (x.array.shape[0],) or not cv.xp.isdtype(ya.dtype, "integral"):
+            raise ShapeError(f"{op}(ys[{i}]): expected {x.array.shape[0]} integer labels, got "
+                             f"{describe(y)}")
     n_batch = vs[0].array.shape[0]
     alpha = vs[0]
     rests = []
@@ -129,7 +147,7 @@ def argmax_crf1d(cost: Any, xs: Sequence[Any]) -> tuple[Variable, list[Any]]:
     """
     op = "argmax_crf1d"
     cv = var(cost, op, "cost")
-    vs = _seq(xs, op)
+    vs = _seq(xs, op, cv)
     xp = cv.xp
     alpha = vs[0]
     rests: list[Any] = []

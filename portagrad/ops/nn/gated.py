@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._errors import ShapeError
 from ...tape._variable import Variable
-from .._core import binary, float_only
+from .._core import binary, float_only, var
 from .._core import float_var as _f
 from ..std.elementwise import tanh
 from ..std.shape import _norm_axis, reshape
@@ -57,7 +57,7 @@ def swish(x: Any, beta: Any) -> Variable:
     >>> pg.ops.swish(np.array([[0.0, 2.0]]), np.array([1.0, 0.0])).array
     array([[0., 1.]])
     """
-    xv, bv = binary("swish", x, beta, ("x", "beta"))
+    xv, bv = binary("swish", var(x, "swish", "x"), var(beta, "swish", "beta"), ("x", "beta"))
     float_only(xv, "swish")
     nd, bd = xv.array.ndim, bv.array.ndim
     if bd > nd - 1 or tuple(xv.array.shape[1:1 + bd]) != tuple(bv.array.shape):

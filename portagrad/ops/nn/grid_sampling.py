@@ -14,7 +14,7 @@ from typing import Any
 from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, SizeError
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
-from .._core import check_elements, float_var, int_arg, wrap
+from .._core import check_elements, dtype_kind, float_var, int_arg, same_library, wrap
 from ..std.elementwise import abs as _abs
 from ..std.elementwise import where
 from ..std.indexing import take_along_axis
@@ -150,7 +150,9 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
     array([[[[5.]]]])
     """
     op = "grid_sample"
+    same_library(op, (("x", x), ("grid", grid)))
     xv, g = float_var(x, op, "x"), float_var(grid, op, "grid")
+    dtype_kind(op, "grid", g, "real floating", "a real floating-point array")
     if xv.ndim != 4 or g.ndim != 4 or int(g.shape[-1]) != 2 or int(g.shape[0]) != int(
             xv.shape[0]):
         raise ShapeError(f"{op}(grid): expected x (N, C, H, W) and grid "

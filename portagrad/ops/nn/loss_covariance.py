@@ -76,7 +76,7 @@ def cross_covariance(y: Any, z: Any, reduce: str = "half_squared_sum") -> Variab
     """
     op = "cross_covariance"
     check_reduce(op, reduce, ("half_squared_sum", "no"))
-    yv, zv = binary(op, y, z, ("y", "z"))
+    yv, zv = binary(op, var(y, op, "y"), var(z, op, "z"), ("y", "z"))
     float_only(yv, op, "y")
     if yv.array.ndim != 2 or zv.array.ndim != 2 or yv.array.shape[0] != zv.array.shape[0]:
         raise ShapeError(f"{op}(z): expected 2-d y and z with the same number of rows, got "

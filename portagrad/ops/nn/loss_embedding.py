@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, describe
+from ..._errors import DTypeError, PortagradTypeError, PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
-from .._core import float_arg, float_only, var, wrap
+from .._core import float_arg, float_only, int_arg, same_library, var, wrap
 from ..std.elementwise import abs as _abs
 from ..std.elementwise import maximum, minimum, sqrt, where
 from ..std.reduction import mean as _mean
 from ..std.reduction import sum as _sum
 from ..std.shape import expand_dims
-from ._loss_common import check_reduce, check_reduction, raw
+from ._loss_common import check_reduce, check_reduction
 from ._loss_common import reduce as _reduce
 from .activation import relu
 
@@ -64,7 +64,9 @@ def contrastive(x0: Any, x1: Any, y: Any, margin: float = 1, reduce: str = "mean
     op = "contrastive"
     check_reduce(op, reduce, ("mean", "no"))
     a, b = _rows(op, ("x0", x0), ("x1", x1))
-    t = raw(y)
+    same_library(op, (("x0", a), ("y", y)))
+    margin = float_arg(op, "margin", margin)
+    t = var(y, op, "y").array
     if tuple(t.shape) != (a.array.shape[0],):
         raise ShapeError(f"{op}(y): expected labels of shape ({a.array.shape[0]},), got "
                          f"{tuple(t.shape)}")
@@ -222,8 +224,14 @@ def discriminative_margin_based_clustering_loss(
     ev = var(embeddings, op, "embeddings")
     float_only(ev, op, "embeddings")
     xp = ev.xp
-    la = raw(labels)
-    d = max_embedding_dim
+    same_library(op, (("embeddings", ev), ("labels", labels)))
+    la = var(labels, op, "labels").array
+    if not xp.isdtype(la.dtype, "integral"):
+        raise DTypeError(f"{op}(labels): expected integer labels, got dtype {la.dtype}")
+    d = int_arg(op, "max_embedding_dim", max_embedding_dim, lo=1)
+    delta_v, delta_d, alpha, beta, gamma = (float_arg(op, n, v) for n, v in (
+        ("delta_v", delta_v), ("delta_d", delta_d), ("alpha", alpha), ("beta", beta),
+        ("gamma", gamma)))
     if d <= 0 or ev.array.ndim != 4 or ev.array.shape[1] != d or tuple(la.shape) != (
             ev.array.shape[0],) + tuple(ev.array.shape[2:]):
         raise ShapeError(f"{op}(embeddings): expected (B, {d}, H, W) embeddings and (B, H, W) "

@@ -9,7 +9,7 @@ from typing import Any
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import var
+from .._core import float_arg, var
 from ..std.elementwise import abs as _abs
 from ..std.elementwise import where
 from ..std.reduction import sum as _sum
@@ -114,6 +114,7 @@ def huber_loss(x: Any, t: Any, *, delta: float = 1.0, reduction: str = "mean",
     """
     op = "huber_loss"
     check_reduction(op, reduction, ("sum_along_second_axis",))
+    delta = float_arg(op, "delta", delta)
     if not delta > 0:
         raise PortagradValueError(f"{op}(delta): expected a positive value, got {delta}")
     x, tv = pair(op, x, t, ("x", "t"))

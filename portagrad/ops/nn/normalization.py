@@ -53,7 +53,7 @@ def _normalize_over(x: Variable, axes: tuple, eps: float) -> Variable:
     d = x - mu
     s = wrap(_row_scale(xp, d.array, axes), xp)
     ds = d / s
-    return ds / sqrt(_mean(ds * ds, axis=axes, keepdims=True) + float(eps) / s / s)
+    return ds / sqrt(_mean(ds * ds, axis=axes, keepdims=True) + eps / s / s)
 
 
 def _trailing(x: Variable, normalized_shape: Any, op: str) -> tuple[tuple, tuple]:
@@ -99,7 +99,8 @@ def layer_norm(x: Any, normalized_shape: int | Sequence[int] | None = None,
     op = "layer_norm"
     xv = _f(x, op)
     ns, axes = _trailing(xv, normalized_shape, op)
-    return _affine(_normalize_over(xv, axes, eps), weight, bias, ns, ns, op)
+    return _affine(_normalize_over(xv, axes, float_arg(op, "eps", eps)), weight, bias, ns, ns,
+                   op)
 
 
 def group_norm(x: Any, num_groups: int, weight: Any = None, bias: Any = None,
@@ -134,7 +135,7 @@ def group_norm(x: Any, num_groups: int, weight: Any = None, bias: Any = None,
                                   f"channels, got {num_groups!r}")
     shape = tuple(xv.array.shape)
     g = reshape(xv, (shape[0], num_groups, -1))
-    y = reshape(_normalize_over(g, (2,), eps), shape)
+    y = reshape(_normalize_over(g, (2,), float_arg(op, "eps", eps)), shape)
     return _affine(y, weight, bias, (c,), bshape, op)
 
 

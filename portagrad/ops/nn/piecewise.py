@@ -126,9 +126,10 @@ def clipped_relu(x: Any, z: float = 20.0) -> Variable:
     >>> pg.ops.clipped_relu(np.array([-1.0, 1.0, 30.0]), 5.0).array
     array([0., 1., 5.])
     """
+    z = float_arg("clipped_relu", "z", z)
     if z < 0:
         raise PortagradValueError(f"clipped_relu(z): expected a non-negative ceiling, got {z}")
-    return hard_tanh(_f(x, "clipped_relu"), 0.0, float_arg("clipped_relu", "z", z))
+    return hard_tanh(_f(x, "clipped_relu"), 0.0, z)
 
 
 def hard_sigmoid(x: Any, slope: float = 1.0 / 6.0, offset: float = 0.5) -> Variable:

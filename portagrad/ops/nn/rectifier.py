@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
-from .._core import float_arg, same_library, var, wrap
+from .._core import float_arg, int_arg, same_library, var, wrap
 from .._core import float_var as _f
 from ..std.elementwise import expm1, where
 from ..std.reduction import max as _max
@@ -275,6 +275,7 @@ def maxout(x: Any, pool_size: int, axis: int = 1) -> Variable:
         raise ShapeError("maxout(x): expected at least 1 dimension, got a 0-d array")
     ax = _norm_axis(axis, x.array.ndim, "maxout")
     shape = tuple(x.array.shape)
+    pool_size = int_arg("maxout", "pool_size", pool_size)
     if pool_size < 1 or shape[ax] % pool_size:
         raise ShapeError(f"maxout(pool_size): expected a divisor of the axis length "
                          f"{shape[ax]}, got {pool_size}")

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..._errors import PortagradTypeError, PortagradValueError, ShapeError
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
 from .._adapters import adapts
-from .._core import same_library, var
+from .._core import float_arg, int_arg, same_library, var
 from ..std.indexing import getitem, take_along_axis
 from ..std.shape import concat, stack
 from .noise import dropout
@@ -67,6 +67,11 @@ def _stack(op: str, run: Callable[..., tuple], n_layers: int, dropout_ratio: flo
            states: list[Variable], ws: Sequence[Any], bs: Sequence[Any], xs: Sequence[Any],
            n_w: int, bidirectional: bool) -> tuple[list[Variable], list[Variable]]:
     dirs = 2 if bidirectional else 1
+    n_layers = int_arg(op, "n_layers", n_layers, lo=1)
+    dropout_ratio = float_arg(op, "dropout_ratio", dropout_ratio)
+    for arg, seq in (("ws", ws), ("bs", bs), ("xs", xs)):
+        if not isinstance(seq, (list, tuple)):
+            raise PortagradTypeError(f"{op}({arg}): expected a list, got {describe(seq)}")
     if len(ws) != n_layers * dirs or len(bs) != n_layers * dirs:
         raise ShapeError(f"{op}(ws): expected {n_layers * dirs} weight and bias lists "
                          f"(n_layers x directions), got {len(ws)} and {len(bs)}")
@@ -97,6 +102,7 @@ def _stack(op: str, run: Callable[..., tuple], n_layers: int, dropout_ratio: flo
 
 
 def _hx(hx: Any, op: str, name: str, layers: int) -> Variable:
+    layers = int_arg(op, "n_layers", layers, lo=1)
     v = var(hx, op, name)
     if v.array.ndim != 3 or v.array.shape[0] != layers:
         raise ShapeError(f"{op}({name}): expected ({layers}, B, N), got "

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..._errors import PortagradTypeError, ShapeError
 from ...tape._variable import Variable
-from .._core import float_only, var
+from .._core import float_only, same_library, var
 from ..std.elementwise import tanh
 from ..std.indexing import getitem
 from ..std.shape import reshape
@@ -50,7 +50,11 @@ def slstm(c_prev1: Any, c_prev2: Any, x1: Any, x2: Any) -> tuple[Variable, Varia
 
 def _gates(x: Variable, c: Variable, n: int, interleaved: bool, op: str) -> list[Variable]:
     float_only(x, op, "x")
-    bsz, h = c.array.shape[0], c.array.shape[1] if c.array.ndim > 1 else 0
+    if c.array.ndim != 2:
+        raise ShapeError(f"{op}(c): expected cell states (B, H), got shape "
+                         f"{tuple(c.array.shape)}")
+    same_library(op, (("x", x), ("c", c)))
+    bsz, h = c.array.shape[0], c.array.shape[1]
     if x.array.ndim < 2 or x.array.shape[1] != n * h or x.array.shape[0] < bsz:
         raise ShapeError(f"{op}(x): expected {n} gates per unit, shape (B, {n * h}), got "
                          f"{tuple(x.array.shape)}")

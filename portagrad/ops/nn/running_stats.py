@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._errors import PortagradTypeError, PortagradValueError, describe
+from ..._errors import PortagradTypeError, PortagradValueError, ShapeError, describe
 from ...tape._variable import Variable
-from .._core import unwrap, var
+from .._core import float_arg, same_library, size_of, unwrap, var
 
 __all__ = ["BatchNormState"]
 
@@ -112,18 +112,28 @@ def write_into(op: str, arg: str, target: Any, value: Any) -> None:
 
 
 def running_state(x: Variable, shape: tuple, running_mean: Any, running_var: Any,
-                  decay: float) -> BatchNormState:
-    """A state over the caller's running arrays (flat or of ``shape``; a missing one
-    starts at 0 or 1), with Chainer's ``decay`` as the momentum ``1 - decay``."""
+                  decay: float, op: str) -> BatchNormState:
+    """A state over the caller's running arrays (flat or of ``shape``, of ``x``'s library;
+    a missing one starts at 0 or 1), with Chainer's ``decay`` as the momentum
+    ``1 - decay``."""
     xp, a = x.xp, x.array
+    decay = float_arg(op, "decay", decay)
+    same_library(op, (("x", x), ("running_mean", running_mean), ("running_var", running_var)))
+    n = 1
+    for d in shape:
+        n *= d
 
-    def stat(r: Any, fill: float) -> Any:
+    def stat(r: Any, fill: float, name: str) -> Any:
         if r is None:
             return xp.full(shape, fill, dtype=a.dtype, device=a.device)
-        return xp.reshape(unwrap(r), shape)
+        r = unwrap(var(r, op, name))
+        if size_of(r) != n:
+            raise ShapeError(f"{op}({name}): expected {n} values (shape {shape}), got shape "
+                             f"{tuple(r.shape)}")
+        return xp.reshape(r, shape)
 
-    return BatchNormState(stat(running_mean, 0.0), stat(running_var, 1.0),
-                          momentum=1.0 - float(decay))
+    return BatchNormState(stat(running_mean, 0.0, "running_mean"),
+                          stat(running_var, 1.0, "running_var"), momentum=1.0 - decay)
 
 
 def write_running(op: str, state: BatchNormState, running_mean: Any, running_var: Any,

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._errors import ShapeError
+from ..._errors import DTypeError, PortagradTypeError, ShapeError, describe
 from ...tape._variable import Variable
-from .._core import float_only, var, wrap
+from .._core import check_elements, float_only, int_arg, same_library, var, wrap
 from ..std.elementwise import exp, log, where
 from ..std.linalg.products import matmul
 from ..std.reduction import logsumexp
@@ -65,16 +65,29 @@ def negative_sampling(x: Any, t: Any, W: Any, sampler: Callable[[tuple], Any],
     """
     op = "negative_sampling"
     check_reduce(op, reduce, ("sum", "no"))
+    same_library(op, (("x", x), ("t", t), ("W", W)))
     xv = var(x, op)
     wv = var(W, op, "W")
     float_only(xv, op)
     xp = xv.xp
-    ta = _raw(t)
+    ta = var(t, op, "t").array
     if xv.array.ndim != 2 or ta.ndim != 1 or ta.shape[0] != xv.array.shape[0]:
         raise ShapeError(f"{op}(t): expected x (B, D) and t (B,), got "
                          f"{tuple(xv.array.shape)} and {tuple(ta.shape)}")
+    if not xp.isdtype(ta.dtype, "integral"):
+        raise DTypeError(f"{op}(t): expected integer labels, got dtype {ta.dtype}")
+    if not callable(sampler):
+        raise PortagradTypeError(f"{op}(sampler): expected a function of a shape, got "
+                                 f"{describe(sampler)}")
     b = xv.array.shape[0]
-    drawn = xp.asarray(sampler((b, sample_size + 1)), device=xv.array.device)
+    sample_size = int_arg(op, "sample_size", sample_size, lo=0)
+    check_elements(op, "sample_size", b * (sample_size + 1) * (1 + xv.array.shape[1]))
+    drawn = sampler((b, sample_size + 1))
+    same_library(op, (("x", xv), ("sampler(shape)", drawn)))
+    drawn = var(drawn, op, "sampler(shape)").array
+    if tuple(drawn.shape) != (b, sample_size + 1) or not xp.isdtype(drawn.dtype, "integral"):
+        raise ShapeError(f"{op}(sampler): expected integer samples of shape "
+                         f"{(b, sample_size + 1)}, got {describe(drawn)}")
     keep = ta != -1
     samples = xp.concat([xp.reshape(xp.astype(ta, drawn.dtype), (b, 1)), drawn[:, 1:]],
                         axis=1)
@@ -116,9 +129,12 @@ def black_out(x: Any, t: Any, W: Any, samples: Any, reduce: str = "mean") -> Var
     """
     op = "black_out"
     check_reduce(op, reduce, ("mean", "no"))
+    same_library(op, (("x", x), ("t", t), ("W", W), ("samples", samples)))
     xv = var(x, op)
     wv = var(W, op, "W")
     float_only(xv, op)
+    if xv.array.ndim == 0:
+        raise ShapeError(f"{op}(x): expected (B, D), got a 0-d array")
     b = xv.array.shape[0]
     col = reshape(xv, (b, -1, 1))
     neg_y = reshape(matmul(embedding(_raw(samples), wv), col), (b, -1))

@@ -9,11 +9,12 @@ from typing import Any
 from ..._errors import ShapeError
 from ...tape._variable import Variable
 from .._adapters import adapts
-from .._core import float_only, var
+from .._core import check_elements, float_only, int_arg, var
 from ..array.padding import pad
 from ..std.indexing import getitem
 from ..std.joining import concat
 from ..std.permutation import permute_dims
+from ._window import ints
 from .grid_sampling import affine_grid, grid_sample
 
 __all__ = ["shift", "spatial_transformer_grid", "spatial_transformer_sampler"]
@@ -48,13 +49,17 @@ def shift(x: Any, ksize: int | tuple[int, int] = 3, dilate: int | tuple[int, int
     float_only(xv, op)
     if xv.array.ndim != 4:
         raise ShapeError(f"{op}(x): expected (N, C, H, W), got shape {tuple(xv.array.shape)}")
-    kh, kw = (ksize, ksize) if isinstance(ksize, int) else tuple(ksize)
-    dy, dx = (dilate, dilate) if isinstance(dilate, int) else tuple(dilate)
+    kh, kw = ints(ksize, 2, op, "ksize", 1)
+    if isinstance(dilate, (tuple, list)) and len(dilate) == 2:
+        dy, dx = (int_arg(op, "dilate", d) for d in dilate)
+    else:
+        dy = dx = int_arg(op, "dilate", dilate)
     n, c, h, w = xv.array.shape
     groups = kh * kw
     if c < groups:
         raise ShapeError(f"{op}(x): expected at least kh * kw = {groups} channels, got {c}")
     py, px = kh // 2 * abs(dy), kw // 2 * abs(dx)
+    check_elements(op, "dilate", n * c * (h + 2 * py) * (w + 2 * px))
     xpad = pad(xv, ((0, 0), (0, 0), (py, py), (px, px)), "constant")
     size = c // groups
     parts = []
@@ -102,7 +107,8 @@ def spatial_transformer_grid(theta: Any, output_shape: tuple[int, int]) -> Varia
     if tv.array.ndim != 3 or tuple(tv.array.shape[1:]) != (2, 3):
         raise ShapeError(f"{op}(theta): expected shape (B, 2, 3), got "
                          f"{tuple(tv.array.shape)}")
-    h, w = (int(n) for n in output_shape)
+    h, w = ints(output_shape, 2, op, "output_shape", 1)
+    check_elements(op, "output_shape", tv.array.shape[0] * 2 * h * w)
     # A lone column at x = -1 instead of 0 adds -theta[:, :, 0] to the translation (and a
     # lone row, -theta[:, :, 1]).
     for size, column in ((w, 0), (h, 1)):

@@ -67,7 +67,7 @@ def unpool(x: Any, kernel_size: int | Sequence[int], stride: int | Sequence[int]
     a = xv.array
     spatial = tuple(a.shape[2:])
     base = tuple((n - 1) * st - 2 * pp + kk for n, st, pp, kk in zip(spatial, s, p, k))
-    size = base if output_size is None else tuple(int(v) for v in output_size)
+    size = base if output_size is None else ints(output_size, nd, op, "output_size", 0)
     if len(size) != nd or any(not 0 <= sz - b < st for sz, b, st in zip(size, base, s)):
         raise PortagradValueError(
             f"{op}(output_size): expected sizes from {base} to "
@@ -288,6 +288,7 @@ def upsampling_2d(x: Any, indexes: Any, ksize: int | Sequence[int],
     xv, nd = pool_input(x, op, 2)
     k, s, p = _geometry(op, nd, ksize, stride, pad)
     xp = xv.xp
+    same_library(op, (("x", xv), ("indexes", indexes)))
     idx = indexes.array if isinstance(indexes, Variable) else indexes
     if not hasattr(idx, "dtype") or not xp.isdtype(idx.dtype, "integral"):
         raise DTypeError(f"{op}(indexes): expected an integer array, got "
