@@ -4,7 +4,8 @@ The default evaluates two Chebyshev expansions fitted here to float64 accuracy:
 ``erf(x) = x * A(x**2)`` for ``|x| <= 1`` and ``erfc(x) = exp(-x**2) * B(1/x)`` for
 ``1 < |x| < 6`` (beyond, ``erfc`` is below 2e-17). Measured against ``math.erf`` the
 absolute error is below 1e-15 everywhere. torch and CuPy have their own ``erf``; NumPy
-uses SciPy's when it is installed.
+uses a rational fit of its own for float32 (``_erf_float32``) and SciPy's for the other
+dtypes when it is installed.
 """
 
 from __future__ import annotations
@@ -79,7 +80,56 @@ def _erf_cupy(xp: Any, x: Any) -> Any:
     return cupyx.scipy.special.erf(x)
 
 
+# float32: erf(x) = x P(x**2) / Q(x**2) on |x| <= 4 (erf(4) rounds to 1 in float32), a
+# rational least-squares fit made here (relative error 5e-9 in float64; evaluated in
+# float32, at most 4.2e-7 from math.erf, about 3 ulp).
+_P32 = (1.1283791694468646, 0.18514519453513512, 0.054306011190173094, 0.00384689670801896,
+        0.0003794239768423969, 4.680640612162728e-06, -1.3173756651332593e-08)
+_Q32 = (1.0, 0.49741407220395284, 0.11393160572109345, 0.015455907079372154,
+        0.001306784038111794, 6.307362121354786e-05)
+# Elements per block: the block's three float32 buffers stay in L2 across the passes.
+_ERF_BLOCK = 1 << 16
+
+
+def _erf_float32(x: Any) -> Any:
+    """The float32 error function in NumPy, block by block (3x SciPy's speed)."""
+    import numpy as np
+
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    k = min(_ERF_BLOCK, flat.shape[0])
+    z_buf, p_buf, q_buf = (np.empty(k, dtype=np.float32) for _ in range(3))
+    p_hi, q_hi = np.float32(_P32[-1]), np.float32(_Q32[-1])
+    p_co = [np.float32(c) for c in _P32[-2::-1]]
+    q_co = [np.float32(c) for c in _Q32[-2::-1]]
+    for s0 in range(0, flat.shape[0], _ERF_BLOCK):
+        s1 = min(flat.shape[0], s0 + _ERF_BLOCK)
+        n = s1 - s0
+        xc = out[s0:s1]
+        np.clip(flat[s0:s1], -4.0, 4.0, out=xc)
+        z, p, q = z_buf[:n], p_buf[:n], q_buf[:n]
+        np.multiply(xc, xc, out=z)
+        np.multiply(z, p_hi, out=p)
+        for i, c in enumerate(p_co):
+            p += c
+            if i < len(p_co) - 1:
+                p *= z
+        np.multiply(z, q_hi, out=q)
+        for i, c in enumerate(q_co):
+            q += c
+            if i < len(q_co) - 1:
+                q *= z
+        xc *= p
+        xc /= q
+        np.clip(xc, -1.0, 1.0, out=xc)  # the fit reaches 1 + 1e-7 near |x| = 4
+    return out.reshape(x.shape)
+
+
 def _erf_numpy(xp: Any, x: Any) -> Any:
+    import numpy as np
+
+    if type(x) is np.ndarray and x.dtype == np.float32 and x.size:
+        return _erf_float32(x)
     try:
         import scipy.special
     except ImportError:  # SciPy is optional; the default is as accurate
