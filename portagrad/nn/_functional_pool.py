@@ -9,7 +9,7 @@ from typing import Any
 from .. import ops
 from .._errors import ShapeError
 from ..ops._adapters import adapts
-from ..ops._core import float_only, var, wrap
+from ..ops._core import float_only, int_arg, var, wrap
 from ..ops.nn._window import ints
 from ..tape._variable import Variable
 
@@ -121,7 +121,7 @@ def _avg_pool(fn: Any, nd: int, input: Any, kernel_size: Any, stride: Any, paddi
               ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Any:
     x, unbatched = _input(input, nd, fn.__name__)
     if divisor_override is not None:
-        divisor_override = int(divisor_override)
+        divisor_override = int_arg(fn.__name__, "divisor_override", divisor_override, lo=1)
     return _out(fn(x, kernel_size, stride, padding, bool(ceil_mode), bool(count_include_pad),
                    divisor_override), unbatched)
 

@@ -34,6 +34,9 @@ def _layout(x: Variable, axis: Any, op: str) -> tuple[tuple, tuple, tuple]:
     against ``x``; ``axis=None`` keeps the channel axis 1 of ``(N, C, *spatial)``."""
     shape = tuple(x.array.shape)
     nd = len(shape)
+    if nd == 0:
+        raise ShapeError(f"{op}(x): expected an array with axes to normalize over, got a 0-d "
+                         f"array")
     if axis is None:
         if nd < 2:
             raise ShapeError(f"{op}(x): expected (N, C, *spatial), got shape {shape}")

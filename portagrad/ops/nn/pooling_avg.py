@@ -170,6 +170,8 @@ def lp_pool(x: Any, norm_type: float, kernel_size: int | Sequence[int],
     xv, nd = pool_input(x, op, None)
     k = ints(kernel_size, nd, op, "kernel_size", 1)
     p = float_arg(op, "norm_type", norm_type)
+    if not p > 0:
+        raise PortagradValueError(f"{op}(norm_type): expected a positive power, got {norm_type}")
     out = _avg_pool(op, nd, _pow(xv, p), k, stride, 0, bool(ceil_mode), True)
     out = sign(out) * relu(_abs(out)) * float(math.prod(k))
     return _pow(out, 1.0 / p)

@@ -101,8 +101,8 @@ def _stack(op: str, run: Callable[..., tuple], n_layers: int, dropout_ratio: flo
     return [stack(f, axis=0) for f in finals], [h[t, :n] for t, n in enumerate(sizes)]
 
 
-def _hx(hx: Any, op: str, name: str, layers: int) -> Variable:
-    layers = int_arg(op, "n_layers", layers, lo=1)
+def _hx(hx: Any, op: str, name: str, n_layers: int, dirs: int = 1) -> Variable:
+    layers = dirs * int_arg(op, "n_layers", n_layers, lo=1)
     v = var(hx, op, name)
     if v.array.ndim != 3 or v.array.shape[0] != layers:
         raise ShapeError(f"{op}({name}): expected ({layers}, B, N), got "
@@ -185,7 +185,7 @@ def n_step_birnn(n_layers: int, dropout_ratio: float, hx: Any, ws: Sequence[Any]
     """
     op = "n_step_birnn"
     states, ys = _stack(op, _elman(activation, op), n_layers, dropout_ratio,
-                        [_hx(hx, op, "hx", 2 * n_layers)], ws, bs, xs, 2, True)
+                        [_hx(hx, op, "hx", n_layers, 2)], ws, bs, xs, 2, True)
     return states[0], ys
 
 
@@ -216,7 +216,7 @@ def n_step_bigru(n_layers: int, dropout_ratio: float, hx: Any, ws: Sequence[Any]
     """
     op = "n_step_bigru"
     states, ys = _stack(op, n_step_gru, n_layers, dropout_ratio,
-                        [_hx(hx, op, "hx", 2 * n_layers)], ws, bs, xs, 6, True)
+                        [_hx(hx, op, "hx", n_layers, 2)], ws, bs, xs, 6, True)
     return states[0], ys
 
 
@@ -250,6 +250,6 @@ def n_step_bilstm(n_layers: int, dropout_ratio: float, hx: Any, cx: Any, ws: Seq
     """
     op = "n_step_bilstm"
     states, ys = _stack(op, n_step_lstm, n_layers, dropout_ratio,
-                        [_hx(hx, op, "hx", 2 * n_layers), _hx(cx, op, "cx", 2 * n_layers)],
+                        [_hx(hx, op, "hx", n_layers, 2), _hx(cx, op, "cx", n_layers, 2)],
                         ws, bs, xs, 8, True)
     return states[0], states[1], ys

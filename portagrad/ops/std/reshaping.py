@@ -115,7 +115,7 @@ def squeeze(x: Any, /, axis: int | tuple[int, ...]) -> Variable:
     nd = x.array.ndim
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     axes = {_norm_axis(a, nd, "squeeze") for a in axes}
-    for a in axes:
+    for a in axes if nd else ():  # a 0-d array's axis 0 (or -1) is itself
         if x.array.shape[a] != 1:
             raise ShapeError(f"squeeze(axis): expected axes of length 1, got axis {a} of "
                              f"length {x.array.shape[a]} in shape {x.shape}")

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 from ...tape._variable import Variable
 from .._core import binary, unwrap, var, wrap
+from ._axes import _flag
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "isin",
            "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult"]
@@ -143,6 +144,7 @@ def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Variable:
     array([False,  True])
     """
     a, b = binary("isin", x1, x2)
+    invert = _flag(invert, "isin", "invert")
     ref = a if isinstance(a, Variable) else b
     xp = ref.xp
     fn = getattr(xp, "isin", None)

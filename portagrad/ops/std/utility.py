@@ -7,7 +7,7 @@ from typing import Any
 from ..._errors import ShapeError
 from ...tape._variable import Variable
 from ...xp import ensure_array, index_dtype
-from .._core import int_arg, var, wrap
+from .._core import dtype_kind, int_arg, var, wrap
 from ._axes import _axes_tuple, _flag, _norm_axis
 from .casting import astype
 from .cumulative import cumulative_prod as cumulative_prod  # looked up here as well
@@ -43,6 +43,8 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
     array([3., 5.])
     """
     v = var(x, "diff")
+    dtype_kind("diff", "x", v, "numeric", "a numeric array (differences of booleans are "
+               "undefined)")
     nd = v.array.ndim
     if nd == 0:
         raise ShapeError("diff(x): expected an array of at least 1 dimension, got a 0-d one")
