@@ -9,8 +9,8 @@ from typing import Any
 
 from ..._errors import PortagradNotImplementedError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
-from ...xp._dtypes import index_dtype
-from .._core import same_library, size_of, var, wrap
+from ...xp._dtypes import default_float, index_dtype
+from .._core import check_elements, float_arg, int_arg, same_library, size_of, var, wrap
 from ..std.shape import _norm_axis
 from ._loss_common import int_labels
 
@@ -51,6 +51,9 @@ def accuracy(y: Any, t: Any, *, axis: int = 1, ignore_label: int | None = None) 
     if a.ndim < 1:
         raise ShapeError("accuracy(y): expected at least 1 dimension, got a 0-d array")
     ax = _norm_axis(axis, a.ndim, "accuracy")
+    if a.shape[ax] == 0:
+        raise ShapeError(f"accuracy(y): expected at least one class along axis {ax}, got "
+                         f"shape {tuple(a.shape)}")
     traw = int_labels("accuracy", xp, t)
     want = tuple(a.shape[:ax]) + tuple(a.shape[ax + 1:])
     if tuple(traw.shape) != want:
@@ -58,7 +61,7 @@ def accuracy(y: Any, t: Any, *, axis: int = 1, ignore_label: int | None = None) 
                          f"axis {ax}), got {tuple(traw.shape)}")
     pred = xp.argmax(a, axis=ax)
     hit = pred == xp.astype(traw, pred.dtype)
-    dtype = a.dtype if xp.isdtype(a.dtype, "real floating") else xp.float64
+    dtype = a.dtype if xp.isdtype(a.dtype, "real floating") else default_float(xp, a.device)
     if ignore_label is not None:
         valid = traw != ignore_label
         hit = hit & valid
@@ -104,12 +107,19 @@ def _summary(y: Any, t: Any, label_num: int | None, beta: float, ignore_label: i
     yv = var(y, op, "y")
     same_library(op, [("y", yv), ("t", _raw(t))])
     xp = yv.xp
-    ya, ta = yv.array, _raw(t)
+    ya, ta = yv.array, var(t, op, "t").array
     if ya.ndim < 2 or tuple(ta.shape) != (ya.shape[0],) + tuple(ya.shape[2:]):
         raise ShapeError(f"{op}(t): expected y of shape (N, K, ...) and t of shape "
                          f"(N, ...), got {tuple(ya.shape)} and {tuple(ta.shape)}")
+    if ya.shape[1] == 0:
+        raise ShapeError(f"{op}(y): expected at least one class along axis 1, got shape "
+                         f"{tuple(ya.shape)}")
+    beta = float_arg(op, "beta", beta)
+    ignore_label = int_arg(op, "ignore_label", ignore_label)
     if label_num is None:
-        label_num = int(xp.max(ta)) + 1
+        label_num = int(xp.max(ta)) + 1 if size_of(ta) else 0
+    label_num = int_arg(op, "label_num", label_num, lo=0)
+    check_elements(op, "label_num", label_num * max(1, size_of(ta)), 1)
     keep = xp.reshape(ta != ignore_label, (-1,))
     pred = xp.reshape(xp.argmax(ya, axis=1), (-1,))
     true = xp.reshape(ta, (-1,))
@@ -260,7 +270,9 @@ def r2_score(pred: Any, true: Any, sample_weight: Any = None,
     pv = var(pred, op, "pred")
     same_library(op, [("pred", pv), ("true", _raw(true))])
     xp = pv.xp
-    p, t = pv.array, _raw(true)
+    p, t = pv.array, var(true, op, "true").array
+    if p.ndim == 0:
+        raise ShapeError(f"{op}(pred): expected samples along axis 0, got a 0-d array")
     if tuple(p.shape) != tuple(t.shape):
         raise ShapeError(f"{op}(true): expected pred's shape {tuple(p.shape)}, got "
                          f"{tuple(t.shape)}")
