@@ -197,3 +197,32 @@ def test_ssd512_predict_and_training_on_shapes():
         opt.step()
         losses.append(float(loss.array))
     assert losses[-1] < 0.8 * losses[0], losses
+
+
+def test_yolov3_and_deeplab_run_on_torch():
+    from conftest import Backend
+
+    _run_on(Backend("torch"))
+
+
+def _run_on(backend):
+    kw = {"xp": backend.xp, "device": backend.device}
+    x = np.random.default_rng(0).uniform(0, 1, (2, 3, 64, 64)).astype(np.float32)
+    for build in (lambda **k: _yolo("YOLOv3", "numpy", **k),
+                  lambda **k: M.DeepLabV3plusXception65(n_class=3, min_input_size=32,
+                                                        width=0.0625, **k)):
+        pg.random.seed(0)
+        ref = build()
+        model = build(**kw)
+        model.load_state_dict({k: to_numpy(v) for k, v in ref.state_dict().items()})
+        ref.eval()
+        model.eval()
+        got, want = model(backend.asarray(x)), ref(x)
+        got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(to_numpy(a.array), b.array, rtol=1e-4, atol=1e-4)
+        a = model.predict([x[0] * 255, x[1, :, :40] * 255])
+        b = ref.predict([x[0] * 255, x[1, :, :40] * 255])
+        first = (lambda r: r[0]) if isinstance(a, tuple) else (lambda r: r)
+        for u, v in zip(first(a), first(b)):
+            assert u.shape == v.shape
