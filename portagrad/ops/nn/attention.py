@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._errors import PortagradValueError, ShapeError
 from ...tape._variable import Variable
-from .._core import float_var, var, wrap
+from .._core import float_arg, float_var, var, wrap
 from ..std.elementwise import where
 from ..std.linalg.products import matmul
 from ..std.shape import matrix_transpose, repeat
@@ -72,11 +72,11 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         if hq != hk:
             k = repeat(k, hq // hk, axis=k.ndim - 3)
             v = repeat(v, hq // hk, axis=v.ndim - 3)
-    p = float(dropout_p)
+    p = float_arg(op, "dropout_p", dropout_p)
     if not 0.0 <= p <= 1.0:
         raise PortagradValueError(f"{op}(dropout_p): expected a probability in [0, 1], got {p}")
     n_l, n_s = int(q.shape[-2]), int(k.shape[-2])
-    sc = 1.0 / math.sqrt(int(q.shape[-1])) if scale is None else float(scale)
+    sc = 1.0 / math.sqrt(int(q.shape[-1])) if scale is None else float_arg(op, "scale", scale)
     scores = matmul(q, matrix_transpose(k)) * sc
     xp, dev = q.xp, q.array.device
     if is_causal:

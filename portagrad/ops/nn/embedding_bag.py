@@ -15,7 +15,7 @@ from typing import Any
 from ..._errors import DTypeError, PortagradValueError, ShapeError
 from ...tape._variable import Variable
 from ...xp._dtypes import index_dtype
-from .._core import same_library, wrap
+from .._core import same_library, var, wrap
 from ..std.elementwise import maximum, where
 from ..std.indexing import take
 from ..std.reduction import max as _max
@@ -142,8 +142,7 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, *,  # noqa: A002
                                  tuple(pos.shape))
     block = reshape(take(rows, xp.reshape(pos, (-1,)), axis=0), (bags, longest, dim))
     if per_sample_weights is not None:
-        psw = per_sample_weights if isinstance(per_sample_weights, Variable) else wrap(
-            per_sample_weights, xp)
+        psw = var(per_sample_weights, op, "per_sample_weights")
         if tuple(psw.shape) != tuple(ids.shape):
             raise ShapeError(f"{op}(per_sample_weights): expected the shape of input "
                              f"{tuple(ids.shape)}, got {tuple(psw.shape)}")
