@@ -1,5 +1,6 @@
-"""Store ChainerCV 0.13.1's outputs of YOLOv2, YOLOv3, SSD512, DeepLabV3plusXception65 and
-PSPNetResNet50 under weights drawn from a seed.
+"""Store ChainerCV 0.13.1's outputs of YOLOv2, YOLOv3, SSD300, SSD512,
+DeepLabV3plusXception65 and PSPNetResNet50 under weights drawn from a seed, and its
+multibox_loss on a stored case.
 
 Each model is built by ChainerCV at a small size its code allows (few classes; YOLO's
 ``insize``/``grid`` class attributes set to 64; DeepLab's ``min_input_size`` and PSPNet's
@@ -135,19 +136,26 @@ def yolo(chainer, stored):
                {"bboxes": bboxes, "labels": labels, "scores": scores})
 
 
-def ssd512(chainer, stored):
-    from chainercv.links.model.ssd import ssd_vgg16
+def ssd(chainer, stored):
+    from chainercv.links.model.ssd import multibox_loss, ssd_vgg16
 
-    with narrowed(ssd_vgg16, ["L.Convolution2D", "L.DilatedConvolution2D", "Normalize"]):
-        model = ssd_vgg16.SSD512(n_fg_class=3)
-    x = P.batch((1, 3, 512, 512), -120.0, 120.0)
-    shapes = _load_seeded(chainer, model, x)
-    with chainer.using_config("train", False), chainer.no_backprop_mode():
-        mb_locs, mb_confs = model.forward(x)
-    model.score_thresh = P.SCORE_THRESH["ssd512"]
-    bboxes, labels, scores = model.predict(P.images())
-    _store(stored, "ssd512", shapes, {"mb_locs": mb_locs.array, "mb_confs": mb_confs.array},
-           {"bboxes": bboxes, "labels": labels, "scores": scores})
+    for name, cls, insize in (("ssd300", ssd_vgg16.SSD300, 300),
+                              ("ssd512", ssd_vgg16.SSD512, 512)):
+        with narrowed(ssd_vgg16, ["L.Convolution2D", "L.DilatedConvolution2D", "Normalize"]):
+            model = cls(n_fg_class=3)
+        x = P.batch((1, 3, insize, insize), -120.0, 120.0)
+        shapes = _load_seeded(chainer, model, x)
+        with chainer.using_config("train", False), chainer.no_backprop_mode():
+            mb_locs, mb_confs = model.forward(x)
+        model.score_thresh = P.SCORE_THRESH[name]
+        bboxes, labels, scores = model.predict(P.images())
+        _store(stored, name, shapes, {"mb_locs": mb_locs.array, "mb_confs": mb_confs.array},
+               {"bboxes": bboxes, "labels": labels, "scores": scores})
+    # the loss with hard negative mining, on P.multibox_case()
+    locs, confs, gt_locs, gt_labels, k = P.multibox_case()
+    loc_loss, conf_loss = multibox_loss(locs, confs, gt_locs, gt_labels, k)
+    stored["multibox_loss|loc_loss"] = np.asarray(loc_loss.array)
+    stored["multibox_loss|conf_loss"] = np.asarray(conf_loss.array)
 
 
 def _segmentation_outputs(chainer, model, x):
@@ -205,7 +213,7 @@ def main() -> None:
     if not hasattr(np, "float"):  # Chainer 7's resize_images spells NumPy's float64 so
         np.float = float
     stored: dict[str, np.ndarray] = {}
-    for build in (yolo, ssd512, deeplab, pspnet):
+    for build in (yolo, ssd, deeplab, pspnet):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             build(chainer, stored)

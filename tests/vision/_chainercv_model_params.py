@@ -58,4 +58,17 @@ def batch(shape: tuple[int, ...], low: float = 0.0, high: float = 1.0) -> np.nda
 
 
 # predict's score threshold per model, chosen so a few boxes pass under the seeded weights
-SCORE_THRESH = {"yolov2": 0.17, "yolov3": 0.3, "ssd512": 0.992}
+SCORE_THRESH = {"yolov2": 0.17, "yolov3": 0.3, "ssd300": 0.99, "ssd512": 0.992}
+
+
+def multibox_case() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Outputs and targets of two images over 40 default boxes and 4 classes, with a
+    few positives each, for ``multibox_loss`` (k = 3)."""
+    rng = np.random.default_rng(11)
+    locs = rng.normal(0, 1, (2, 40, 4)).astype(np.float32)
+    confs = rng.normal(0, 2, (2, 40, 4)).astype(np.float32)
+    gt_locs = rng.normal(0, 1, (2, 40, 4)).astype(np.float32)
+    gt_labels = np.zeros((2, 40), np.int32)
+    gt_labels[0, [3, 17, 30]] = (1, 3, 2)
+    gt_labels[1, [5, 6]] = (2, 2)
+    return locs, confs, gt_locs, gt_labels, 3

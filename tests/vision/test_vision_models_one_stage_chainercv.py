@@ -98,17 +98,29 @@ def test_deeplab_v3plus_xception65_matches_chainercv(tmp_path):
             _check_labels(got, FIXTURE[f"deeplab|predict|{key}|{i}"], f"{key} {i}")
 
 
-def test_ssd512_matches_chainercv(tmp_path):
-    model = M.SSD512(n_fg_class=3, pretrained_model=_write("ssd512", tmp_path), width=0.125)
-    _check_layout(model, "ssd512")
+@pytest.mark.parametrize("prefix, cls, insize", [("ssd300", "SSD300", 300),
+                                                  ("ssd512", "SSD512", 512)])
+def test_ssd_matches_chainercv(prefix, cls, insize, tmp_path):
+    model = getattr(M, cls)(n_fg_class=3, pretrained_model=_write(prefix, tmp_path),
+                            width=0.125)
+    _check_layout(model, prefix)
     model.eval()
-    outs = model(P.batch((1, 3, 512, 512), -120.0, 120.0))
+    outs = model(P.batch((1, 3, insize, insize), -120.0, 120.0))
     for key, got in zip(("mb_locs", "mb_confs"), outs):
-        want = FIXTURE[f"ssd512|out|{key}"]
+        want = FIXTURE[f"{prefix}|out|{key}"]
         np.testing.assert_allclose(got.array, want, rtol=1e-4, atol=1e-4 * np.abs(want).max(),
                                    err_msg=key)
-    model.score_thresh = P.SCORE_THRESH["ssd512"]
-    _check_predict("ssd512", model.predict(P.images()), atol=1e-3)
+    model.score_thresh = P.SCORE_THRESH[prefix]
+    _check_predict(prefix, model.predict(P.images()), atol=1e-3)
+
+
+def test_multibox_loss_matches_chainercv():
+    from portagrad.vision.models.ssd import multibox_loss
+
+    locs, confs, gt_locs, gt_labels, k = P.multibox_case()
+    loc_loss, conf_loss = multibox_loss(locs, confs, gt_locs, gt_labels, k)
+    np.testing.assert_allclose(loc_loss.array, FIXTURE["multibox_loss|loc_loss"], rtol=1e-5)
+    np.testing.assert_allclose(conf_loss.array, FIXTURE["multibox_loss|conf_loss"], rtol=1e-5)
 
 
 def test_pspnet_resnet50_matches_chainercv(tmp_path):
