@@ -1,8 +1,13 @@
-"""Vision models with ``predict`` interfaces: VGG16, ResNet-50/101/152, SSD300 (and the
-SSD parts in :mod:`~portagrad.vision.models.ssd`), SegNet-Basic.
+"""Vision models with ``predict`` interfaces: VGG16, ResNet-50/101/152, SSD300 and SSD512
+(and the SSD parts in :mod:`~portagrad.vision.models.ssd`), YOLOv2 and YOLOv3
+(:mod:`~portagrad.vision.models.yolo`), SegNet-Basic, DeepLabV3plusXception65
+(:mod:`~portagrad.vision.models.deeplab`) and PSPNetResNet50/101
+(:mod:`~portagrad.vision.models.pspnet`).
 
 Weights are read from local files only: portagrad checkpoints
-(:func:`load_weights`, ``pretrained_model=``) or torchvision state dicts through
+(:func:`load_weights`, ``pretrained_model=``), ChainerCV npz files
+(:func:`load_chainercv_npz`; the one-stage and segmentation models take them as
+``pretrained_model=``) or torchvision state dicts through
 :func:`convert_torchvision_vgg16` and :func:`convert_torchvision_resnet`.
 """
 
