@@ -22,8 +22,8 @@ __all__ = ["YOLOBase", "YOLOv2", "YOLOv3"]
 PRESETS = {"visualize": (0.45, 0.5), "evaluate": (0.45, 0.005)}
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-x))
+def _host(x: Any) -> np.ndarray:
+    return host(getattr(x, "array", x)).astype(np.float32)
 
 
 class YOLOBase(nn.Module):
@@ -86,20 +86,19 @@ class YOLOBase(nn.Module):
         loc
             The offsets.
         """
-        loc = host(loc).astype(np.float32)
-        centre = (self._cell + _sigmoid(loc[:, :2])) * self._step[:, None]
-        size = self._anchor * np.exp(loc[:, 2:])
+        loc = _host(loc)
+        centre = (self._cell + _host(ops.sigmoid(loc[:, :2]))) * self._step[:, None]
+        size = self._anchor * _host(ops.exp(loc[:, 2:]))
         return np.concatenate([centre - size / 2, centre + size / 2], axis=1)
 
-    def class_scores(self, conf: np.ndarray) -> np.ndarray:
-        """Per-class probabilities of one image's ``(K, n_fg_class)`` scores."""
+    def class_scores(self, conf: Any) -> Any:
+        """Per-class probabilities of ``(..., n_fg_class)`` scores."""
         raise NotImplementedError
 
     def _decode(self, loc: Any, obj: Any, conf: Any) -> tuple[np.ndarray, np.ndarray,
                                                                np.ndarray]:
         bbox = self.decode_bbox(loc)
-        score = _sigmoid(host(obj).astype(np.float32))[:, None] * self.class_scores(
-            host(conf).astype(np.float32))
+        score = _host(ops.sigmoid(obj))[:, None] * _host(self.class_scores(conf))
         out_b, out_l, out_s = [], [], []
         for lab in range(self.n_fg_class):
             s = score[:, lab]
@@ -201,9 +200,8 @@ class YOLOv2(YOLOBase):
     def forward(self, x: Any) -> tuple[Any, Any, Any]:
         return self._head([self.subnet(self.extractor(x))])
 
-    def class_scores(self, conf: np.ndarray) -> np.ndarray:
-        e = np.exp(conf - conf.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
+    def class_scores(self, conf: Any) -> Any:
+        return ops.softmax(conf, axis=-1)
 
 
 class YOLOv3(YOLOBase):
@@ -258,5 +256,5 @@ class YOLOv3(YOLOBase):
     def forward(self, x: Any) -> tuple[Any, Any, Any]:
         return self._head([sub(h) for sub, h in zip(self.subnet, self.extractor(x))])
 
-    def class_scores(self, conf: np.ndarray) -> np.ndarray:
-        return _sigmoid(conf)
+    def class_scores(self, conf: Any) -> Any:
+        return ops.sigmoid(conf)
