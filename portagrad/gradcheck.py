@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from . import ops
-from ._errors import PortagradError
+from ._errors import DTypeError, PortagradError
 from .tape import Variable, grad
 from .xp import from_numpy, namespace_of, to_numpy
+from .xp._dtypes import unavailable_dtype
 
 __all__ = ["GradientCheckError", "numerical_grad", "check_backward", "check_double_backward",
            "check_jvp", "check_grads"]
@@ -48,10 +49,15 @@ def _as_tuple(y: Any) -> tuple:
     return tuple(y) if isinstance(y, (tuple, list)) else (y,)
 
 
-def _cast(a: Any, dtype: str | None) -> Any:
+def _cast(a: Any, dtype: str | None, op: str) -> Any:
     if dtype is None or not _is_float(a):
         return a
     xp = namespace_of(a)
+    why = unavailable_dtype(xp, getattr(xp, dtype, dtype))
+    if why is not None:
+        raise DTypeError(f"{op}(dtype): expected a dtype the inputs' library has, got "
+                         f"{dtype!r}: {why}; or pass dtype=None to check in the inputs' own "
+                         f"dtype, with eps, atol and rtol loose enough for it")
     return xp.astype(a, getattr(xp, dtype))
 
 
@@ -131,7 +137,9 @@ def check_backward(f: Callable[..., Any], inputs: Sequence[Any],
     grad_outputs
         Cotangents for the outputs; random if omitted.
     dtype
-        Cast floating inputs to this dtype first (``None`` keeps them).
+        Cast floating inputs to this dtype first (``None`` keeps them). A dtype the
+        inputs' library lacks (float64 on JAX without ``jax_enable_x64``) is a
+        :class:`~portagrad.DTypeError`.
 
     Raises
     ------
@@ -145,7 +153,7 @@ def check_backward(f: Callable[..., Any], inputs: Sequence[Any],
     >>> pg.gradcheck.check_backward(lambda x: x ** 3, [np.array([1.0, 2.0])])
     """
     rng = np.random.default_rng(seed)
-    arrays = [_cast(_raw(a), dtype) for a in inputs]
+    arrays = [_cast(_raw(a), dtype, "check_backward") for a in inputs]
     diff = [_is_float(a) for a in arrays]
     label = name or getattr(f, "__name__", "f")
     vs = [Variable(a, requires_grad=True) if d else a for a, d in zip(arrays, diff)]
@@ -153,7 +161,7 @@ def check_backward(f: Callable[..., Any], inputs: Sequence[Any],
     if grad_outputs is None:
         gys = [_random_like(rng, _raw(y)) for y in ys]
     else:
-        gys = [_cast(_raw(g), dtype) for g in grad_outputs]
+        gys = [_cast(_raw(g), dtype, "check_backward") for g in grad_outputs]
     dirs = [_random_like(rng, a) if d else None for a, d in zip(arrays, diff)]
     targets = [v for v, d in zip(vs, diff) if d]
     used = [(y, g) for y, g in zip(ys, gys) if isinstance(y, Variable) and y.requires_grad]
@@ -247,13 +255,15 @@ def check_double_backward(f: Callable[..., Any], inputs: Sequence[Any],
     >>> pg.gradcheck.check_double_backward(pg.ops.sin, [np.array([0.3, 1.2])])
     """
     rng = np.random.default_rng(seed + 1)
-    arrays = [_cast(_raw(a), dtype) for a in inputs]
+    op = "check_double_backward"
+    arrays = [_cast(_raw(a), dtype, op) for a in inputs]
     diff = [_is_float(a) for a in arrays]
     ys = _call(f, arrays, diff)
-    gys = ([_cast(_raw(g), dtype) for g in grad_outputs] if grad_outputs is not None
+    gys = ([_cast(_raw(g), dtype, op) for g in grad_outputs] if grad_outputs is not None
            else [_random_like(rng, y) for y in ys])
     g = _vjp_function(f, len(arrays), diff)
-    ggs = None if grad_grad_inputs is None else [_cast(_raw(a), dtype) for a in grad_grad_inputs]
+    ggs = (None if grad_grad_inputs is None
+           else [_cast(_raw(a), dtype, op) for a in grad_grad_inputs])
     check_backward(g, [*arrays, *gys], ggs, eps=eps, atol=atol, rtol=rtol, dtype=None,
                    seed=seed, name=g.__name__)
 
@@ -285,14 +295,15 @@ def check_jvp(f: Callable[..., Any], inputs: Sequence[Any],
     from .autograd import forward_ad
 
     rng = np.random.default_rng(seed)
-    arrays = [_cast(_raw(a), dtype) for a in inputs]
+    arrays = [_cast(_raw(a), dtype, "check_jvp") for a in inputs]
     diff = [_is_float(a) for a in arrays]
     label = name or getattr(f, "__name__", "f")
     if tangents is None:
         dirs = [_random_like(rng, a) if d else None for a, d in zip(arrays, diff)]
     else:
         it = iter(tangents)
-        dirs = [_cast(_raw(next(it)), dtype) if d else None for a, d in zip(arrays, diff)]
+        dirs = [_cast(_raw(next(it)), dtype, "check_jvp") if d else None
+                for a, d in zip(arrays, diff)]
     with forward_ad.dual_level():
         # Inputs require gradients, as in _call: a gradient function differentiates inside.
         args = [forward_ad.make_dual(Variable(a, requires_grad=True), t) if d else a
@@ -332,7 +343,7 @@ def check_grads(f: Callable[..., Any], args: Sequence[Any], order: int = 2, *,
     ...                          (np.array([1.0, 2.0]), np.array([0.5, -0.5])), order=3)
     """
     rng = np.random.default_rng(seed + 7)
-    arrays = [_cast(_raw(a), dtype) for a in args]
+    arrays = [_cast(_raw(a), dtype, "check_grads") for a in args]
     fn = f
     bad_modes = set(modes) - {"fwd", "rev"}
     if bad_modes or not modes:

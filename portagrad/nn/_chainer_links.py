@@ -13,6 +13,7 @@ from typing import Any
 from .. import ops
 from .._errors import ShapeError
 from ..ops._core import var
+from ..xp import index_dtype
 from . import init as _init
 from ._layers import Embedding, Linear, _default_dtype, as_initializer, make_param
 from ._module import Module, check_input
@@ -83,7 +84,7 @@ class BatchNormalization(Module):
         shape = (self.size,)
         self.avg_mean = self._avg_init[0](shape, xp=xp, device=device, dtype=dtype)
         self.avg_var = self._avg_init[1](shape, xp=xp, device=device, dtype=dtype)
-        self.N = xp.zeros((), dtype=xp.int64, device=device)
+        self.N = xp.zeros((), dtype=index_dtype(xp), device=device)
 
     def forward(self, x: Any, finetune: bool = False) -> Any:
         x = var(x, "BatchNormalization")
@@ -117,7 +118,8 @@ class BatchNormalization(Module):
         y = ops.batch_norm(x, self.gamma, self.beta, state=state, train=True, eps=self.eps)
         self.avg_mean, self.avg_var = state.mean, state.var
         if finetune:
-            self.N = x.xp.asarray(state.num_batches, dtype=x.xp.int64, device=x.array.device)
+            self.N = x.xp.asarray(state.num_batches, dtype=index_dtype(x.xp),
+                                   device=x.array.device)
         return y
 
     def extra_repr(self) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from .. import ops
 from .._errors import ShapeError
 from ..ops._core import var
+from ..xp import index_dtype
 from . import init as _init
 from ._layers import _default_dtype, make_param
 from ._module import Module, check_input
@@ -74,7 +75,7 @@ class BatchNorm(Module):
         dtype = a.dtype if xp.isdtype(a.dtype, "real floating") else None
         self.running_mean = xp.zeros((c,), dtype=dtype, device=a.device)
         self.running_var = xp.ones((c,), dtype=dtype, device=a.device)
-        self.num_batches = xp.zeros((), dtype=xp.int64, device=a.device)
+        self.num_batches = xp.zeros((), dtype=index_dtype(xp), device=a.device)
 
     def forward(self, x: Any) -> Any:
         x = var(x, type(self).__name__)
@@ -109,7 +110,7 @@ class BatchNorm(Module):
         if self.training:
             self.running_mean, self.running_var = state.mean, state.var
             xp = x.xp
-            self.num_batches = xp.asarray(state.num_batches, dtype=xp.int64,
+            self.num_batches = xp.asarray(state.num_batches, dtype=index_dtype(xp),
                                           device=x.array.device)
         return y
 

@@ -10,6 +10,7 @@ from typing import Any
 from .. import ops
 from .._errors import ShapeError
 from ..ops._core import var
+from ..xp import index_dtype
 from . import functional as F
 from . import init as _init
 from ._module import Module, check_input
@@ -72,7 +73,7 @@ class _NormBase(Module):
         c = (self.num_features,)
         self.running_mean = xp.zeros(c, dtype=dtype, device=device)
         self.running_var = xp.ones(c, dtype=dtype, device=device)
-        self.num_batches_tracked = xp.zeros((), dtype=xp.int64, device=device)
+        self.num_batches_tracked = xp.zeros((), dtype=index_dtype(xp), device=device)
 
     def reset_running_stats(self) -> None:
         """Running mean 0, variance 1, count 0."""
@@ -151,7 +152,7 @@ class _BatchNorm(_NormBase):
         y = ops.batch_norm(x, self.weight, self.bias, state=state, train=True, eps=self.eps)
         xp = x.xp
         self.running_mean, self.running_var = state.mean, state.var
-        self.num_batches_tracked = xp.asarray(n + 1, dtype=xp.int64,
+        self.num_batches_tracked = xp.asarray(n + 1, dtype=index_dtype(xp),
                                               device=self.running_mean.device)
         return y
 

@@ -17,6 +17,7 @@ from ..ops import reshape, sqrt
 from ..ops import sum as _sum
 from ..ops._core import var
 from ..tape import Variable, primitive
+from ..xp import index_dtype
 from ._comm import Communicator
 
 __all__ = ["allreduce_sum", "multi_node_batch_statistics", "multi_node_batch_norm",
@@ -166,7 +167,7 @@ class MultiNodeBatchNorm(BatchNorm):
                                num_batches=int(self.num_batches))
         state.update(mean.array, variance.array * (n / max(n - 1, 1)))
         self.running_mean, self.running_var = state.mean, state.var
-        self.num_batches = x.xp.asarray(state.num_batches, dtype=x.xp.int64,
+        self.num_batches = x.xp.asarray(state.num_batches, dtype=index_dtype(x.xp),
                                         device=x.array.device)
         return y
 

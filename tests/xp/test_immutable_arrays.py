@@ -18,8 +18,15 @@ def test_set_at_and_add_at_write_in_place_on_numpy():
 
 def test_conv_pool_and_indexing_gradients_on_jax():
     jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
+
+    # x64 for this test only: the float64 comparison below needs it, and JAX's default
+    # (float32) is what every later test in the process expects.
+    with jax.enable_x64(True):
+        _conv_pool_and_indexing_gradients(jnp)
+
+
+def _conv_pool_and_indexing_gradients(jnp):
 
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((2, 3, 6, 6))
