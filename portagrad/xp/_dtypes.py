@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._namespace import namespace_name
+
 __all__ = ["is_floating", "is_complex", "is_inexact", "is_integral", "binary_result_dtype",
            "default_float", "index_dtype", "unavailable_dtype", "accumulation_dtype",
            "host_dtype_hash"]
@@ -119,6 +121,32 @@ def accumulation_dtype(xp: Any, array: Any) -> Any:
     if xp.isdtype(dtype, "unsigned integer"):
         return getattr(xp, f"uint{bits}")
     return default
+
+
+# Unsigned dtypes torch stores but has no sum kernel for.
+_TORCH_SUMLESS = frozenset({"torch.uint16", "torch.uint32", "torch.uint64"})
+
+
+def integer_sum(xp: Any, array: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Any:
+    """The standard's ``sum`` of an integer ``array``: in ``dtype``, or without one in
+    :func:`accumulation_dtype`'s (``array``'s own where that is None). torch, which widens
+    unsigned integers to int64 and has no uint16/32/64 sum, sums those as int64 and casts
+    back: addition modulo 2**64 is the same on both, so every bit of the result is kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp._dtypes import integer_sum
+    >>> integer_sum(xp, np.array([200, 100], dtype=np.uint8), None, False).dtype
+    dtype('uint64')
+    """
+    if dtype is None:
+        dtype = accumulation_dtype(xp, array) or array.dtype
+    if str(dtype) in _TORCH_SUMLESS and namespace_name(xp) == "torch":
+        wide = xp.sum(xp.astype(array, xp.int64), axis=axis, keepdims=keepdims)
+        return xp.astype(wide, dtype)
+    return xp.sum(array, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 _WIDE = frozenset({"float64", "complex128", "int64", "uint64"})

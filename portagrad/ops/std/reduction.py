@@ -13,6 +13,7 @@ from ..._errors import ShapeError
 from ...tape import primitive
 from ...tape._variable import Variable
 from ...xp import ensure_array
+from ...xp._dtypes import integer_sum
 from .._core import float_only, is_floating_dtype, wrap
 from .._core import var as _as_var
 from ._axes import _axes_tuple, _flag
@@ -82,8 +83,10 @@ def sum(x: Any, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = No
         dtype = resolve_dtype(xp, dtype, "sum")
         if dtype != x.array.dtype and is_floating_dtype(xp, x.array.dtype):
             x = cast_for(x, dtype, "sum")
+    if xp.isdtype(x.array.dtype, "integral"):
+        # The standard's dtype (not every library's): see integer_sum.
+        return wrap(ensure_array(xp, integer_sum(xp, x.array, axes, keepdims, dtype)), xp)
     if not is_floating_dtype(xp, x.array.dtype):
-        # An explicit dtype is kept: without one, libraries widen small integers.
         return wrap(ensure_array(xp, xp.sum(x.array, axis=axes, keepdims=keepdims,
                                              dtype=dtype)), xp)
     return _sum(x, axis=axes, keepdims=keepdims)
