@@ -29,13 +29,16 @@ from ._gradients import (
     raw,
 )
 
-__all__ = ["check_fastpath", "fast_path_libraries", "FAST_PATH_HITS", "reaching_arguments"]
+__all__ = ["check_fastpath", "fast_path_libraries", "FAST_PATH_HITS", "reaching_arguments",
+           "reached_kernels"]
 
 # Kernels whose fast path ran during a fastpath check, per namespace.
 FAST_PATH_HITS: dict[str, set[str]] = {}
 # Per record: for each library, the first probed host arguments that reach a kernel with a
 # fast path of that library.
 _REACHING: dict[str, dict[str, tuple]] = {}
+# Per record and library: the kernels with a fast path of that library those arguments reach.
+_REACHED: dict[str, dict[str, frozenset[str]]] = {}
 # Draws the probe tries before it decides a record reaches no fast path of a library.
 PROBE_EXAMPLES = 12
 
@@ -92,11 +95,18 @@ def reaching_arguments(record: OpRecord, library: str) -> tuple | None:
     fastpath case always compares a fast path with the pure-standard one.
     """
     if record.name not in _REACHING:
-        _REACHING[record.name] = _probe(record)
+        _REACHING[record.name], _REACHED[record.name] = _probe(record)
     return _REACHING[record.name].get(library)
 
 
-def _probe(record: OpRecord) -> dict[str, tuple]:
+def reached_kernels(record: OpRecord, library: str) -> frozenset[str]:
+    """The kernels with a ``library`` fast path that :func:`reaching_arguments`' arguments
+    reach on the host (empty when none does)."""
+    reaching_arguments(record, library)
+    return _REACHED[record.name].get(library, frozenset())
+
+
+def _probe(record: OpRecord) -> tuple[dict[str, tuple], dict[str, frozenset[str]]]:
     from hypothesis import HealthCheck, Phase, given, settings
 
     from ._backends import HOST
@@ -104,6 +114,7 @@ def _probe(record: OpRecord) -> dict[str, tuple]:
 
     libraries = fast_path_libraries()
     found: dict[str, tuple] = {}
+    reached: dict[str, frozenset[str]] = {}
     dtype = "float64" if "float64" in record.dtypes else record.dtypes[-1]
 
     def body(host: tuple) -> None:
@@ -115,14 +126,15 @@ def _probe(record: OpRecord) -> dict[str, tuple]:
             except Exception:  # noqa: BLE001 - the checks themselves report the op's errors
                 return
         for library in libraries - set(found):
-            if any(library in KERNELS[name].overrides for name in hits):
-                found[library] = host
+            kernels = frozenset(name for name in hits if library in KERNELS[name].overrides)
+            if kernels:
+                found[library], reached[library] = host, kernels
 
     run = given(record.args_strategy(Strategies(HOST.xp)))(body)
     settings(max_examples=PROBE_EXAMPLES, derandomize=True, database=None, deadline=None,
              phases=(Phase.explicit, Phase.generate), print_blob=False,
              suppress_health_check=list(HealthCheck))(run)()
-    return found
+    return found, reached
 
 
 def _evaluate(record: OpRecord, backend: Backend, host: tuple, dtype: str) -> list:

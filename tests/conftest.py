@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import fcntl
 import importlib.util
 import os
 import re
@@ -128,3 +129,29 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(
             f"PORTAGRAD_STRICT_SKIPS=1: expected skips only for CuPy or a GPU (what cannot be "
             f"installed here), got {len(bad)} other reason(s): {bad}", red=True)
+
+
+
+# -- several workers -----------------------------------------------------------------------
+# make test runs on two pytest-xdist workers. The tests that must not run beside one another
+# take one lock in turn: the MPI jobs (each starts mpiexec with two ranks, a core each) and
+# the tests that hold a wait to a deadline, so that none of them runs beside an MPI job.
+_SERIAL_FILES = frozenset({"test_deadlines.py", "test_loader_workers.py",
+                           "test_io_integrity.py", "test_training_resume.py"})
+
+
+@pytest.fixture(autouse=True)
+def _one_at_a_time(request, tmp_path_factory):
+    serial = (request.node.get_closest_marker("mpi") is not None
+              or request.node.path.name in _SERIAL_FILES)
+    if not serial or "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    # Every worker's base temporary folder lies in the run's own.
+    root = tmp_path_factory.getbasetemp().parent
+    with open(root / "one-at-a-time.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
