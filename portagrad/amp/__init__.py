@@ -1,5 +1,6 @@
-"""Mixed precision as ``torch.amp``: :class:`autocast` (matrix products and convolutions
-in float16/bfloat16 with float32 parameters, softmax and its losses in float32) and
+"""Mixed precision as ``torch.amp``: :class:`autocast` (torch's per-device lists: matrix
+products and convolutions in float16/bfloat16 with float32 parameters, the losses and the
+other float32 ops in float32) and
 :class:`GradScaler` (dynamic loss scaling with ``scale``, ``unscale_``, ``step``,
 ``update``, ``state_dict``).
 

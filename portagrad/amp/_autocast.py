@@ -1,5 +1,13 @@
-"""autocast: matrix products and convolutions in float16/bfloat16, softmax and its losses
-in float32, as ``torch.autocast``; the parameters stay float32 (the master weights)."""
+"""autocast: the ops of torch's autocast lists run in float16/bfloat16 ("lower
+precision": matrix products, convolutions...) or in float32 (the losses, ``prod``, the
+decompositions...), per device type, as ``torch.autocast``; the parameters stay float32
+(the master weights).
+
+The lists name the public ops of :mod:`portagrad.ops` (the outermost one being computed
+decides). Matrix products, ``linear`` and convolutions cast their own operands; every
+other listed op is cast at its primitives by a hook of the tape, active only inside an
+enabled block.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,37 @@ from typing import Any
 from .._errors import PortagradTypeError, PortagradValueError
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "low_precision",
-           "full_precision"]
+           "full_precision", "FLOAT32_OPS", "LOWER_PRECISION_OPS"]
+
+# torch's autocast lists (torch 2.13, aten/src/ATen/autocast_mode.cpp), as the names of
+# portagrad's ops that compute them. Names ending in "." cover a namespace ("fft.").
+_LOSSES = frozenset({
+    "softmax_cross_entropy", "nll_loss", "mean_squared_error", "mean_absolute_error",
+    "huber_loss", "binary_cross_entropy", "sigmoid_cross_entropy", "kl_divergence",
+    "margin_ranking_loss", "soft_margin_loss", "multi_margin_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "triplet", "poisson_nll", "multilabel_margin_loss",
+    "connectionist_temporal_classification", "ctc_loss"})
+FLOAT32_OPS: dict[str, frozenset[str]] = {
+    "cpu": _LOSSES | frozenset({
+        "prod", "linalg.trace", "linalg.inv", "linalg.qr", "linalg.svd", "linalg.cholesky",
+        "linalg.eigh", "linalg.eigvalsh", "linalg.solve", "linalg.lstsq",
+        "max_pool3d", "avg_pool3d", "grid_sample", "fractional_max_pool2d",
+        "fractional_max_pool3d", "max_unpool2d", "max_unpool3d"}),
+    "cuda": _LOSSES | frozenset({
+        "softmax", "log_softmax", "layer_norm", "group_norm", "sum", "prod",
+        "cumulative_sum", "exp", "expm1", "log", "log1p", "log2", "log10", "pow",
+        "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan", "erfinv", "softplus",
+        "normalize", "cosine_similarity", "pdist", "linalg.vector_norm", "linalg.norm"}),
+}
+LOWER_PRECISION_OPS: dict[str, frozenset[str]] = {
+    "cpu": frozenset({"matmul", "linear", "conv", "conv1d", "conv2d", "conv3d",
+                      "conv_transpose", "conv_transpose1d", "conv_transpose2d",
+                      "conv_transpose3d", "prelu", "scaled_dot_product_attention",
+                      "einsum"}),
+    "cuda": frozenset({"matmul", "linear", "conv", "conv1d", "conv2d", "conv3d",
+                       "conv_transpose", "conv_transpose1d", "conv_transpose2d",
+                       "conv_transpose3d", "prelu"}),
+}
 
 _LOW = ("float16", "bfloat16")
 _local = threading.local()
@@ -32,13 +70,16 @@ def _dtype_name(dtype: Any) -> str:
 
 
 class autocast:  # noqa: N801 - torch's name
-    """Run matrix products, ``linear`` and convolutions in ``dtype`` inside the block.
+    """Run the ops of torch's autocast lists in ``dtype`` or in float32 inside the block.
 
-    As ``torch.autocast``: float32 inputs of ``matmul``, ``linear`` and ``conv`` are cast
-    to ``dtype`` (their gradients flow back cast to float32, so float32 parameters get
-    float32 gradients), and ``softmax``, ``log_softmax`` and ``softmax_cross_entropy`` run
-    in float32 whatever their input. Other ops run in the dtype of their inputs. Nests;
-    ``enabled=False`` turns it off inside.
+    As ``torch.autocast`` for ``device_type``: float32 inputs of the lower-precision ops
+    (:data:`LOWER_PRECISION_OPS`: ``matmul``, ``linear``, convolutions, ``prelu``,
+    ``scaled_dot_product_attention``, ``einsum``) are cast to ``dtype`` (their gradients
+    flow back cast to float32, so float32 parameters get float32 gradients), and the
+    float32 ops (:data:`FLOAT32_OPS`: on CPU the losses, ``prod``, the decompositions,
+    3-d pooling, ``grid_sample``...; on CUDA also ``softmax``, ``layer_norm``,
+    ``sum``...) run in float32 whatever their input. Other ops run in the dtype of their
+    inputs. Nests; ``enabled=False`` turns it off inside.
 
     Parameters
     ----------
@@ -78,11 +119,15 @@ class autocast:  # noqa: N801 - torch's name
         self.enabled = enabled
 
     def __enter__(self) -> autocast:
-        _stack().append(self.fast_dtype if self.enabled else None)
+        st = _stack()
+        st.append((self.fast_dtype, self.device_type) if self.enabled else None)
+        _sync_hook(st)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _stack().pop()
+        st = _stack()
+        st.pop()
+        _sync_hook(st)
 
     def __call__(self, fn: Any) -> Any:
         import functools
@@ -103,7 +148,77 @@ def is_autocast_enabled() -> bool:
 def get_autocast_dtype() -> str | None:
     """The active block's dtype name, or ``None``."""
     s = _stack()
+    return s[-1][0] if s and s[-1] is not None else None
+
+
+def _active() -> tuple[str, str] | None:
+    s = _stack()
     return s[-1] if s else None
+
+
+def _sync_hook(st: list) -> None:
+    from ..tape._mode import set_cast
+
+    set_cast(_cast_operands if st and st[-1] is not None else None)
+
+
+def _listed(name: str | None, names: frozenset[str]) -> bool:
+    if name is None:
+        return False
+    if name in names:
+        return True
+    dot = name.find(".")
+    return dot > 0 and name[:dot + 1] in names
+
+
+def _public_op() -> str | None:
+    from ..ops._core import _public_op_on_stack
+
+    return _public_op_on_stack()
+
+
+def _cast_operands(prim: Any, args: tuple) -> tuple:
+    """The tape's hook inside an enabled block: the Variable operands of a primitive of a
+    listed op, cast to the op's precision."""
+    from ..tape._mode import CAST, state
+    from ..tape._variable import Variable
+
+    active = _active()
+    if active is None:
+        return args
+    name, device = active
+    low = [a for a in args if isinstance(a, Variable) and _dtype_str(a) in _LOW]
+    f32 = [a for a in args if isinstance(a, Variable) and _dtype_str(a) == "float32"]
+    if not low and not f32:
+        return args
+    op = _public_op()
+    if low and _listed(op, FLOAT32_OPS[device]):
+        want, pick = "float32", low
+    elif f32 and _listed(op, LOWER_PRECISION_OPS[device]):
+        want, pick = name, f32
+    else:
+        return args
+    st = state
+    st.mode &= ~CAST  # the casts are primitives themselves
+    try:
+        ids = {id(a) for a in pick}
+        return tuple(_to(a, want) if id(a) in ids else a for a in args)
+    finally:
+        st.mode |= CAST
+
+
+def _dtype_str(v: Any) -> str:
+    dt = v.array.dtype
+    return str(getattr(dt, "name", dt)).removeprefix("torch.")
+
+
+def _to(v: Any, name: str) -> Any:
+    dtype = getattr(v.xp, name, None)
+    if dtype is None:
+        raise PortagradTypeError(f"autocast(dtype={name!r}): the array library of the "
+                                 f"inputs has no {name}; use float16 (NumPy has no "
+                                 f"bfloat16)")
+    return v.astype(dtype)
 
 
 def _floating32(v: Any) -> bool:
@@ -123,10 +238,12 @@ def _low_like(v: Any, name: str) -> Any:
 
 def low_precision(*args: Any) -> tuple:
     """The operands of a matrix product or convolution, float32 ones cast to the active
-    block's dtype (unchanged outside a block). Called by those ops."""
-    name = get_autocast_dtype()
-    if name is None:
+    block's dtype (unchanged outside a block, and inside an op of the float32 list).
+    Called by those ops."""
+    active = _active()
+    if active is None or _listed(_public_op(), FLOAT32_OPS[active[1]]):
         return args
+    name = active[0]
     from ..tape._variable import as_variable
 
     out = []
@@ -138,9 +255,10 @@ def low_precision(*args: Any) -> tuple:
 
 
 def full_precision(x: Any) -> Any:
-    """``x`` in float32 inside an active block when it is float16/bfloat16 (softmax and
-    its losses, where torch's autocast computes in float32)."""
-    if get_autocast_dtype() is None:
+    """``x`` in float32 inside an active block when it is float16/bfloat16 and the op
+    being computed is in the block's float32 list (softmax and its losses call it)."""
+    active = _active()
+    if active is None or not _listed(_public_op(), FLOAT32_OPS[active[1]]):
         return x
     dt = getattr(x, "dtype", None)
     name = getattr(dt, "name", str(dt)).removeprefix("torch.") if dt is not None else ""

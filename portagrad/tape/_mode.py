@@ -11,6 +11,7 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "deb
 RECORD = 1  # grad_enabled
 DEBUG = 2  # debug
 FORWARD = 4  # a forward-mode level is open
+CAST = 8  # an autocast region casts the operands of primitives (see set_cast)
 
 
 class _State(threading.local):
@@ -25,9 +26,18 @@ class _State(threading.local):
     # doing that would make every write seven times slower, and forward mode writes
     # twice per op).
     mode = RECORD
+    # The autocast hook ``cast(prim, args) -> args`` while the CAST bit is set.
+    cast = None
 
 
 state = _State()
+
+
+def set_cast(hook: object) -> None:
+    """Set the operand-casting hook of primitives (``None``: none) and the CAST bit."""
+    st = state
+    st.cast = hook
+    st.mode = st.mode | CAST if hook is not None else st.mode & ~CAST
 
 
 def set_record(enabled: bool) -> None:

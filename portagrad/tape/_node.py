@@ -19,7 +19,7 @@ from .._errors import GradientError, NonFiniteError
 from ..xp._dtypes import index_dtype
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._forward import propagate
-from ._mode import DEBUG, FORWARD, RECORD, state
+from ._mode import CAST, DEBUG, FORWARD, RECORD, state
 from ._variable import Variable, _init_variable, _leaf, _new, _output, _snapshot
 
 __all__ = ["Primitive", "Node", "primitive", "PRIMITIVES"]
@@ -331,6 +331,9 @@ def _record(prim: Primitive, params: dict, xp: Any, out: Any, edges: tuple, gene
 
 def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     """Run ``prim`` on Variables (and Python scalars) and record it when needed."""
+    mode = state.mode
+    if mode & CAST:
+        args = state.cast(prim, args)
     xp = None
     record = False
     arrays = []
@@ -350,7 +353,6 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
     if record and nondiff is not None:
         record = any(isinstance(a, Variable) and a.requires_grad
                      for i, a in enumerate(args) if i not in nondiff)
-    mode = state.mode
     if mode & DEBUG:
         _check_forward(prim, out, xp, args)
     if not (record and mode & RECORD):
@@ -481,15 +483,19 @@ _NO_PARAMS: dict = {}
 _ref = weakref.ref
 
 
+# Debug checks and autocast take the generic path.
+_SLOW_PATH = DEBUG | CAST
+
+
 def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
     """:func:`apply` for a one-output primitive of two operands and no parameters.
 
     The arithmetic operators call it with Variables (of any subclass) and Python numbers;
     spelling the two operands out saves the generic loop, which is most of the cost of an
-    op on small arrays. Under debug checks it is :func:`apply`.
+    op on small arrays. Under debug checks and autocast it is :func:`apply`.
     """
     mode = state.mode
-    if mode & DEBUG:
+    if mode & _SLOW_PATH:
         return apply(prim, (a, b), _NO_PARAMS)
     ta = type(a)
     if ta is float or ta is int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...._errors import DTypeError, LinAlgError, PortagradTypeError, ShapeError
+from ....amp._autocast import full_precision
 from ....tape import primitive
 from ....tape._variable import Variable
 from ....xp import ensure_array, index_dtype
@@ -41,7 +42,8 @@ def floating_matrix(x: Any, op: str, arg: str = "x", square: bool = False) -> Va
 
 
 def _matrix(x: Any, op: str, arg: str, square: bool, kinds: Any) -> Variable:
-    v = var(x, op, arg)
+    # Inside an autocast block the decompositions run in float32, as torch's.
+    v = full_precision(var(x, op, arg))
     if not v.xp.isdtype(v.array.dtype, kinds):
         kind = "real floating-point" if kinds == "real floating" else "floating-point"
         raise DTypeError(f"{op}({arg}): expected a {kind} array, got dtype "
