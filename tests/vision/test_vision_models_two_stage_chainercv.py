@@ -98,10 +98,10 @@ def test_faster_rcnn_vgg16_matches_chainercv(tmp_path):
     for k in ("rpn_loc_loss", "rpn_cls_loss", "roi_loc_loss", "roi_cls_loss", "loss"):
         assert obs[f"main/{k}"] == pytest.approx(float(STORED[f"vgg16|train_{k}"]), rel=1e-4,
                                                  abs=1e-6), k
-    _close(model.rpn.loc.weight.grad, STORED["vgg16|grad_rpn_loc_W"], rtol=1e-3, atol=1e-5)
-    _close(model.head.score.weight.grad, STORED["vgg16|grad_head_score_W"], rtol=1e-3,
+    _close(model.rpn.loc.W.grad, STORED["vgg16|grad_rpn_loc_W"], rtol=1e-3, atol=1e-5)
+    _close(model.head.score.W.grad, STORED["vgg16|grad_head_score_W"], rtol=1e-3,
            atol=1e-5)
-    _close(model.extractor.conv5_3.conv.bias.grad, STORED["vgg16|grad_conv5_3_b"], rtol=1e-3,
+    _close(model.extractor.conv5_3.conv.b.grad, STORED["vgg16|grad_conv5_3_b"], rtol=1e-3,
            atol=1e-5)
 
 

@@ -2,7 +2,9 @@
 (and the SSD parts in :mod:`~portagrad.vision.models.ssd`), YOLOv2 and YOLOv3
 (:mod:`~portagrad.vision.models.yolo`), SegNet-Basic, DeepLabV3plusXception65
 (:mod:`~portagrad.vision.models.deeplab`) and PSPNetResNet50/101
-(:mod:`~portagrad.vision.models.pspnet`).
+(:mod:`~portagrad.vision.models.pspnet`), Faster R-CNN on VGG-16
+(:mod:`~portagrad.vision.models.faster_rcnn`) and Faster/Mask R-CNN on an FPN
+(:mod:`~portagrad.vision.models.fpn`).
 
 Weights are read from local files only: portagrad checkpoints
 (:func:`load_weights`, ``pretrained_model=``), ChainerCV npz files
@@ -12,6 +14,8 @@ Weights are read from local files only: portagrad checkpoints
 """
 
 from . import deeplab as deeplab
+from . import faster_rcnn as faster_rcnn
+from . import fpn as fpn
 from . import pspnet as pspnet
 from . import ssd as ssd
 from . import yolo as yolo
@@ -34,6 +38,11 @@ from ._segnet import max_pool_switches as max_pool_switches
 from ._segnet import unpool_with_switches as unpool_with_switches
 from ._vgg import VGG16 as VGG16
 from .deeplab import DeepLabV3plusXception65 as DeepLabV3plusXception65
+from .faster_rcnn import FasterRCNNVGG16 as FasterRCNNVGG16
+from .fpn import FasterRCNNFPNResNet50 as FasterRCNNFPNResNet50
+from .fpn import FasterRCNNFPNResNet101 as FasterRCNNFPNResNet101
+from .fpn import MaskRCNNFPNResNet50 as MaskRCNNFPNResNet50
+from .fpn import MaskRCNNFPNResNet101 as MaskRCNNFPNResNet101
 from .pspnet import PSPNetResNet50 as PSPNetResNet50
 from .pspnet import PSPNetResNet101 as PSPNetResNet101
 from .ssd import SSD as SSD
@@ -47,6 +56,9 @@ __all__ = [
     "Conv2DBNActiv", "DeepLabV3plusXception65", "PSPNetResNet101", "PSPNetResNet50",
     "SSD512", "SeparableConv2DBNActiv", "YOLOv2", "YOLOv3", "chainercv_names", "deeplab",
     "load_chainercv_npz", "pspnet", "save_chainercv_npz", "yolo",
+    # two-stage detectors and instance segmentation
+    "FasterRCNNFPNResNet101", "FasterRCNNFPNResNet50", "FasterRCNNVGG16",
+    "MaskRCNNFPNResNet101", "MaskRCNNFPNResNet50", "faster_rcnn", "fpn",
     "Bottleneck", "ImageClassifier", "ResNet", "ResNet101", "ResNet152", "ResNet50", "SSD",
     "SSD300", "SegNetBasic", "VGG16", "convert_torchvision_resnet",
     "convert_torchvision_vgg16", "load_weights", "max_pool_switches", "ssd",

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .... import nn, ops
-from ....xp import from_numpy
+from ....xp import from_numpy, namespace_of
 from ..._common import host
 from ...transforms import resize
 from ...utils import (
@@ -28,9 +28,14 @@ __all__ = ["FasterRCNN", "RegionProposalNetwork", "PRESETS", "as_model_array"]
 PRESETS = {"visualize": (0.3, 0.7), "evaluate": (0.3, 0.05)}
 
 
-def as_model_array(a: np.ndarray, ref: Any) -> Any:
-    """Host array ``a`` in the library and on the device of ``ref`` (array or Variable)."""
-    return from_numpy(np.ascontiguousarray(a), like=getattr(ref, "array", ref))
+def as_model_array(a: np.ndarray, ref: Any, floating: bool = False) -> Any:
+    """Host array ``a`` in the library and on the device of ``ref`` (array or Variable);
+    with ``floating``, also in ``ref``'s dtype."""
+    ref = getattr(ref, "array", ref)
+    out = from_numpy(np.ascontiguousarray(a), like=ref)
+    if floating and out.dtype != ref.dtype:
+        out = namespace_of(ref).astype(out, ref.dtype)
+    return out
 
 
 class RegionProposalNetwork(nn.Module):

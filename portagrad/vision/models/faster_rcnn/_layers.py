@@ -1,57 +1,48 @@
-"""Layers created with ChainerCV's initializers (an initializer object per parameter)."""
+"""Chainer-style layers (parameters ``W`` and ``b``) drawn once from ChainerCV's
+initializers."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
+import numpy as np
+
 from .... import nn
 
-__all__ = ["initialize", "conv2d", "linear", "deconv2d", "check_weights_file"]
+__all__ = ["conv2d", "linear", "deconv2d", "check_weights_file"]
 
 
-def initialize(param: Any, init: Any) -> None:
-    """Redraw ``param`` from the initializer ``init`` (``None`` keeps its draw)."""
-    if init is None or param is None:
-        return
-    a = param.array
-    new = init(tuple(a.shape), xp=param.xp, device=a.device, dtype=a.dtype)
-    if hasattr(param, "set_array"):
-        param.set_array(new)
-    else:
-        param.array = new
+def _lecun(fan_in: int) -> Any:
+    # Chainer's default LeCunNormal, drawn as one plain normal
+    return nn.init.Normal(float(np.sqrt(1.0 / max(fan_in, 1))))
 
 
 def conv2d(cin: int, cout: int, ksize: int, stride: int = 1, pad: int = 0, *,
            initialW: Any = None, initial_bias: Any = None, bias: bool = True,
-           dilation: int = 1, groups: int = 1, **kw: Any) -> nn.Conv2d:
-    """``nn.Conv2d`` with its weight (and bias, zeros by default) drawn from the given
-    initializers."""
-    layer = nn.Conv2d(cin, cout, ksize, stride, pad, dilation=dilation, groups=groups,
-                      bias=bias, **kw)
-    initialize(layer.weight, initialW)
-    initialize(layer.bias, initial_bias if initial_bias is not None else nn.init.Zeros())
-    return layer
+           dilation: int = 1, groups: int = 1, **kw: Any) -> nn.Module:
+    """Chainer's ``Convolution2D`` (``W`` ``(out, in, k, k)``, ``b``) drawn once from
+    ``initialW`` (LeCun normal by default) and ``initial_bias`` (zeros)."""
+    init = initialW if initialW is not None else _lecun(cin // groups * ksize * ksize)
+    return nn.Convolution2D(cin, cout, ksize, stride, pad, nobias=not bias, initialW=init,
+                            initial_bias=initial_bias, dilate=dilation, groups=groups, **kw)
 
 
 def deconv2d(cin: int, cout: int, ksize: int, stride: int = 1, pad: int = 0, *,
-             initialW: Any = None, **kw: Any) -> nn.ConvTranspose2d:
-    """``nn.ConvTranspose2d`` (weight ``(in, out, k, k)``, Chainer's layout) with zero
-    bias."""
-    layer = nn.ConvTranspose2d(cin, cout, ksize, stride, pad, **kw)
-    initialize(layer.weight, initialW)
-    initialize(layer.bias, nn.init.Zeros())
-    return layer
+             initialW: Any = None, **kw: Any) -> nn.Module:
+    """Chainer's ``Deconvolution2D`` (``W`` ``(in, out, k, k)``) with zero bias."""
+    init = initialW if initialW is not None else _lecun(cout * ksize * ksize)
+    return nn.Deconvolution2D(cin, cout, ksize, stride, pad, initialW=init, **kw)
 
 
 def linear(cin: int, cout: int, *, initialW: Any = None, initial_bias: Any = None,
-           **kw: Any) -> nn.Linear:
-    """``nn.Linear`` (weight ``(out, in)``) drawn from Chainer's defaults: LeCun normal
-    weights and zero biases unless initializers are given."""
-    layer = nn.Linear(cin, cout, **kw)
-    initialize(layer.weight, initialW if initialW is not None else nn.init.LeCunNormal())
-    initialize(layer.bias, initial_bias if initial_bias is not None else nn.init.Zeros())
-    return layer
+           **kw: Any) -> nn.Module:
+    """Chainer's ``Linear`` (``W`` ``(out, in)``, ``b``), LeCun normal weights and zero
+    biases unless initializers are given."""
+    from ....nn._layers import Linear
+
+    init = initialW if initialW is not None else _lecun(cin)
+    return Linear(cin, cout, initialW=init, initial_bias=initial_bias, **kw)
 
 
 def check_weights_file(model: Any, path: Any) -> None:

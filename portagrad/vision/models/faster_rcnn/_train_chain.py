@@ -22,7 +22,8 @@ def _smooth_l1_sum(x: Any, t: Any, in_weight: Any, sigma: float) -> Any:
     abs_diff = ops.abs(diff)
     xp = namespace_of(abs_diff.array)
     flag = xp.astype(abs_diff.array < (1.0 / sigma2), abs_diff.array.dtype)
-    y = flag * (sigma2 / 2.0) * ops.square(diff) + (1 - flag) * (abs_diff - 0.5 / sigma2)
+    y = ops.add(ops.multiply(flag * (sigma2 / 2.0), ops.square(diff)),
+                ops.multiply(1 - flag, abs_diff - 0.5 / sigma2))
     return ops.sum(y)
 
 
@@ -55,8 +56,8 @@ def fast_rcnn_loc_loss(pred_loc: Any, gt_loc: Any, gt_label: Any, sigma: float) 
     weight = np.zeros(label.shape + (4,), dtype=host(gt_loc).dtype)
     weight[label > 0] = 1
     ref = getattr(pred_loc, "array", pred_loc)
-    loss = _smooth_l1_sum(pred_loc, as_model_array(host(gt_loc).astype(ref.dtype), ref),
-                          as_model_array(weight.astype(ref.dtype), ref), sigma)
+    loss = _smooth_l1_sum(pred_loc, as_model_array(host(gt_loc), ref, floating=True),
+                          as_model_array(weight, ref, floating=True), sigma)
     return ops.divide(loss, float(max(int((label >= 0).sum()), 1)))
 
 

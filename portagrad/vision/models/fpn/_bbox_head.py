@@ -44,7 +44,7 @@ def _pool(hs: Sequence[Any], rois: Sequence[Any], roi_indices: Sequence[Any],
           scales: Sequence[float], size: int, ratio: int) -> list[Any]:
     pooled = []
     for level, h in enumerate(hs):
-        if len(rois[level]) == 0:
+        if rois[level].shape[0] == 0:
             continue
         pooled.append(ops.roi_average_align_2d(
             h, to_like(host(rois[level]).astype(np.float32), h),
@@ -212,7 +212,7 @@ def bbox_head_loss_pre(rois: Sequence[Any], roi_indices: Sequence[Any], std: Seq
     thresh, batchsize_per_image, fg_ratio = 0.5, 512, 0.25
     n_level = len(rois)
     ref = rois[0]
-    roi_levels = np.hstack([np.full((len(rois[lv]),), lv) for lv in range(n_level)]
+    roi_levels = np.hstack([np.full((rois[lv].shape[0],), lv) for lv in range(n_level)]
                            ).astype(np.int32)
     rois_h = np.vstack([host(r) for r in rois]).astype(np.float32)
     indices_h = np.hstack([host(r) for r in roi_indices]).astype(np.int32)

@@ -301,7 +301,7 @@ class FPNTrainChain(nn.Module):
                 padded.append(p)
             mask_rois, mask_roi_indices, gt_segms, gt_mask_labels = mask_head_loss_pre(
                 rois, roi_indices, padded, bboxes, gt_labels, model.mask_head.segm_size)
-            if sum(len(r) for r in mask_rois) > 0:
+            if sum(r.shape[0] for r in mask_rois) > 0:
                 segms = model.mask_head(hs, mask_rois, mask_roi_indices)
                 mask_loss = mask_head_loss_post(segms, mask_roi_indices, gt_segms,
                                                 gt_mask_labels, len(imgs))

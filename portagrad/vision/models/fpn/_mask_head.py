@@ -249,7 +249,7 @@ def mask_head_loss_pre(rois: Sequence[Any], roi_indices: Sequence[Any],
     """
     n_level = len(rois)
     ref = rois[0]
-    roi_levels = np.hstack([np.full((len(rois[lv]),), lv) for lv in range(n_level)]
+    roi_levels = np.hstack([np.full((rois[lv].shape[0],), lv) for lv in range(n_level)]
                            ).astype(np.int32)
     rois_h = np.vstack([host(r) for r in rois]).astype(np.float32)
     indices_h = np.hstack([host(r) for r in roi_indices]).astype(np.int32)
