@@ -135,3 +135,15 @@ def test_pspnet_resnet50_matches_chainercv(tmp_path):
     imgs = [P.images()[0][:, :40, :60], P.images()[1]]
     for i, got in enumerate(model.predict(imgs)):
         _check_labels(got, FIXTURE[f"pspnet|predict|labels|{i}"], f"labels {i}")
+
+
+def test_pretrained_model_also_reads_portagrad_checkpoints_and_writes_chainercv(tmp_path):
+    first = M.YOLOv3(n_fg_class=3, pretrained_model=_write("yolov3", tmp_path), insize=64,
+                     width=0.125)
+    pg.io.save(tmp_path / "ckpt.pg", first)
+    second = M.YOLOv3(n_fg_class=3, pretrained_model=str(tmp_path / "ckpt.pg"), insize=64,
+                      width=0.125)
+    M.save_chainercv_npz(second, tmp_path / "again.npz")
+    with np.load(tmp_path / "again.npz") as again:
+        for name, value in P.seeded_params(_shapes("yolov3")).items():
+            np.testing.assert_array_equal(again[name], value, err_msg=name)

@@ -14,7 +14,7 @@ from .._chainercv import (
     Conv2DBNActiv,
     SeparableConv2DBNActiv,
     bn_options,
-    load_chainercv_npz,
+    load_pretrained,
     scaled_channels,
 )
 from .._common import evaluating, layer_kwargs, to_model
@@ -158,7 +158,8 @@ class DeepLabV3plusXception65(DeepLabV3plus):
         Number of classes (21 for Pascal VOC, background included).
     pretrained_model
         Path of a ChainerCV npz file of this model
-        (``feature_extractor/entryflow_conv1/conv/W``, ...); nothing is downloaded.
+        (``feature_extractor/entryflow_conv1/conv/W``, ...) or of a portagrad
+        checkpoint; nothing is downloaded.
     min_input_size, scales, flip
         As :class:`DeepLabV3plus` (ChainerCV's defaults: 513 x 513, ``(1.0,)``, no flip).
     extractor_kwargs, aspp_kwargs, decoder_kwargs
@@ -195,4 +196,4 @@ class DeepLabV3plusXception65(DeepLabV3plus):
                     **(decoder_kwargs or {}), **kw),
             min_input_size=min_input_size, scales=scales, flip=flip)
         if pretrained_model is not None:
-            load_chainercv_npz(self, pretrained_model)
+            load_pretrained(self, pretrained_model)

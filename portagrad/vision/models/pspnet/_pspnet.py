@@ -11,7 +11,7 @@ import numpy as np
 from .... import nn, ops
 from ..._common import host
 from ...transforms import resize, resize_contain
-from .._chainercv import Conv2DBNActiv, load_chainercv_npz, scaled_channels
+from .._chainercv import Conv2DBNActiv, load_pretrained, scaled_channels
 from .._common import evaluating, layer_kwargs, to_model
 from ._resnet import DilatedResNet
 
@@ -115,7 +115,8 @@ class PSPNet(nn.Module):
         Number of classes.
     pretrained_model
         Path of a ChainerCV npz file of this model (``extractor/conv1_1/conv/W``, ...,
-        ``ppm/0/conv/W``, ``head_conv2/W``); nothing is downloaded.
+        ``ppm/0/conv/W``, ``head_conv2/W``) or of a portagrad
+        checkpoint; nothing is downloaded.
     input_size
         ``(H, W)`` the network sees (ChainerCV's default 713 x 713): smaller images are
         padded to it, larger ones predicted in overlapping tiles of it.
@@ -147,7 +148,7 @@ class PSPNet(nn.Module):
         self.head_conv1 = Conv2DBNActiv(c + 4 * (c // 4), c512, 3, 1, 1, **kw)
         self.head_conv2 = nn.Conv2d(c512, int(n_class), 1, **kw)
         if pretrained_model is not None:
-            load_chainercv_npz(self, pretrained_model)
+            load_pretrained(self, pretrained_model)
 
     @property
     def n_class(self) -> int:

@@ -12,7 +12,7 @@ from .... import nn, ops
 from ..._common import host
 from ...transforms import resize_bbox, resize_contain, translate_bbox
 from ...utils import non_maximum_suppression
-from .._chainercv import Conv2DBNActiv, load_chainercv_npz
+from .._chainercv import Conv2DBNActiv, load_pretrained
 from .._common import evaluating, layer_kwargs, to_model
 from ._darknet import Darknet19Extractor, Darknet53Extractor, _leaky
 
@@ -160,7 +160,8 @@ class YOLOv2(YOLOBase):
         Number of object classes.
     pretrained_model
         Path of a ChainerCV npz file of this model (``extractor/0/conv/W``, ...,
-        ``subnet/W``); nothing is downloaded.
+        ``subnet/W``) or of a portagrad
+        checkpoint; nothing is downloaded.
     insize
         Side of the square input (a multiple of 32; ChainerCV's is 416).
     width
@@ -195,7 +196,7 @@ class YOLOv2(YOLOBase):
         self._set_default_bbox((self.extractor.grid,), (self._anchors,), anchor_in_cells=True)
         self.use_preset("visualize")
         if pretrained_model is not None:
-            load_chainercv_npz(self, pretrained_model)
+            load_pretrained(self, pretrained_model)
 
     def forward(self, x: Any) -> tuple[Any, Any, Any]:
         return self._head([self.subnet(self.extractor(x))])
@@ -212,7 +213,8 @@ class YOLOv3(YOLOBase):
     n_fg_class
         Number of object classes.
     pretrained_model
-        Path of a ChainerCV npz file of this model; nothing is downloaded.
+        Path of a ChainerCV npz file of this model or of a portagrad
+        checkpoint; nothing is downloaded.
     insize
         Side of the square input (a multiple of 32; ChainerCV's is 416).
     width
@@ -251,7 +253,7 @@ class YOLOv3(YOLOBase):
         self._set_default_bbox(self.extractor.grids, self._anchors, anchor_in_cells=False)
         self.use_preset("visualize")
         if pretrained_model is not None:
-            load_chainercv_npz(self, pretrained_model)
+            load_pretrained(self, pretrained_model)
 
     def forward(self, x: Any) -> tuple[Any, Any, Any]:
         return self._head([sub(h) for sub, h in zip(self.subnet, self.extractor(x))])
