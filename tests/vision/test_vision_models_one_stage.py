@@ -176,20 +176,16 @@ def test_ssd512_forward_backward_numpy_and_strict():
                                    atol=1e-4 * np.abs(g1[name]).max(), err_msg=name)
 
 
-def test_ssd512_predict_and_training_on_shapes():
+def test_ssd512_training_on_shapes():
+    # (SSD512's predict on images of two sizes is checked against ChainerCV's)
     pg.random.seed(3)
     model = M.SSD512(n_fg_class=3, width=0.03125)
-    model.score_thresh = 0.35  # untrained: a few boxes, so non-maximum suppression is quick
-    bboxes, labels, scores = model.predict(_images())
-    for b, lab, s in zip(bboxes, labels, scores):
-        assert b.shape == (len(lab), 4) and s.shape == lab.shape and len(lab) > 0
-        assert b.dtype == np.float32 and lab.dtype == np.int32 and (s >= 0.35).all()
     img, bbox, label = _shapes(1, 64)[0]
     x = model.prepare(img)[None]
     gt_loc, gt_label = model.coder.encode(bbox * 8, label)  # 64 -> 512 pixels
     opt = pg.optim.Adam(model.parameters(), lr=1e-3)
     losses = []
-    for _ in range(4):
+    for _ in range(3):
         opt.zero_grad()
         locs, confs = model(x)
         loss = pg.ops.add(*S.multibox_loss(locs, confs, gt_loc[None], gt_label[None]))
