@@ -19,7 +19,7 @@ import numpy as np
 from ..xp import to_numpy
 
 __all__ = ["BackendConfig", "inject_backend_tests", "FunctionTestCase", "FunctionTestError",
-           "LinkTestCase", "LinkTestError"]
+           "LinkTestCase", "LinkInitializersTestCase", "LinkTestError", "InitializerArgument"]
 
 
 class _TestError(AssertionError):
@@ -597,13 +597,14 @@ class LinkTestCase(_Base, unittest.TestCase):
         _check_arrays_equal(outputs, expected_outputs, LinkTestError,
                             **self.check_forward_options)
 
-    def _link(self, cfg: BackendConfig) -> Any:
+    def _link(self, cfg: BackendConfig, inits: Any = None) -> Any:
         from .link import Link
 
-        inits = self.generate_params()
+        if inits is None:
+            inits = self.generate_params()
         if not isinstance(inits, (tuple, list)):
             raise TypeError("`generate_params` must return a tuple or a list.")
-        link = self.create_link(list(inits))
+        link = self.create_link([_argument(i) for i in inits])
         if not isinstance(link, Link):
             raise TypeError("`create_link` must return a chainer.Link object.")
         link.to_device(cfg.device)
@@ -662,3 +663,117 @@ class LinkTestCase(_Base, unittest.TestCase):
                     **self.check_backward_options)
 
         self._dodging(check)
+
+
+class InitializerArgument:
+    """An argument given to a link's constructor and the initializer the link is
+    expected to use for it, where the two differ (None given, a default used).
+
+    Parameters
+    ----------
+    argument_value
+        What ``create_link`` receives.
+    expected_initializer
+        The initializer (or array or number) the parameter must equal.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import initializers, testing
+    >>> a = testing.InitializerArgument(None, initializers.Zero())
+    >>> a.argument_value is None
+    True
+    """
+
+    def __init__(self, argument_value: Any, expected_initializer: Any) -> None:
+        if expected_initializer is None:
+            raise ValueError("InitializerArgument(expected_initializer): cannot be None")
+        self.argument_value = argument_value
+        self.expected_initializer = expected_initializer
+
+
+def _argument(init: Any) -> Any:
+    return init.argument_value if isinstance(init, InitializerArgument) else init
+
+
+def _expected(init: Any) -> Any:
+    from . import initializers
+
+    if isinstance(init, InitializerArgument):
+        init = init.expected_initializer
+    if init is None:
+        raise ValueError("a None initializer must be given as an InitializerArgument with "
+                         "the initializer the link falls back to")
+    return init if isinstance(init, initializers.Initializer) else \
+        initializers._get_initializer(init)
+
+
+class LinkInitializersTestCase(LinkTestCase):
+    """Chainer's ``testing.LinkInitializersTestCase``: for each parameter of
+    ``param_names`` and each initializer ``get_initializers()`` lists for it (an
+    initializer, an array, a number, or an :class:`InitializerArgument`), the link made
+    with it has that parameter equal to the initializer's values
+    (``check_initializers_options``).
+
+    Examples
+    --------
+    >>> import io, sys, types, unittest
+    >>> import numpy as np
+    >>> import portagrad.chainer as chainer
+    >>> from portagrad.chainer import initializers, testing
+    >>> mod = types.ModuleType("m"); sys.modules["m"] = mod
+    >>> class TestInit(testing.LinkInitializersTestCase):
+    ...     param_names = ("W",)
+    ...     def generate_params(self):
+    ...         return initializers.Zero(),
+    ...     def create_link(self, inits):
+    ...         return chainer.links.Linear(3, 2, initialW=inits[0])
+    ...     def generate_inputs(self):
+    ...         return np.ones((1, 3), np.float32),
+    ...     def get_initializers(self):
+    ...         return [initializers.Constant(2.0), 3.0],
+    >>> TestInit.__module__ = "m"
+    >>> _ = testing.inject_backend_tests(None, [{}])(TestInit)
+    >>> suite = unittest.defaultTestLoader.loadTestsFromModule(mod)
+    >>> unittest.TextTestRunner(stream=io.StringIO()).run(suite).wasSuccessful()
+    True
+    >>> del sys.modules["m"]
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.check_initializers_options: dict[str, Any] = {}
+
+    # Only the initializer test: forward and backward are LinkTestCase's.
+    test_forward = None  # type: ignore[assignment]
+    test_backward = None  # type: ignore[assignment]
+
+    def get_initializers(self) -> Any:
+        raise NotImplementedError("get_initializers is not implemented.")
+
+    def test_initializers(self, backend_config: BackendConfig) -> None:
+        """Tests each initializer of each parameter."""
+        from .variable import Variable
+
+        self.backend_config = backend_config
+        self.before_test("test_initializers")
+        per_param = self.get_initializers()
+        if not isinstance(per_param, (tuple, list)) or not all(
+                isinstance(p, (tuple, list)) for p in per_param):
+            raise TypeError("`get_initializers` must return a tuple or a list of tuples or "
+                            "lists.")
+        for i, choices in enumerate(per_param):
+            for init in choices:
+                inits = list(self.generate_params())
+                inits[i] = init
+                link = self._link(backend_config, inits)
+                xs = tuple(backend_config.get_array(list(self._inputs())))
+                self._forward(link, tuple(Variable(a) for a in xs), backend_config)
+                name = self.param_names[i]
+                param = getattr(link, name, None)
+                if param is None:
+                    LinkTestError.fail(f"Link does not have a parameter named '{name}'.")
+                got = to_numpy(param.array)
+                want = np.empty_like(got)
+                _expected(init)(want)
+                _check_arrays_equal((want,), (got,), LinkTestError,
+                                    **self.check_initializers_options)

@@ -25,6 +25,8 @@ from ._function_link import (
     BackendConfig,
     FunctionTestCase,
     FunctionTestError,
+    InitializerArgument,
+    LinkInitializersTestCase,
     LinkTestCase,
     LinkTestError,
     _expand,
@@ -33,7 +35,8 @@ from ._function_link import (
 
 __all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_random",
            "condition", "attr", "BackendConfig", "inject_backend_tests", "FunctionTestCase",
-           "FunctionTestError", "LinkTestCase", "LinkTestError"]
+           "FunctionTestError", "LinkTestCase", "LinkInitializersTestCase", "LinkTestError",
+           "InitializerArgument"]
 
 
 def _host(x: Any) -> Any:

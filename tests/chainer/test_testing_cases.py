@@ -206,3 +206,46 @@ def test_backend_config_is_chainers():
         testing.BackendConfig({"use_gpu": True})
     with pytest.raises(TypeError, match="list of dicts"):
         testing.inject_backend_tests(None, {})
+
+
+@testing.inject_backend_tests(None, [{}])
+class TestConvolutionInitializers(testing.LinkInitializersTestCase):
+    param_names = ("W", "b")
+
+    def generate_params(self):
+        return chainer.initializers.Normal(), chainer.initializers.Zero()
+
+    def create_link(self, initializers):
+        W, b = initializers
+        return L.Convolution2D(2, 3, 2, initialW=W, initial_bias=b)
+
+    def generate_inputs(self):
+        return np.random.uniform(-1, 1, (1, 2, 4, 4)).astype(np.float32),
+
+    def get_initializers(self):
+        w = np.random.uniform(-1, 1, (3, 2, 2, 2)).astype(np.float32)
+        return ([chainer.initializers.Constant(0.5), w, 2.0],
+                [testing.InitializerArgument(None, 0), chainer.initializers.One(), 3.0])
+
+
+def test_a_link_ignoring_its_initializer_fails():
+    class Stubborn(chainer.Link):
+        def __init__(self, W=None):
+            super().__init__()
+            with self.init_scope():
+                self.W = chainer.Parameter(np.zeros(3, np.float32))  # W is ignored
+
+        def forward(self, x):
+            return x * self.W
+
+    body = {
+        "param_names": ("W",),
+        "generate_params": lambda self: (chainer.initializers.Zero(),),
+        "create_link": lambda self, inits: Stubborn(inits[0]),
+        "generate_inputs": lambda self: (np.ones(3, np.float32),),
+        "get_initializers": lambda self: ([chainer.initializers.Constant(1.0)],),
+    }
+    r = _run(body, base=testing.LinkInitializersTestCase)
+    assert r.testsRun == 1
+    assert [t.id().rsplit(".", 1)[1] for t, _ in r.failures] == ["test_initializers"]
+    assert "LinkTestError" in r.failures[0][1]
