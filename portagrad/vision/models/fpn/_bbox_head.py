@@ -68,6 +68,8 @@ class BboxHead(nn.Module):
         Classes, background included.
     scales
         Feature-map scale of each level.
+    n_channels, fc_size
+        Channels of the pyramid and width of ``fc1``/``fc2`` (256 and 1024 as ChainerCV).
     xp, device, dtype
         Where the parameters are created.
 
@@ -90,14 +92,15 @@ class BboxHead(nn.Module):
     _roi_sample_ratio = 2
     std = (0.1, 0.2)
 
-    def __init__(self, n_class: int, scales: Sequence[float], *, xp: Any = None,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(self, n_class: int, scales: Sequence[float], *, n_channels: int = 256,
+                 fc_size: int = 1024, xp: Any = None, device: Any = None,
+                 dtype: Any = None) -> None:
         kw = layer_kwargs(xp, device, dtype)
         fc = {"initialW": Caffe2FCUniform(), "initial_bias": Caffe2FCUniform()}
-        self.fc1 = linear(256 * self._roi_size ** 2, 1024, **fc, **kw)
-        self.fc2 = linear(1024, 1024, **fc, **kw)
-        self.loc = linear(1024, n_class * 4, initialW=nn.init.Normal(0.001), **kw)
-        self.conf = linear(1024, n_class, initialW=nn.init.Normal(0.01), **kw)
+        self.fc1 = linear(n_channels * self._roi_size ** 2, fc_size, **fc, **kw)
+        self.fc2 = linear(fc_size, fc_size, **fc, **kw)
+        self.loc = linear(fc_size, n_class * 4, initialW=nn.init.Normal(0.001), **kw)
+        self.conf = linear(fc_size, n_class, initialW=nn.init.Normal(0.01), **kw)
         self._n_class = n_class
         self._scales = tuple(scales)
 

@@ -27,19 +27,23 @@ class FPN(nn.Module):
         Number of backbone outputs.
     scales
         Feature-map scale of each output level (``1/4`` ... ``1/64``).
+    n_channels
+        Channels of every level (256 as ChainerCV; smaller for light models).
     xp, device, dtype
         Where the parameters are created.
     """
 
     def __init__(self, base: nn.Module, n_base_output: int, scales: Sequence[float], *,
-                 xp: Any = None, device: Any = None, dtype: Any = None) -> None:
+                 n_channels: int = 256, xp: Any = None, device: Any = None,
+                 dtype: Any = None) -> None:
         kw = layer_kwargs(xp, device, dtype)
         self.base = base
         init = nn.init.GlorotNormal()
         channels = getattr(base, "out_channels", (256,) * n_base_output)
-        self.inner = nn.ModuleList([conv2d(c, 256, 1, initialW=init, **kw)
-                                    for c in channels[:n_base_output]])
-        self.outer = nn.ModuleList([conv2d(256, 256, 3, 1, 1, initialW=init, **kw)
+        c = n_channels
+        self.inner = nn.ModuleList([conv2d(cin, c, 1, initialW=init, **kw)
+                                    for cin in channels[:n_base_output]])
+        self.outer = nn.ModuleList([conv2d(c, c, 3, 1, 1, initialW=init, **kw)
                                     for _ in range(n_base_output)])
         self.scales = tuple(scales)
 

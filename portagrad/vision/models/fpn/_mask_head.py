@@ -44,6 +44,8 @@ class MaskHead(nn.Module):
         Classes, background included.
     scales
         Feature-map scale of each level.
+    n_channels
+        Channels of the pyramid and of the convolutions (256 as ChainerCV).
     xp, device, dtype
         Where the parameters are created.
 
@@ -64,14 +66,15 @@ class MaskHead(nn.Module):
     _roi_sample_ratio = 2
     segm_size = _roi_size * 2
 
-    def __init__(self, n_class: int, scales: Sequence[float], *, xp: Any = None,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(self, n_class: int, scales: Sequence[float], *, n_channels: int = 256,
+                 xp: Any = None, device: Any = None, dtype: Any = None) -> None:
         kw = layer_kwargs(xp, device, dtype)
         init = _HeFanOut()
+        c = n_channels
         for i in range(1, 5):
-            setattr(self, f"conv{i}", Conv2DActiv(256, 256, 3, pad=1, initialW=init, **kw))
-        self.conv5 = deconv2d(256, 256, 2, 2, 0, initialW=init, **kw)
-        self.seg = conv2d(256, n_class, 1, initialW=init, **kw)
+            setattr(self, f"conv{i}", Conv2DActiv(c, c, 3, pad=1, initialW=init, **kw))
+        self.conv5 = deconv2d(c, c, 2, 2, 0, initialW=init, **kw)
+        self.seg = conv2d(c, n_class, 1, initialW=init, **kw)
         self._n_class = n_class
         self._scales = tuple(scales)
 

@@ -31,6 +31,8 @@ class RPN(nn.Module):
     ----------
     scales
         Feature-map scale of each level.
+    n_channels
+        Channels of the pyramid and of the shared convolution (256 as ChainerCV).
     xp, device, dtype
         Where the parameters are created.
     """
@@ -43,14 +45,14 @@ class RPN(nn.Module):
     _test_nms_limit_pre = 1000
     _test_nms_limit_post = 1000
 
-    def __init__(self, scales: Sequence[float], *, xp: Any = None, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(self, scales: Sequence[float], *, n_channels: int = 256, xp: Any = None,
+                 device: Any = None, dtype: Any = None) -> None:
         kw = layer_kwargs(xp, device, dtype)
         init = nn.init.Normal(0.01)
-        n = len(self._anchor_ratios)
-        self.conv = conv2d(256, 256, 3, 1, 1, initialW=init, **kw)
-        self.loc = conv2d(256, n * 4, 1, initialW=init, **kw)
-        self.conf = conv2d(256, n, 1, initialW=init, **kw)
+        n, c = len(self._anchor_ratios), n_channels
+        self.conv = conv2d(c, c, 3, 1, 1, initialW=init, **kw)
+        self.loc = conv2d(c, n * 4, 1, initialW=init, **kw)
+        self.conf = conv2d(c, n, 1, initialW=init, **kw)
         self._scales = tuple(scales)
 
     def forward(self, hs: Sequence[Any]) -> tuple[list[Any], list[Any]]:
