@@ -43,7 +43,7 @@ def _out(y: Any, unbatched: bool, xp: Any = None) -> Any:
 def _max_pool(fn: Any, nd: int, input: Any, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     x, unbatched = _input(input, nd, fn.__name__)
-    if stride == []:  # PyTorch's default of its module-level signature
+    if isinstance(stride, list) and not stride:  # PyTorch's default of its module signature
         stride = None
     return _out(fn(x, kernel_size, stride, padding, dilation, bool(ceil_mode),
                    bool(return_indices)), unbatched, x.xp)

@@ -298,10 +298,11 @@ def _host(out: Any) -> list[np.ndarray]:
 
 # References that multiply by a 0/1 mask where the op (rightly) selects: NaN in an entry
 # the definition never reads (a log-probability of another class than the target, an
-# embedding of a background pixel, a value upsampled to one position of its window) makes
-# the reference NaN and leaves the op finite, as in PyTorch.
+# embedding of a background pixel, a value upsampled to one position of its window, a
+# neighbour of zero bilinear weight) makes the reference NaN and leaves the op finite, as
+# in PyTorch.
 _MASKED_REFERENCES = {"nll_loss", "discriminative_margin_based_clustering_loss",
-                      "upsampling_2d"}
+                      "upsampling_2d", "resize_images"}
 
 
 def _nan_lost(rec: Any, args: list, out: Any) -> str:

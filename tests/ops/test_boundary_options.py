@@ -160,3 +160,22 @@ def test_upsampling_keeps_a_nan_at_the_position_it_is_placed():
     y = ops.upsampling_2d(x, np.array([[[[0, 0], [1, 2]]]]), 2, 2, 0).array
     assert math.isnan(y[0, 0, 0, 2]) and np.isnan(y).sum() == 1
     assert math.isnan(float(ops.softplus(np.array([math.nan])).array[0]))
+
+
+def test_bilinear_resize_reads_no_neighbour_of_zero_weight():
+    # As PyTorch's interpolate: at exact grid points the NaN next door is not read.
+    x = np.arange(12.0).reshape(1, 1, 3, 4)
+    x[0, 0, 1, 2] = math.nan
+    y = ops.resize_images(x, (3, 1), mode="bilinear", align_corners=True).array
+    assert y.ravel().tolist() == [0.0, 4.0, 8.0]
+    y = ops.resize_images(x, (5, 7), mode="bilinear", align_corners=True).array
+    assert np.isnan(y).sum() == 16  # as PyTorch: the 4 x 4 outputs that read it
+
+
+def test_labels_and_lengths_options_are_checked():
+    _raises(PortagradTypeError, "softmax_cross_entropy(ignore_label)", ops.softmax_cross_entropy,
+            X, np.array([0, 1]), ignore_label="x")
+    _raises(PortagradTypeError, "embedding(ignore_index)", ops.embedding, np.array([0]),
+            np.ones((2, 2)), ignore_index=(1, 2))
+    _raises(DTypeError, "precision(t)", ops.precision, X, np.array([0.0, math.nan]))
+    _raises(ShapeError, "cumulative_prod(x)", ops.cumulative_prod, np.array(2.0), axis=0)

@@ -13,7 +13,7 @@ from ...xp import check_same_device, check_same_namespace
 from ...xp._dtypes import index_dtype
 from ...xp._matmul import matmul as _mm
 from .._adapters import adapts
-from .._core import _multi_device, binary, is_floating_dtype, same_library, var, wrap
+from .._core import _multi_device, binary, int_arg, is_floating_dtype, same_library, var, wrap
 from .._core import float_var as _float
 from ..std.elementwise import where
 from ..std.indexing import take
@@ -265,6 +265,10 @@ def _embedding(op: str, ids: Any, weight: Any, padding_idx: int | None,
         raise ShapeError(f"{op}(weight): expected shape (num_embeddings, dim), got "
                          f"{tuple(wv.array.shape)}")
     xp = wv.xp
+    if padding_idx is not None:
+        padding_idx = int_arg(op, "padding_idx", padding_idx)
+    if ignore_index is not None:
+        ignore_index = int_arg(op, "ignore_index", ignore_index)
     idx = ids.array if isinstance(ids, Variable) else ids
     same_library(op, [("weight", wv), (ids_arg, idx)])
     if not hasattr(idx, "dtype") or not xp.isdtype(idx.dtype, "integral"):

@@ -52,7 +52,7 @@ def _lengths(op: str, arg: str, v: Any, n: int, like: Any, xp: Any) -> Any:
     if tuple(a.shape) != (n,):
         raise ShapeError(f"{op}({arg}): expected one length per sequence, ({n},), got "
                          f"{tuple(a.shape)}")
-    return a
+    return xp.astype(a, index_dtype(xp))  # any integer dtype or byte order
 
 
 def _padded(op: str, tg: Any, tl: Any, n: int, blank: int, xp: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError
 from ...amp._autocast import full_precision
 from ...tape._variable import Variable
-from .._core import float_arg, float_only, same_library, size_of, var, wrap
+from .._core import float_arg, float_only, int_arg, same_library, size_of, var, wrap
 from ..std.elementwise import log, where
 from ..std.indexing import take_along_axis
 from ..std.reduction import mean as _mean
@@ -86,6 +86,8 @@ def _class_nll(op: str, scores: Variable, t: Any, axis: int, ignore_label: int |
     under ``log_softmax`` of logits, when ``logits``)."""
     xp = scores.xp
     same_library(op, [("x", scores), ("t", t), ("class_weight", class_weight)])
+    if ignore_label is not None:
+        ignore_label = int_arg(op, "ignore_label", ignore_label)
     a = scores.array
     n_class = a.shape[axis]
     t, tshape = _labels(op, scores, t, axis)

@@ -63,7 +63,7 @@ def accuracy(y: Any, t: Any, *, axis: int = 1, ignore_label: int | None = None) 
     hit = pred == xp.astype(traw, pred.dtype)
     dtype = a.dtype if xp.isdtype(a.dtype, "real floating") else default_float(xp, a.device)
     if ignore_label is not None:
-        valid = traw != ignore_label
+        valid = traw != int_arg("accuracy", "ignore_label", ignore_label)
         hit = hit & valid
         n = xp.sum(xp.astype(valid, dtype))
     else:
@@ -107,7 +107,7 @@ def _summary(y: Any, t: Any, label_num: int | None, beta: float, ignore_label: i
     yv = var(y, op, "y")
     same_library(op, [("y", yv), ("t", _raw(t))])
     xp = yv.xp
-    ya, ta = yv.array, var(t, op, "t").array
+    ya, ta = yv.array, int_labels(op, xp, t)
     if ya.ndim < 2 or tuple(ta.shape) != (ya.shape[0],) + tuple(ya.shape[2:]):
         raise ShapeError(f"{op}(t): expected y of shape (N, K, ...) and t of shape "
                          f"(N, ...), got {tuple(ya.shape)} and {tuple(ta.shape)}")

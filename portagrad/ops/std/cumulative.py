@@ -27,6 +27,9 @@ __all__ = ["cumulative_sum", "cumulative_prod"]
 
 def scan_axis(axis: int | None, nd: int, op: str) -> int:
     """The axis of a cumulative op: may be omitted only for 1-d input."""
+    if nd == 0:
+        raise ShapeError(f"{op}(x): expected an array of at least one dimension, got a 0-d "
+                         f"array")
     if axis is None:
         if nd != 1:
             raise ShapeError(f"{op}(axis): expected an axis for a {nd}-d array, got None")
