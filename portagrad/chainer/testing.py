@@ -36,7 +36,9 @@ from ._function_link import (
 __all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_random",
            "condition", "attr", "BackendConfig", "inject_backend_tests", "FunctionTestCase",
            "FunctionTestError", "LinkTestCase", "LinkInitializersTestCase", "LinkTestError",
-           "InitializerArgument"]
+           "InitializerArgument", "save_and_load", "save_and_load_npz", "save_and_load_hdf5",
+           "assert_warns", "with_requires", "without_requires", "generate_matrix",
+           "generate_seed", "patch"]
 
 
 def _host(x: Any) -> Any:
@@ -275,3 +277,260 @@ class _Attr:
 
 
 attr = _Attr()
+
+
+def save_and_load(src: Any, dst: Any, filename: str, saver: Callable, loader: Callable) -> None:
+    """Save ``src`` with ``saver`` to ``filename`` in a temporary directory and load it
+    into ``dst`` with ``loader``.
+
+    Parameters
+    ----------
+    src, dst
+        The objects saved and loaded into (links, optimizers, ...).
+    filename
+        The file's name inside the temporary directory.
+    saver, loader
+        ``saver(path, src)`` and ``loader(path, dst)``.
+
+    Examples
+    --------
+    >>> import portagrad.chainer as chainer
+    >>> from portagrad.chainer import testing
+    >>> a, b = chainer.links.Linear(2, 3), chainer.links.Linear(2, 3)
+    >>> testing.save_and_load_npz(a, b)
+    >>> bool((a.W.array == b.W.array).all())
+    True
+    """
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, filename)
+        saver(path, src)
+        loader(path, dst)
+
+
+def save_and_load_npz(src: Any, dst: Any) -> None:
+    """:func:`save_and_load` with ``serializers.save_npz``/``load_npz``.
+
+    Parameters
+    ----------
+    src, dst
+        The objects saved and loaded into.
+
+    Examples
+    --------
+    >>> import portagrad.chainer as chainer
+    >>> from portagrad.chainer import testing
+    >>> testing.save_and_load_npz(chainer.links.Linear(2, 2), chainer.links.Linear(2, 2))
+    """
+    from . import serializers
+
+    save_and_load(src, dst, "tmp.npz", serializers.save_npz, serializers.load_npz)
+
+
+def save_and_load_hdf5(src: Any, dst: Any) -> None:
+    """:func:`save_and_load` with ``serializers.save_hdf5``/``load_hdf5`` (needs h5py).
+
+    Parameters
+    ----------
+    src, dst
+        The objects saved and loaded into.
+
+    Examples
+    --------
+    >>> import portagrad.chainer as chainer
+    >>> from portagrad.chainer import testing
+    >>> testing.save_and_load_hdf5(chainer.links.Linear(2, 2), chainer.links.Linear(2, 2))
+    """
+    from . import serializers
+
+    save_and_load(src, dst, "tmp.h5", serializers.save_hdf5, serializers.load_hdf5)
+
+
+class assert_warns:  # noqa: N801 - Chainer's name of a context manager
+    """Context manager: the block must emit a warning of category ``expected``.
+
+    Parameters
+    ----------
+    expected
+        The warning class.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from portagrad.chainer import testing
+    >>> with testing.assert_warns(RuntimeWarning):
+    ...     warnings.warn("careful", RuntimeWarning)
+    """
+
+    def __init__(self, expected: type[Warning]) -> None:
+        self.expected = expected
+
+    def __enter__(self) -> None:
+        import warnings
+
+        self._catch = warnings.catch_warnings(record=True)
+        self._seen = self._catch.__enter__()
+        warnings.simplefilter("always")
+
+    def __exit__(self, typ: Any, value: Any, tb: Any) -> None:
+        self._catch.__exit__(typ, value, tb)
+        if typ is None and not any(isinstance(m.message, self.expected)
+                                   for m in self._seen):
+            raise AssertionError(f"{getattr(self.expected, '__name__', self.expected)} not "
+                                 f"triggerred")
+
+
+def _installed(requirements: tuple[str, ...]) -> bool:
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    for text in requirements:
+        req = Requirement(text)
+        try:
+            version = metadata.version(req.name)
+        except metadata.PackageNotFoundError:
+            return False
+        if req.specifier and version not in req.specifier:
+            return False
+    return True
+
+
+def with_requires(*requirements: str) -> Callable:
+    """Skip the test unless every requirement (``"numpy>=1.20"``) is installed.
+
+    Parameters
+    ----------
+    *requirements
+        Requirement strings.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import testing
+    >>> testing.with_requires("numpy")(lambda: "ran")()
+    'ran'
+    """
+    import unittest
+
+    return unittest.skipIf(not _installed(requirements),
+                           f"requires: {','.join(requirements)}")
+
+
+def without_requires(*requirements: str) -> Callable:
+    """Skip the test if every requirement is installed.
+
+    Parameters
+    ----------
+    *requirements
+        Requirement strings.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import testing
+    >>> testing.without_requires("no-such-package-here")(lambda: "ran")()
+    'ran'
+    """
+    import unittest
+
+    return unittest.skipIf(_installed(requirements), f"requires: {','.join(requirements)}")
+
+
+def generate_matrix(shape: tuple[int, ...], dtype: Any = float, **kwargs: Any) -> Any:
+    """A random (batch of) matrix of the given ``singular_values`` (Chainer's helper).
+
+    Parameters
+    ----------
+    shape
+        ``(..., m, n)``.
+    dtype
+        A float or complex dtype.
+    **kwargs
+        ``singular_values``: broadcast to ``shape[:-2] + (min(m, n),)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.chainer import testing
+    >>> a = testing.generate_matrix((3, 3), singular_values=[3.0, 2.0, 1.0])
+    >>> np.round(np.linalg.svd(a, compute_uv=False), 6).tolist()
+    [3.0, 2.0, 1.0]
+    """
+    unknown = sorted(set(kwargs) - {"singular_values"})
+    if unknown:
+        raise TypeError(f"generate_matrix(): unexpected arguments {unknown}")
+    sv = kwargs.get("singular_values")
+    if len(shape) <= 1:
+        raise ValueError(f"generate_matrix(shape): {shape} is invalid for matrices: too "
+                         f"few axes")
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "fc":
+        raise TypeError(f"generate_matrix(dtype): {dtype} is not supported")
+    if sv is None:
+        raise TypeError("generate_matrix(singular_values): not given")
+    sv = np.asarray(sv)
+    if not np.isrealobj(sv):
+        raise TypeError("generate_matrix(singular_values): not real")
+    if (sv < 0).any():
+        raise ValueError("generate_matrix(singular_values): a negative singular value")
+    k = min(shape[-2:])
+    if 0 in shape:
+        np.broadcast_to(sv, tuple(shape[:-2]) + (k,))
+        return np.empty(shape, dtype=dtype)
+    a = np.random.randn(*shape)
+    if dtype.kind == "c":
+        a = a + 1j * np.random.randn(*shape)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    a = np.einsum("...ik,...k,...kj->...ij", u, np.broadcast_to(sv, s.shape), vh)
+    return a.astype(dtype)
+
+
+def generate_seed() -> int:
+    """A seed drawn from NumPy's global generator (seeded by :func:`fix_random`).
+
+    Examples
+    --------
+    >>> from portagrad.chainer import testing
+    >>> 0 <= testing.generate_seed() < 2**32
+    True
+    """
+    return int(np.random.randint(0xFFFFFFFF))
+
+
+def patch(target: str, *args: Any, **kwargs: Any) -> Any:
+    """``unittest.mock.patch(target, ...)`` that wraps the original object (calls go
+    through, and are recorded), as Chainer's helper.
+
+    Parameters
+    ----------
+    target
+        The dotted name of the object.
+    *args, **kwargs
+        Passed to ``mock.patch`` (``wraps=`` to wrap something else).
+
+    Examples
+    --------
+    >>> import os.path
+    >>> from portagrad.chainer import testing
+    >>> with testing.patch("os.path.join") as m:
+    ...     _ = os.path.join("a", "b")
+    >>> m.call_count
+    1
+    """
+    import importlib
+    from unittest import mock
+
+    if "wraps" not in kwargs:
+        obj: Any = None
+        parts = target.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for p in parts[i:]:
+                obj = getattr(obj, p)
+            break
+        kwargs["wraps"] = obj
+    return mock.patch(target, *args, **kwargs)

@@ -249,3 +249,31 @@ def test_a_link_ignoring_its_initializer_fails():
     assert r.testsRun == 1
     assert [t.id().rsplit(".", 1)[1] for t, _ in r.failures] == ["test_initializers"]
     assert "LinkTestError" in r.failures[0][1]
+
+
+def test_the_smaller_helpers_behave_as_chainers():
+    import warnings
+
+    a, b = L.Linear(3, 2), L.Linear(3, 2)
+    testing.save_and_load_npz(a, b)
+    np.testing.assert_array_equal(a.W.array, b.W.array)
+    c = L.Linear(3, 2)
+    testing.save_and_load_hdf5(a, c)
+    np.testing.assert_array_equal(a.W.array, c.W.array)
+    with testing.assert_warns(UserWarning):
+        warnings.warn("x", UserWarning, stacklevel=1)
+    with pytest.raises(AssertionError, match="RuntimeWarning not triggerred"):
+        with testing.assert_warns(RuntimeWarning):
+            pass
+    assert testing.with_requires("numpy>=1.0")(lambda: 1)() == 1
+    with pytest.raises(unittest.SkipTest, match="requires: numpy<1.0"):
+        testing.with_requires("numpy<1.0")(lambda: 1)()
+    with pytest.raises(unittest.SkipTest):
+        testing.without_requires("numpy")(lambda: 1)()
+    m = testing.generate_matrix((2, 4, 3), singular_values=[[3, 2, 1], [1, 1, 0.5]])
+    np.testing.assert_allclose(np.linalg.svd(m, compute_uv=False), [[3, 2, 1], [1, 1, 0.5]])
+    with pytest.raises(ValueError, match="negative"):
+        testing.generate_matrix((2, 2), singular_values=[-1, 1])
+    with testing.patch("numpy.linalg.norm") as norm:
+        assert np.linalg.norm(np.array([3.0, 4.0])) == 5.0
+    assert norm.call_count == 1
