@@ -12,6 +12,7 @@ from ._proposal import ProposalCreator as ProposalCreator
 from ._proposal import ProposalTargetCreator as ProposalTargetCreator
 from ._train_chain import FasterRCNNTrainChain as FasterRCNNTrainChain
 from ._train_chain import fast_rcnn_loc_loss as fast_rcnn_loc_loss
+from ._train_chain import smooth_l1 as smooth_l1
 from ._vgg import VGG16_MEAN as VGG16_MEAN
 from ._vgg import Conv2DActiv as Conv2DActiv
 from ._vgg import FasterRCNNVGG16 as FasterRCNNVGG16
@@ -21,5 +22,5 @@ from ._vgg import VGG16RoIHead as VGG16RoIHead
 __all__ = [
     "PRESETS", "AnchorTargetCreator", "Conv2DActiv", "FasterRCNN", "FasterRCNNTrainChain",
     "FasterRCNNVGG16", "ProposalCreator", "ProposalTargetCreator", "RegionProposalNetwork",
-    "VGG16Extractor", "VGG16RoIHead", "VGG16_MEAN", "fast_rcnn_loc_loss",
+    "VGG16Extractor", "VGG16RoIHead", "VGG16_MEAN", "fast_rcnn_loc_loss", "smooth_l1",
 ]

@@ -8,23 +8,32 @@ import numpy as np
 
 from .... import nn, ops
 from ....reporter import report
-from ....xp import namespace_of
 from ..._common import host
 from ._faster_rcnn import as_model_array
 from ._proposal import AnchorTargetCreator, ProposalTargetCreator
 
-__all__ = ["FasterRCNNTrainChain", "fast_rcnn_loc_loss"]
+__all__ = ["FasterRCNNTrainChain", "fast_rcnn_loc_loss", "smooth_l1"]
 
 
-def _smooth_l1_sum(x: Any, t: Any, in_weight: Any, sigma: float) -> Any:
-    sigma2 = sigma ** 2
-    diff = ops.multiply(in_weight, ops.subtract(x, t))
-    abs_diff = ops.abs(diff)
-    xp = namespace_of(abs_diff.array)
-    flag = xp.astype(abs_diff.array < (1.0 / sigma2), abs_diff.array.dtype)
-    y = ops.add(ops.multiply(flag * (sigma2 / 2.0), ops.square(diff)),
-                ops.multiply(1 - flag, abs_diff - 0.5 / sigma2))
-    return ops.sum(y)
+def smooth_l1(x: Any, t: Any, beta: float) -> Any:
+    """Elementwise smooth L1 loss: ``0.5 d**2 / beta`` where ``|d| < beta``, else
+    ``|d| - beta / 2`` (Chainer's Huber loss divided by ``beta``).
+
+    Parameters
+    ----------
+    x, t
+        Prediction (a Variable or array) and target of one shape.
+    beta
+        Where the loss turns from quadratic to linear.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.vision.models.faster_rcnn import smooth_l1
+    >>> smooth_l1(np.array([0.5, 3.0]), np.zeros(2), 1.0).array
+    array([0.125, 2.5  ])
+    """
+    return ops.huber_loss(x, t, delta=beta, reduction="none") / beta
 
 
 def fast_rcnn_loc_loss(pred_loc: Any, gt_loc: Any, gt_label: Any, sigma: float) -> Any:
@@ -56,8 +65,11 @@ def fast_rcnn_loc_loss(pred_loc: Any, gt_loc: Any, gt_label: Any, sigma: float) 
     weight = np.zeros(label.shape + (4,), dtype=host(gt_loc).dtype)
     weight[label > 0] = 1
     ref = getattr(pred_loc, "array", pred_loc)
-    loss = _smooth_l1_sum(pred_loc, as_model_array(host(gt_loc), ref, floating=True),
-                          as_model_array(weight, ref, floating=True), sigma)
+    w = as_model_array(weight, ref, floating=True)
+    # the weight zeroes the difference of the samples that do not count
+    loss = ops.sum(smooth_l1(ops.multiply(pred_loc, w),
+                             as_model_array(host(gt_loc) * weight, ref, floating=True),
+                             1.0 / sigma ** 2))
     return ops.divide(loss, float(max(int((label >= 0).sum()), 1)))
 
 

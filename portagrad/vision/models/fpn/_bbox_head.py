@@ -10,7 +10,7 @@ import numpy as np
 
 from .... import nn, ops
 from ..._common import host
-from ...utils import bbox_iou, non_maximum_suppression
+from ...utils import bbox2loc, bbox_iou, loc2bbox, non_maximum_suppression
 from .._common import layer_kwargs, model_array
 from ..faster_rcnn._layers import linear
 from ._misc import EXP_CLIP, argsort, choice, smooth_l1, to_like
@@ -144,13 +144,10 @@ class BboxHead(nn.Module):
         for i in range(len(scales)):
             mask = indices_h == i
             roi, loc, conf = rois_h[mask], locs_h[mask], confs_h[mask]
-            bbox = np.broadcast_to(roi[:, None], loc.shape) / scales[i]
-            bbox[:, :, 2:] -= bbox[:, :, :2]
-            bbox[:, :, :2] += bbox[:, :, 2:] / 2
-            bbox[:, :, :2] += loc[:, :, :2] * bbox[:, :, 2:] * self.std[0]
-            bbox[:, :, 2:] *= np.exp(np.minimum(loc[:, :, 2:] * self.std[1], EXP_CLIP))
-            bbox[:, :, :2] -= bbox[:, :, 2:] / 2
-            bbox[:, :, 2:] += bbox[:, :, :2]
+            n_class = loc.shape[1]
+            offsets = np.concatenate([loc[:, :, :2] * self.std[0], np.minimum(
+                loc[:, :, 2:] * self.std[1], EXP_CLIP)], axis=2).reshape(-1, 4 * n_class)
+            bbox = loc2bbox(roi / scales[i], offsets).reshape(-1, n_class, 4)
             bbox[:, :, :2] = np.maximum(bbox[:, :, :2], 0)
             bbox[:, :, 2:] = np.minimum(bbox[:, :, 2:], np.array(sizes[i]))
             conf = np.exp(conf)
@@ -219,8 +216,6 @@ def bbox_head_loss_pre(rois: Sequence[Any], roi_indices: Sequence[Any], std: Seq
                            ).astype(np.int32)
     rois_h = np.vstack([host(r) for r in rois]).astype(np.float32)
     indices_h = np.hstack([host(r) for r in roi_indices]).astype(np.int32)
-    rois_yx = (rois_h[:, 2:] + rois_h[:, :2]) / 2
-    rois_hw = rois_h[:, 2:] - rois_h[:, :2]
     gt_locs = np.empty_like(rois_h)
     gt_labels = np.empty_like(indices_h)
     for i in np.unique(indices_h):
@@ -229,13 +224,11 @@ def bbox_head_loss_pre(rois: Sequence[Any], roi_indices: Sequence[Any], std: Seq
         if len(bbox) > 0:
             iou = bbox_iou(rois_h[mask], bbox)
             gt_index = iou.argmax(axis=1)
-            gt_loc = bbox[gt_index].copy()
-        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gt_loc = bbox2loc(rois_h[mask], bbox[gt_index]) / np.array(
+                    [std[0], std[0], std[1], std[1]], np.float32)
+        else:  # no box: every RoI is background, its offsets are never read
             gt_loc = np.zeros_like(rois_h[mask])
-        gt_loc[:, 2:] -= gt_loc[:, :2]
-        gt_loc[:, :2] += gt_loc[:, 2:] / 2
-        gt_loc[:, :2] = (gt_loc[:, :2] - rois_yx[mask]) / rois_hw[mask] / std[0]
-        gt_loc[:, 2:] = np.log(gt_loc[:, 2:] / rois_hw[mask]) / std[1]
         if len(bbox) > 0:
             gt_label = host(labels[i]).astype(np.int32)[gt_index] + 1
             gt_label[iou.max(axis=1) < thresh] = 0

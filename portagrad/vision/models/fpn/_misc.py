@@ -7,20 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from .... import ops
 from ....xp import from_numpy
 from ..._common import host
 from ...transforms import resize
+from ..faster_rcnn._train_chain import smooth_l1
 
 __all__ = ["EXP_CLIP", "smooth_l1", "argsort", "choice", "scale_img", "to_like"]
 
 EXP_CLIP = float(np.log(1000 / 16))
-
-
-def smooth_l1(x: Any, t: Any, beta: float) -> Any:
-    """Elementwise smooth L1: ``0.5 d**2 / beta`` for ``|d| < beta``, else ``|d| - beta/2``
-    (Chainer's Huber loss divided by ``beta``)."""
-    return ops.huber_loss(x, t, delta=beta, reduction="none") / beta
 
 
 def argsort(x: Any) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .... import nn, ops
 from ..._common import host
-from ...utils import bbox_iou, non_maximum_suppression
+from ...utils import bbox2loc, bbox_iou, loc2bbox, non_maximum_suppression
 from .._common import layer_kwargs, model_array
 from ..faster_rcnn._layers import conv2d
 from ._misc import EXP_CLIP, argsort, choice, smooth_l1, to_like
@@ -100,13 +100,8 @@ class RPN(nn.Module):
             roi, conf = [], []
             for level in range(len(self._scales)):
                 loc_l, conf_l = locs_h[level][i], confs_h[level][i]
-                roi_l = anchors_h[level].copy()
-                roi_l[:, 2:] -= roi_l[:, :2]
-                roi_l[:, :2] += roi_l[:, 2:] / 2
-                roi_l[:, :2] += loc_l[:, :2] * roi_l[:, 2:]
-                roi_l[:, 2:] *= np.exp(np.minimum(loc_l[:, 2:], EXP_CLIP))
-                roi_l[:, :2] -= roi_l[:, 2:] / 2
-                roi_l[:, 2:] += roi_l[:, :2]
+                roi_l = loc2bbox(anchors_h[level], np.concatenate(
+                    [loc_l[:, :2], np.minimum(loc_l[:, 2:], EXP_CLIP)], axis=1))
                 roi_l[:, :2] = np.maximum(roi_l[:, :2], 0)
                 roi_l[:, 2:] = np.minimum(roi_l[:, 2:], np.array(in_shape[2:]))
                 order = argsort(-conf_l)[:limit_pre]
@@ -164,8 +159,6 @@ def rpn_loss(locs: Sequence[Any], confs: Sequence[Any], anchors: Sequence[Any],
     locs_v = ops.concat(list(locs), axis=1)
     confs_v = ops.concat(list(confs), axis=1)
     anchors_h = np.vstack([host(a) for a in anchors])
-    anchors_yx = (anchors_h[:, 2:] + anchors_h[:, :2]) / 2
-    anchors_hw = anchors_h[:, 2:] - anchors_h[:, :2]
     ref = locs_v
     loc_loss: Any = 0
     conf_loss: Any = 0
@@ -173,11 +166,7 @@ def rpn_loss(locs: Sequence[Any], confs: Sequence[Any], anchors: Sequence[Any],
         bbox = host(bboxes[i]).astype(np.float32)
         if len(bbox) > 0:
             iou = bbox_iou(anchors_h, bbox)
-            gt_loc = bbox[iou.argmax(axis=1)].copy()
-            gt_loc[:, 2:] -= gt_loc[:, :2]
-            gt_loc[:, :2] += gt_loc[:, 2:] / 2
-            gt_loc[:, :2] = (gt_loc[:, :2] - anchors_yx) / anchors_hw
-            gt_loc[:, 2:] = np.log(gt_loc[:, 2:] / anchors_hw)
+            gt_loc = bbox2loc(anchors_h, bbox[iou.argmax(axis=1)])
         else:
             gt_loc = np.zeros_like(anchors_h)
         gt_label = np.full(len(anchors_h), -1, np.int32)
