@@ -5,14 +5,14 @@ where the op has a record) and one mutation of it (see ``_harness``). A call may
 only a :class:`portagrad.PortagradError`, must finish within ``HANG_SECONDS`` and must keep
 the NaN its NumPy reference propagates. The suite runs ``FUZZ_EXAMPLES`` cases per
 callable (2 by default, well under a minute in all); ``make fuzz`` runs 150 and prints
-the counts.
+the counts. ``FUZZ_ONLY`` (comma-separated names such as ``ops.fmod`` or
+``nn.functional.*``, a trailing ``*`` taking every name it starts) fuzzes just those.
 """
 
 from __future__ import annotations
 
 import faulthandler
 import os
-import pathlib
 
 import _harness as H
 import pytest
@@ -20,34 +20,34 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "2"))
-TARGETS = H.targets()
-
-# Callables whose fuzzing still finds raw exceptions: each is a known, listed gap (run
-# ``make fuzz`` for the sites), expected to fail until its boundary checks are written.
-KNOWN_RAW: set[str] = {
-    line.strip() for line in
-    (pathlib.Path(__file__).with_name("known_raw.txt")).read_text().splitlines()
-    if line.strip() and not line.startswith("#")}
+ALL_TARGETS = H.targets()
 
 
-def _param(name: str):
-    marks = [pytest.mark.xfail(reason="raw exceptions remain at its boundary", strict=False)
-             ] if name in KNOWN_RAW else []
-    return pytest.param(name, id=name, marks=marks)
+def _selected(name: str, only: str) -> bool:
+    pats = [p.strip() for p in only.split(",") if p.strip()]
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in pats)
 
 
+_ONLY = os.environ.get("FUZZ_ONLY", "")
+TARGETS = [t for t in ALL_TARGETS if _selected(t[0], _ONLY)] if _ONLY else ALL_TARGETS
 _BY_NAME = dict(TARGETS)
 
 
 def test_every_public_callable_is_fuzzed():
-    names = {n for n, _ in TARGETS}
+    names = {n for n, _ in ALL_TARGETS}
     for must in ("ops.fmod", "ops.linalg.svd", "ops.fft.fft", "nn.functional.conv2d",
                  "ops.roi_average_align_2d", "nn.functional.interpolate"):
         assert must in names
     assert len(names) > 450
 
 
-@pytest.mark.parametrize("name", [_param(n) for n, _ in TARGETS])
+def test_the_selection_takes_names_and_prefixes():
+    assert _selected("ops.fmod", "ops.fft.*, ops.fmod")
+    assert _selected("ops.fft.rfft", "ops.fft.*")
+    assert not _selected("ops.fft", "ops.fft.*") and not _selected("ops.fmax", "ops.fmod")
+
+
+@pytest.mark.parametrize("name", [n for n, _ in TARGETS])
 @settings(max_examples=EXAMPLES, deadline=None, database=None,
           phases=(Phase.explicit, Phase.generate),
           suppress_health_check=list(HealthCheck))

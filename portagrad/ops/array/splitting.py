@@ -54,7 +54,15 @@ def split_axis(x: Any, indices_or_sections: int | Sequence[int], axis: int,
                                                                          "__iter__"):
             raise PortagradTypeError(f"split_axis(indices_or_sections): expected an int or a "
                                      f"sequence of ints, got {describe(indices_or_sections)}")
-        idx = [int_arg("split_axis", "indices_or_sections", i) for i in indices_or_sections]
+        seq = indices_or_sections
+        if hasattr(seq, "shape") and hasattr(seq, "dtype"):
+            # An array of positions: read element by element (some libraries refuse
+            # iteration); a 1-d integer array is expected.
+            if len(seq.shape) != 1:
+                raise ShapeError(f"split_axis(indices_or_sections): expected a 1-d array of "
+                                 f"positions, got shape {tuple(seq.shape)}")
+            seq = [seq[i] for i in range(seq.shape[0])]
+        idx = [int_arg("split_axis", "indices_or_sections", i) for i in seq]
         bounds = [0] + [min(max(i + (n if i < 0 else 0), 0), n) for i in idx] + [n]
     pre = (slice(None),) * ax
     parts = tuple(getitem(xv, pre + (slice(lo, max(lo, hi)),))

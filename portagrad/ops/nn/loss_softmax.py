@@ -250,6 +250,7 @@ def softmax_cross_entropy(x: Any, t: Any, *, axis: int = 1, ignore_label: int | 
     op = "softmax_cross_entropy"
     x, ax = _check(op, x, "x", axis, reduction)
     x = full_precision(x)
+    label_smoothing = float_arg(op, "label_smoothing", label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise PortagradValueError(f"{op}(label_smoothing): expected a value in [0, 1], got "
                                   f"{label_smoothing}")
