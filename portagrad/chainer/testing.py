@@ -154,36 +154,103 @@ def parameterize(*params: dict[str, Any]) -> Callable[[Any], Any]:
     return lambda target: _expand(target, make)
 
 
-def fix_random(seed: int = 0) -> Callable[[Callable], Callable]:
-    """Decorator seeding Python's, NumPy's and portagrad's generators before the test.
+_random_saved: list[Any] = []
+
+
+def _setup_random() -> None:
+    """Save Python's, NumPy's and portagrad's generator states (at the outermost level)
+    and seed NumPy's and portagrad's with 100 (``CHAINER_TEST_RANDOM_NONDETERMINISTIC=1``:
+    from fresh entropy), as Chainer's ``fix_random``."""
+    import os
+
+    from .. import random as pg_random
+
+    _random_saved.append((random.getstate(), np.random.get_state(),
+                          pg_random.default_generator().get_state()))
+    if len(_random_saved) > 1:
+        return
+    if os.environ.get("CHAINER_TEST_RANDOM_NONDETERMINISTIC", "0") not in ("", "0"):
+        np.random.seed()
+        pg_random.seed(int(np.random.randint(0xFFFFFFFF)))
+    else:
+        np.random.seed(100)
+        pg_random.seed(100)
+
+
+def _teardown_random() -> None:
+    from .. import random as pg_random
+
+    if not _random_saved:
+        raise RuntimeError("fix_random: teardown without a setup")
+    py, npy, pg = _random_saved.pop()
+    if not _random_saved:
+        random.setstate(py)
+        np.random.set_state(npy)
+        pg_random.default_generator().set_state(pg)
+
+
+def fix_random(*, setup_method: str = "setUp",
+               teardown_method: str = "tearDown") -> Callable[[Any], Any]:
+    """Chainer's ``testing.fix_random``: NumPy's (and portagrad's) generator seeded
+    with 100 around a test function, or around every test of a ``TestCase`` class (its
+    ``setup_method`` and ``teardown_method``), and the previous states restored after.
 
     Parameters
     ----------
-    seed
-        The seed.
+    setup_method, teardown_method
+        The methods of a decorated class that start and end each test.
 
     Examples
     --------
     >>> import numpy as np
     >>> from portagrad.chainer import testing
-    >>> @testing.fix_random(3)
-    ... def draw():
+    >>> @testing.fix_random()
+    ... def test_draw():
     ...     return np.random.rand()
-    >>> draw() == draw()
+    >>> test_draw() == test_draw()
     True
     """
+    import inspect as _inspect
 
-    def decorator(f: Callable) -> Callable:
+    def wrap_function(f: Callable) -> Callable:
         @functools.wraps(f)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            from .. import random as pg_random
-
-            random.seed(seed)
-            np.random.seed(seed)
-            pg_random.seed(seed)
-            return f(*args, **kwargs)
+            _setup_random()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                _teardown_random()
 
         return wrapper
+
+    def wrap_class(cls: type) -> None:
+        setup = getattr(cls, setup_method)
+        teardown = getattr(cls, teardown_method)
+
+        @functools.wraps(setup)
+        def new_setup(self: Any) -> None:
+            _setup_random()
+            setup(self)
+
+        @functools.wraps(teardown)
+        def new_teardown(self: Any) -> None:
+            try:
+                teardown(self)
+            finally:
+                _teardown_random()
+
+        setattr(cls, setup_method, new_setup)
+        setattr(cls, teardown_method, new_teardown)
+
+    def decorator(target: Any) -> Any:
+        from ._function_link import _Bundle
+
+        if _inspect.isfunction(target):
+            return wrap_function(target)
+        classes = [c for c, _ in target.cases] if isinstance(target, _Bundle) else [target]
+        for cls in classes:
+            wrap_class(cls)
+        return target
 
     return decorator
 

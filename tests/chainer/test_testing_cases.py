@@ -277,3 +277,26 @@ def test_the_smaller_helpers_behave_as_chainers():
     with testing.patch("numpy.linalg.norm") as norm:
         assert np.linalg.norm(np.array([3.0, 4.0])) == 5.0
     assert norm.call_count == 1
+
+
+@testing.fix_random()
+@testing.parameterize({"k": 1}, {"k": 2})
+class TestFixedRandom(unittest.TestCase):
+    """fix_random over parameterize's classes: every test sees NumPy seeded with 100."""
+
+    def test_first_draw_is_seed_100s(self):
+        assert np.random.rand() == np.random.RandomState(100).rand()
+
+
+def test_fix_random_restores_the_generators():
+    np.random.seed(5)
+    expected = np.random.RandomState(5).rand(2)
+
+    @testing.fix_random()
+    def test_inner():
+        return np.random.rand()
+
+    first = test_inner()
+    assert first == np.random.RandomState(100).rand()
+    assert test_inner() == first
+    np.testing.assert_array_equal(np.random.rand(2), expected)  # the state came back
