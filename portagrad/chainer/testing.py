@@ -38,7 +38,8 @@ __all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_ra
            "FunctionTestError", "LinkTestCase", "LinkInitializersTestCase", "LinkTestError",
            "InitializerArgument", "save_and_load", "save_and_load_npz", "save_and_load_hdf5",
            "assert_warns", "with_requires", "without_requires", "generate_matrix",
-           "generate_seed", "patch"]
+           "generate_seed", "patch", "from_pytest_parameterize", "parameterize_pytest",
+           "get_trainer_with_mock_updater"]
 
 
 def _host(x: Any) -> Any:
@@ -86,9 +87,8 @@ def product(parameter: Any) -> list[dict[str, Any]]:
     [{'a': 1, 'b': 3}, {'a': 2, 'b': 3}]
     """
     if isinstance(parameter, dict):
-        keys = sorted(parameter)
-        return [dict(zip(keys, vals)) for vals in
-                itertools.product(*(parameter[k] for k in keys))]
+        return product_dict(*[from_pytest_parameterize(names, values)
+                              for names, values in sorted(parameter.items())])
     out = []
     for combo in itertools.product(*parameter):
         d: dict[str, Any] = {}
@@ -114,6 +114,109 @@ def product_dict(*parameters: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     return [{k: v for d in combo for k, v in d.items()}
             for combo in itertools.product(*parameters)]
+
+
+def from_pytest_parameterize(names: str, values: Any) -> list[dict[str, Any]]:
+    """pytest's ``parametrize("a,b", [(1, 2), (3, 4)])`` form as a list of dicts.
+
+    Parameters
+    ----------
+    names
+        Comma-separated attribute names.
+    values
+        One value (one name) or one tuple of values (several names) per case.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import testing
+    >>> testing.from_pytest_parameterize("a,b", [(1, 2), (3, 4)])
+    [{'a': 1, 'b': 2}, {'a': 3, 'b': 4}]
+    """
+    if not isinstance(names, str) or not isinstance(values, (tuple, list)):
+        raise TypeError("from_pytest_parameterize(names, values): expected a string and "
+                        "a list")
+    keys = names.split(",")
+    out = []
+    for v in values:
+        if len(keys) == 1:
+            out.append({keys[0]: v})
+            continue
+        if not isinstance(v, (tuple, list)) or len(v) != len(keys):
+            raise ValueError(f"from_pytest_parameterize(values): {v!r} does not hold one "
+                             f"value for each of {keys}")
+        out.append(dict(zip(keys, v)))
+    return out
+
+
+def parameterize_pytest(names: str, values: Any) -> Callable[[Any], Any]:
+    """:func:`parameterize` from pytest's form (see :func:`from_pytest_parameterize`).
+
+    Parameters
+    ----------
+    names, values
+        As :func:`from_pytest_parameterize`.
+
+    Examples
+    --------
+    >>> import sys, types, unittest
+    >>> from portagrad.chainer import testing
+    >>> mod = types.ModuleType("m"); sys.modules["m"] = mod
+    >>> class T(unittest.TestCase):
+    ...     pass
+    >>> T.__module__ = "m"
+    >>> _ = testing.parameterize_pytest("n", [1, 2])(T)
+    >>> sorted(k for k in vars(mod) if k.startswith("T_"))
+    ['T_param_0_n_1', 'T_param_1_n_2']
+    >>> del sys.modules["m"]
+    """
+    return parameterize(*from_pytest_parameterize(names, values))
+
+
+def get_trainer_with_mock_updater(stop_trigger: Any = (10, "iteration"),
+                                  iter_per_epoch: int = 10,
+                                  extensions: Any = None) -> Any:
+    """A Trainer whose updater is a ``unittest.mock.Mock`` that only counts iterations
+    and epochs (``iter_per_epoch`` per epoch), for testing extensions and triggers.
+
+    Parameters
+    ----------
+    stop_trigger
+        The trainer's stop trigger.
+    iter_per_epoch
+        Iterations in an epoch.
+    extensions
+        Extensions to register.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import testing
+    >>> trainer = testing.get_trainer_with_mock_updater((5, "iteration"), 2)
+    >>> trainer.run()
+    >>> trainer.updater.iteration, trainer.updater.epoch
+    (5, 2)
+    """
+    from unittest import mock
+
+    from .training import Trainer
+
+    updater = mock.Mock()
+    updater.get_all_optimizers.return_value = {}
+    updater.iteration = 0
+    updater.epoch = 0
+    updater.epoch_detail = 0
+    updater.is_new_epoch = True
+    updater.previous_epoch_detail = None
+
+    def update() -> None:
+        updater.update_core()
+        updater.iteration += 1
+        updater.epoch = updater.iteration // iter_per_epoch
+        updater.epoch_detail = updater.iteration / iter_per_epoch
+        updater.is_new_epoch = (updater.iteration - 1) // iter_per_epoch != updater.epoch
+        updater.previous_epoch_detail = (updater.iteration - 1) / iter_per_epoch
+
+    updater.update = update
+    return Trainer(updater, stop_trigger, extensions=extensions or [])
 
 
 def parameterize(*params: dict[str, Any]) -> Callable[[Any], Any]:
