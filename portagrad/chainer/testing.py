@@ -39,7 +39,7 @@ __all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_ra
            "InitializerArgument", "save_and_load", "save_and_load_npz", "save_and_load_hdf5",
            "assert_warns", "with_requires", "without_requires", "generate_matrix",
            "generate_seed", "patch", "from_pytest_parameterize", "parameterize_pytest",
-           "get_trainer_with_mock_updater"]
+           "get_trainer_with_mock_updater", "unary_math_function_unittest"]
 
 
 def _host(x: Any) -> Any:
@@ -704,3 +704,140 @@ def patch(target: str, *args: Any, **kwargs: Any) -> Any:
             break
         kwargs["wraps"] = obj
     return mock.patch(target, *args, **kwargs)
+
+
+def _unary_data(shape: Any, dtype: Any) -> tuple:
+    return tuple(np.random.uniform(-1, 1, shape).astype(dtype, copy=False) for _ in range(3))
+
+
+def unary_math_function_unittest(func: Callable, func_expected: Callable | None = None,
+                                 label_expected: str | None = None,
+                                 make_data: Callable | None = None, is_linear: Any = None,
+                                 forward_options: dict | None = None,
+                                 backward_options: dict | None = None,
+                                 double_backward_options: dict | None = None
+                                 ) -> Callable[[type], type]:
+    """Chainer's class decorator testing a unary math function: forward against NumPy's
+    function of the same name (or ``func_expected``), backward and double backward
+    against numerical gradients, on the CPU and (skipped without one) the GPU. The class
+    gives ``shape`` and ``dtype`` (with :func:`parameterize`).
+
+    Parameters
+    ----------
+    func
+        The function tested.
+    func_expected
+        Its NumPy reference, called with ``dtype=`` (default: ``numpy.<name>``).
+    label_expected
+        Chainer's old-style function label: portagrad's functions have none, so giving
+        one is an error, as Chainer gives for a function without a label.
+    make_data
+        ``make_data(shape, dtype)`` returns ``(x, gy, ggx)``.
+    is_linear
+        Deprecated in Chainer (a warning); the double backward squares a linear
+        function's output.
+    forward_options, backward_options, double_backward_options
+        Tolerances added to the defaults.
+
+    Examples
+    --------
+    >>> import io, unittest
+    >>> import numpy as np
+    >>> import portagrad.chainer.functions as F
+    >>> from portagrad.chainer import testing
+    >>> @testing.unary_math_function_unittest(F.exp)
+    ... class TestExp(unittest.TestCase):
+    ...     shape, dtype = (3,), np.float64
+    >>> suite = unittest.defaultTestLoader.loadTestsFromTestCase(TestExp)
+    >>> unittest.TextTestRunner(stream=io.StringIO()).run(suite).wasSuccessful()
+    True
+    """
+    import unittest
+    import warnings
+
+    from . import gradient_check
+
+    name = getattr(func, "__name__", type(func).__name__)
+    if func_expected is None:
+        func_expected = getattr(np, name, None)
+        if func_expected is None:
+            raise ValueError(f"unary_math_function_unittest(func): NumPy has no function "
+                             f"corresponding to Chainer function '{name}'")
+    if label_expected is not None:
+        raise ValueError("unary_math_function_unittest(label_expected): the function has "
+                         "no label (portagrad's functions are not old-style Functions)")
+    if make_data is None:
+        make_data = _unary_data
+    if is_linear is not None:
+        warnings.warn("is_linear option is deprecated", DeprecationWarning, stacklevel=2)
+
+    def decorator(klass: type) -> type:
+        if not issubclass(klass, unittest.TestCase):
+            raise TypeError("unary_math_function_unittest: decorate a unittest.TestCase")
+
+        def setUp(self: Any) -> None:  # noqa: N802 - unittest's name
+            self.x, self.gy, self.ggx = make_data(self.shape, self.dtype)
+            if self.dtype == np.float16:
+                eps = float(np.finfo("float16").eps)
+                self.forward_options = {"atol": eps, "rtol": eps}
+                self.backward_options = {"eps": 2**-4, "atol": 2**-4, "rtol": 2**-4,
+                                         "dtype": np.float64}
+            else:
+                self.forward_options = {"atol": 1e-4, "rtol": 1e-4}
+                self.backward_options = {"dtype": np.float64, "atol": 1e-4, "rtol": 1e-4}
+            self.double_backward_options = dict(self.backward_options)
+            self.forward_options.update(forward_options or {})
+            self.backward_options.update(backward_options or {})
+            self.double_backward_options.update(double_backward_options or {})
+
+        def check_forward(self: Any, x_data: Any) -> None:
+            from .variable import Variable
+
+            y = func(Variable(x_data))
+            self.assertEqual(y.array.dtype, x_data.dtype)
+            expected = func_expected(to_numpy(x_data), dtype=to_numpy(x_data).dtype)
+            assert_allclose(expected, y.array, **self.forward_options)
+
+        def check_backward(self: Any, x_data: Any, y_grad: Any) -> None:
+            gradient_check.check_backward(func, x_data, y_grad, **self.backward_options)
+
+        def check_double_backward(self: Any, x_data: Any, y_grad: Any, ggx: Any) -> None:
+            f = (lambda x: func(x) * func(x)) if is_linear else func
+            gradient_check.check_double_backward(f, x_data, y_grad, ggx,
+                                                 **self.double_backward_options)
+
+        def on_gpu(self: Any) -> Any:
+            cfg = BackendConfig({"use_cuda": True})
+            reason = cfg._unavailable()
+            if reason is not None:
+                raise unittest.SkipTest(reason)
+            return cfg
+
+        def test_forward_cpu(self: Any) -> None:
+            self.check_forward(self.x)
+
+        def test_forward_gpu(self: Any) -> None:
+            self.check_forward(on_gpu(self).get_array(self.x))
+
+        def test_backward_cpu(self: Any) -> None:
+            self.check_backward(self.x, self.gy)
+
+        def test_backward_gpu(self: Any) -> None:
+            cfg = on_gpu(self)
+            self.check_backward(cfg.get_array(self.x), cfg.get_array(self.gy))
+
+        def test_double_backward_cpu(self: Any) -> None:
+            self.check_double_backward(self.x, self.gy, self.ggx)
+
+        def test_double_backward_gpu(self: Any) -> None:
+            cfg = on_gpu(self)
+            self.check_double_backward(*(cfg.get_array(a) for a in (self.x, self.gy,
+                                                                    self.ggx)))
+
+        for fn in (setUp, check_forward, check_backward, check_double_backward,
+                   test_forward_cpu, test_forward_gpu, test_backward_cpu, test_backward_gpu,
+                   test_double_backward_cpu, test_double_backward_gpu):
+            setattr(klass, fn.__name__, fn)
+        return klass
+
+    return decorator

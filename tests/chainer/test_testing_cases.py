@@ -317,8 +317,31 @@ def test_pytest_form_and_the_mock_trainer():
     assert trainer.updater.update_core.call_count == 12
 
 
-# Chainer 7.8.1's chainer.testing; the two left out generate whole suites for Chainer's
-# own distributions and unary math functions.
+@testing.parameterize(*testing.product({"shape": [(3, 2), ()],
+                                        "dtype": [np.float32, np.float64]}))
+@testing.unary_math_function_unittest(F.sin)
+class TestSin(unittest.TestCase):
+    pass
+
+
+@testing.unary_math_function_unittest(F.sqrt, make_data=lambda shape, dtype: tuple(
+    np.random.uniform(0.5, 2, shape).astype(dtype) for _ in range(3)))
+class TestSqrt(unittest.TestCase):
+    shape, dtype = (4,), np.float64
+
+
+def test_unary_math_test_catches_a_wrong_reference():
+    @testing.unary_math_function_unittest(F.sin, func_expected=np.cos)
+    class TestWrong(unittest.TestCase):
+        shape, dtype = (3,), np.float64
+
+    r = unittest.TextTestRunner(stream=io.StringIO()).run(
+        unittest.defaultTestLoader.loadTestsFromTestCase(TestWrong))
+    assert [t.id().rsplit(".", 1)[1] for t, _ in r.failures] == ["test_forward_cpu"]
+
+
+# Chainer 7.8.1's chainer.testing; the one left out generates the suites of Chainer's
+# own distributions.
 _CHAINER_TESTING = {
     "assert_allclose", "BackendConfig", "inject_backend_tests", "FunctionTestCase",
     "FunctionTestError", "InitializerArgument", "LinkInitializersTestCase", "LinkTestCase",
@@ -326,7 +349,7 @@ _CHAINER_TESTING = {
     "generate_matrix", "from_pytest_parameterize", "parameterize", "parameterize_pytest",
     "product", "product_dict", "fix_random", "generate_seed", "save_and_load",
     "save_and_load_hdf5", "save_and_load_npz", "get_trainer_with_mock_updater", "attr",
-    "condition"}
+    "condition", "unary_math_function_unittest"}
 
 
 def test_chainers_testing_names_are_present():
