@@ -111,6 +111,12 @@ def test_mask_to_bbox_and_mask_iou(backend, rng):
         U.mask_iou(mask, other[:, :5])
 
 
+def test_mask_iou_of_an_empty_set(backend):
+    none, two = np.zeros((0, 3, 4), bool), np.ones((2, 3, 4), bool)
+    assert to_numpy(U.mask_iou(backend.asarray(none), backend.asarray(two))).shape == (0, 2)
+    assert to_numpy(U.mask_iou(backend.asarray(two), backend.asarray(none))).shape == (2, 0)
+
+
 @pytest.mark.parametrize("src,dst", list(itertools.permutations(U.BBOX_FORMATS, 2)))
 def test_convert_bbox_format_round_trip(src, dst, rng):
     b = _random_boxes(rng, 5)

@@ -88,9 +88,10 @@ def mask_iou(mask_a: Any, mask_b: Any) -> Any:
                          f"{tuple(mask_a.shape[1:])} and {tuple(mask_b.shape[1:])}")
     xp = namespace("mask_iou", mask_a, mask_b)
     n, k = mask_a.shape[0], mask_b.shape[0]
+    pixels = mask_a.shape[1] * mask_a.shape[2]  # not -1: an empty set of masks has size 0
     ftype = xp.float64 if hasattr(xp, "float64") else xp.float32
-    a = xp.astype(xp.reshape(_as_bool(xp, mask_a), (n, -1)), ftype)
-    b = xp.astype(xp.reshape(_as_bool(xp, mask_b), (k, -1)), ftype)
+    a = xp.astype(xp.reshape(_as_bool(xp, mask_a), (n, pixels)), ftype)
+    b = xp.astype(xp.reshape(_as_bool(xp, mask_b), (k, pixels)), ftype)
     inter = a @ xp.matrix_transpose(b)  # counts are exact in floating point up to 2**53
     union = xp.sum(a, axis=1)[:, None] + xp.sum(b, axis=1)[None, :] - inter
     return xp.where(union > 0, inter / xp.where(union > 0, union, 1.0), 0.0)
