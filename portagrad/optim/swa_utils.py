@@ -30,7 +30,7 @@ from typing import Any
 from .._errors import PortagradValueError
 from ..nn._module import Module
 from ..tape._mode import set_grad_enabled
-from ..xp import default_namespace, namespace_of
+from ..xp import default_namespace, index_dtype, namespace_of
 from .lr_scheduler import LRScheduler, _per_group
 
 __all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_swa_avg_fn",
@@ -172,7 +172,7 @@ class AveragedModel(Module):
         self.module = copy.deepcopy(model)
         self._xp = next((namespace_of(p.array) for p in self.module.parameters()
                          if p.array is not None), None) or default_namespace()
-        self.register_buffer("n_averaged", self._xp.asarray(0, dtype=self._xp.int64))
+        self.register_buffer("n_averaged", self._xp.asarray(0, dtype=index_dtype(self._xp)))
         self.avg_fn = avg_fn
         self.multi_avg_fn = multi_avg_fn
         self.use_buffers = use_buffers
@@ -233,7 +233,7 @@ class AveragedModel(Module):
                                              strict=True):
                     b = getattr(b, "array", b)
                     _set_buffer(self.module, name, b * 1 if hasattr(b, "shape") else b)
-        self.n_averaged = self._xp.asarray(n + 1, dtype=self._xp.int64)
+        self.n_averaged = self._xp.asarray(n + 1, dtype=index_dtype(self._xp))
 
 
 def _floating(a: Any) -> bool:

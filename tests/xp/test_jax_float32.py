@@ -81,3 +81,16 @@ def test_gradcheck_float64_without_x64_is_a_clear_error(jnp):
         pg.gradcheck.check_grads(pg.ops.tanh, (x,), order=1)
     pg.gradcheck.check_grads(pg.ops.tanh, (x,), order=2, dtype=None, eps=1e-2, atol=1e-3,
                              rtol=1e-2)
+
+
+def test_weight_averaging_counts_in_32_bits_without_x64(jnp):
+    from portagrad.optim.swa_utils import AveragedModel
+
+    model = pg.nn.Linear(3, 2).to(xp=jnp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        swa = AveragedModel(model)
+        swa.update_parameters(model)
+        swa.update_parameters(model)
+    assert int(swa.n_averaged) == 2
+    _assert_32_bit(_arrays(dict(swa.state_dict())))
