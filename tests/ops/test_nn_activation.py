@@ -240,3 +240,16 @@ def test_faces_are_the_canonical_function_or_declared_adapters():
     assert canonical_of(PT.hardsigmoid) is ops.hard_sigmoid
     assert canonical_of(ops.batch_normalization) is ops.batch_norm
     assert canonical_of(ops.fixed_batch_renormalization) is ops.fixed_batch_norm
+
+
+@pytest.mark.parametrize("name", ["erf", "gelu"])
+def test_float16_input_gives_float16(backend, name):
+    xp = backend.xp
+    if not hasattr(xp, "float16"):  # array-api-strict has no float16
+        xp, backend = np, None
+    x = np.linspace(-3.0, 3.0, 7) if backend is None else backend.asarray(np.linspace(-3, 3, 7))
+    x16 = xp.astype(x, xp.float16)
+    y = getattr(ops, name)(x16)
+    assert y.dtype == xp.float16
+    np.testing.assert_allclose(to_numpy(y).astype(np.float64),
+                               to_numpy(getattr(ops, name)(x)), rtol=2e-3, atol=2e-3)
