@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..xp._optim import adam_update, sgd_update
+from ..xp._optim import adam_update, moments, sgd_update
 
 __all__ = ["momentum_step", "adagrad", "adadelta", "rmsprop", "moments", "adam"]
 
@@ -202,43 +202,6 @@ def rmsprop(xp: Any, param: Any, grad: Any, sq: Any, *, lr: float, alpha: float,
                                grad_scale=-lr if lr_in_buffer else 1.0,
                                step=-1.0 if lr_in_buffer else lr)
     return param, sq, grad_avg, buf
-
-
-def moments(xp: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
-            beta2: float) -> tuple[Any, Any, Any]:
-    """The running moments of Adam and its relatives (NAdam, RAdam, AdaBound)::
-
-        m = beta1 * m + (1 - beta1) * grad
-        v = beta2 * v + (1 - beta2) * grad**2
-        vhat = maximum(vhat, v)                                  (vhat None: stays None)
-
-    (:func:`adam` without bounds runs the fused kernel ``adam_update`` instead.) Returns
-    ``(m, v, vhat)``.
-
-    Parameters
-    ----------
-    xp
-        The arrays' namespace.
-    grad, m, v, vhat
-        The gradient, the two moments and their running maximum (or None).
-    beta1, beta2
-        The moments' decays.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import array_api_compat.numpy as xp
-    >>> from portagrad.optim._updates import moments
-    >>> moments(xp, np.array([2.0]), np.zeros(1), np.zeros(1), None, 0.5, 0.75)
-    (array([1.]), array([1.]), None)
-    """
-    m *= beta1
-    m += (1.0 - beta1) * grad
-    v *= beta2
-    v += (1.0 - beta2) * (grad * grad)
-    if vhat is not None:
-        vhat = xp.maximum(vhat, v)
-    return m, v, vhat
 
 
 def adam(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, *, lr: float,

@@ -22,7 +22,7 @@ import numpy as np
 from ._kernels import Kernel
 from ._openblas import axpy
 
-__all__ = ["sgd_update", "momentum_update", "adam_update"]
+__all__ = ["sgd_update", "momentum_update", "adam_update", "moments"]
 
 
 def _update_kernel(fn: Any) -> Kernel:
@@ -72,6 +72,44 @@ def momentum_update(xp: Any, param: Any, grad: Any, v: Any, lr: float,
     return param, v
 
 
+def moments(xp: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
+            beta2: float) -> tuple[Any, Any, Any]:
+    """The running moments of Adam and its relatives (NAdam, RAdam, AdaBound)::
+
+        m = beta1 * m + (1 - beta1) * grad
+        v = beta2 * v + (1 - beta2) * grad**2
+        vhat = maximum(vhat, v)                                  (vhat None: stays None)
+
+    The default of ``adam_update`` runs these first; the optimizers whose step is not
+    Adam's (NAdam, RAdam, AdaBound) call them on their own. Returns
+    ``(m, v, vhat)``.
+
+    Parameters
+    ----------
+    xp
+        The arrays' namespace.
+    grad, m, v, vhat
+        The gradient, the two moments and their running maximum (or None).
+    beta1, beta2
+        The moments' decays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp._optim import moments
+    >>> moments(xp, np.array([2.0]), np.zeros(1), np.zeros(1), None, 0.5, 0.75)
+    (array([1.]), array([1.]), None)
+    """
+    m *= beta1
+    m += (1.0 - beta1) * grad
+    v *= beta2
+    v += (1.0 - beta2) * (grad * grad)
+    if vhat is not None:
+        vhat = xp.maximum(vhat, v)
+    return m, v, vhat
+
+
 @_update_kernel
 def adam_update(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
                 beta2: float, eps: float, step: float, decay: float) -> tuple[Any, Any, Any, Any]:
@@ -98,12 +136,7 @@ def adam_update(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1
     >>> p, m, v
     (array([0.9]), array([1.]), array([1.]))
     """
-    m *= beta1
-    m += (1.0 - beta1) * grad
-    v *= beta2
-    v += (1.0 - beta2) * (grad * grad)
-    if vhat is not None:
-        vhat = xp.maximum(vhat, v)
+    m, v, vhat = moments(xp, grad, m, v, vhat, beta1, beta2)
     if decay != 1.0:
         param *= decay
     param -= m / (xp.sqrt(v if vhat is None else vhat) + eps) * step
