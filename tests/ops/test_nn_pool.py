@@ -194,3 +194,50 @@ def test_divisor_override_lp_and_adaptive_max_pool():
                                                                    (1, 2, 3, 5)),), order=3)
     with pytest.raises(ValueError, match="avg_pool\\(divisor_override\\)"):
         ops.avg_pool(x, 2, divisor_override=0)
+
+
+def _bilinear(img, y, x):
+    """Bilinear value of a 2-d map at (y, x), with RoI align's border rule."""
+    h, w = img.shape
+    if y < -1 or y > h or x < -1 or x > w:
+        return None
+    y, x = min(max(y, 0.0), h - 1.0), min(max(x, 0.0), w - 1.0)
+    y0, x0 = min(int(y), h - 1), min(int(x), w - 1)
+    y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+    ly, lx = y - y0, x - x0
+    return ((1 - ly) * (1 - lx) * img[y0, x0] + (1 - ly) * lx * img[y0, x1]
+            + ly * (1 - lx) * img[y1, x0] + ly * lx * img[y1, x1])
+
+
+@pytest.mark.parametrize("how", ["average", "max"])
+def test_roi_align_equals_its_definition_point_by_point(how, backend):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 6, 7))
+    rois = np.array([[0.5, -0.7, 5.2, 6.9], [2.0, 1.0, 3.0, 2.5], [-3.0, -3.0, -1.5, 8.0]])
+    idx = np.array([1, 0, 1])
+    oh, ow, (gh, gw) = 3, 2, (2, 3)
+    fn = getattr(pg.ops, f"roi_{how}_align_2d")
+    got = to_numpy(fn(backend.asarray(x), backend.asarray(rois), backend.asarray(idx),
+                      (oh, ow), 1.0, (gh, gw)).array)
+    for r, (y1, x1, y2, x2) in enumerate(rois):
+        bh, bw = max(y2 - y1, 1.0) / oh, max(x2 - x1, 1.0) / ow
+        for ph in range(oh):
+            for pw in range(ow):
+                pts = [[_bilinear(x[idx[r], ch], y1 + ph * bh + (i + 0.5) * bh / gh,
+                                  x1 + pw * bw + (j + 0.5) * bw / gw)
+                        for i in range(gh) for j in range(gw)] for ch in range(3)]
+                for ch in range(3):
+                    inside = [v for v in pts[ch] if v is not None]
+                    want = (sum(inside) / (gh * gw) if how == "average"
+                            else max(inside, default=-np.inf))
+                    np.testing.assert_allclose(got[r, ch, ph, pw], want, rtol=1e-12,
+                                               atol=1e-12)
+
+
+@pytest.mark.parametrize("how", ["average", "max"])
+def test_roi_align_of_no_regions_is_empty(how, backend):
+    fn = getattr(pg.ops, f"roi_{how}_align_2d")
+    x = backend.asarray(np.ones((1, 2, 4, 4)))
+    y = fn(x, backend.asarray(np.zeros((0, 4))), backend.asarray(np.zeros(0, np.int64)), 2,
+           1.0)
+    assert tuple(y.shape) == (0, 2, 2, 2)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..._errors import IndexOutOfRangeError, PortagradValueError, ShapeError, SizeError
 from ...tape._variable import Variable
-from ...xp._dtypes import index_dtype
+from ...xp._dtypes import index_dtype, unavailable_dtype
 from .._core import check_elements, float_only, int_arg, same_library, var, wrap
 from ..std.elementwise import where
 from ..std.indexing import getitem, take
@@ -242,18 +242,59 @@ def roi_average_pooling_2d(x: Any, rois: Any, roi_indices: Any,
     return _pool(xv, boxes, oh, ow, _scale(op, spatial_scale), 0, "mean", 0.0)
 
 
-def _bounds(p: float, limit: int) -> tuple[float, int, int] | None:
-    if p < -1 or p > limit:
-        return None
-    low = math.floor(p)
-    if low == limit:
-        low -= 1
-    high = low + 1
-    if low <= -1:
-        p = 0.0
-    elif high >= limit:
-        p = float(limit - 1)
-    return p, low, high
+def _corners(xp: Any, p: Any, limit: int) -> tuple[Any, Any, Any, Any, Any]:
+    """Bilinear neighbours of sample coordinates ``p`` on an axis of ``limit`` cells:
+    ``(inside, low, high, w_low, w_high)``. A point within one cell of the border is moved
+    onto it, one further out is outside (Chainer's and ChainerCV's rule)."""
+    inside = (p >= -1.0) & (p <= float(limit))
+    # Outside points are masked; clipping keeps their floor a small integer.
+    low = xp.floor(xp.clip(p, -2.0, float(limit + 1)))
+    low = xp.where(low == float(limit), low - 1.0, low)
+    high = low + 1.0
+    zero = xp.zeros_like(p)
+    p = xp.where(low <= -1.0, zero, xp.where(high >= float(limit), zero + (limit - 1), p))
+    idt = index_dtype(xp)
+    return inside, xp.astype(low, idt), xp.astype(high, idt), high - p, p - low
+
+
+def _align_points(xp: Any, dev: Any, boxes: list, grids: list, g_max: int, h: int, w: int,
+                  oh: int, ow: int, scale: float) -> tuple[Any, Any, Any]:
+    """The gather of RoI align: for every region, bin, sample and bilinear corner the flat
+    position in ``(N*H*W)`` and its weight (0 where the corner is outside or the sample
+    unused), shaped ``(R, oh, ow, G, 4)``, and which samples are used ``(R, oh, ow, G)``."""
+    cdt = xp.float64 if unavailable_dtype(xp, xp.float64) is None else xp.float32
+    idt = index_dtype(xp)
+
+    def column(values: list, dtype: Any) -> Any:
+        return xp.reshape(xp.asarray(values, dtype=dtype, device=dev), (-1, 1, 1, 1))
+
+    # The per-region scalars in Python floats, as the coordinates were always computed.
+    ys = column([b[1] * scale for b in boxes], cdt)
+    xs = column([b[2] * scale for b in boxes], cdt)
+    bh = column([max((b[3] - b[1]) * scale, 1.0) / oh for b in boxes], cdt)
+    bw = column([max((b[4] - b[2]) * scale, 1.0) / ow for b in boxes], cdt)
+    gh = column([g[0] for g in grids], idt)
+    gw = column([g[1] for g in grids], idt)
+    base = column([int(b[0]) * h * w for b in boxes], idt)
+    k = xp.reshape(xp.arange(g_max, dtype=idt, device=dev), (1, 1, 1, g_max))
+    ph = xp.reshape(xp.arange(oh, dtype=cdt, device=dev), (1, oh, 1, 1))
+    pw = xp.reshape(xp.arange(ow, dtype=cdt, device=dev), (1, 1, ow, 1))
+    iy = xp.astype(k // gw, cdt)
+    ix = xp.astype(k % gw, cdt)
+    py = ys + ph * bh + (iy + 0.5) * bh / xp.astype(gh, cdt)  # (R, oh, 1, G)
+    px = xs + pw * bw + (ix + 0.5) * bw / xp.astype(gw, cdt)  # (R, 1, ow, G)
+    in_y, yl, yh, hy, ly = _corners(xp, py, h)
+    in_x, xl, xh, hx, lx = _corners(xp, px, w)
+    valid = (k < gh * gw) & in_y & in_x  # (R, oh, ow, G)
+    index, weight = [], []
+    for wt, yy, xx in ((hy * hx, yl, xl), (hy * lx, yl, xh), (ly * hx, yh, xl),
+                       (ly * lx, yh, xh)):
+        ok = valid & (wt > 0) & (yy >= 0) & (yy <= h - 1) & (xx >= 0) & (xx <= w - 1)
+        index.append(xp.where(ok, base + yy * w + xx, xp.zeros_like(base)))
+        weight.append(xp.where(ok, wt, xp.zeros_like(wt)))
+    shape = (len(boxes), oh, ow, g_max)
+    return (xp.stack([xp.broadcast_to(i, shape) for i in index], axis=-1),
+            xp.stack([xp.broadcast_to(v, shape) for v in weight], axis=-1), valid)
 
 
 def _align(op: str, x: Any, rois: Any, roi_indices: Any, outsize: Any, spatial_scale: float,
@@ -277,45 +318,20 @@ def _align(op: str, x: Any, rois: Any, roi_indices: Any, outsize: Any, spatial_s
         grids.append((ratio[0] or math.ceil(rh / oh), ratio[1] or math.ceil(rw / ow)))
     g_max = max((gh * gw for gh, gw in grids), default=1)
     _budget(op, "sampling_ratio", len(boxes) * oh * ow * g_max, xv)
-    index: list[int] = []
-    weight: list[float] = []
-    valid: list[bool] = []
-    for (idx, y1, x1, y2, x2), (gh, gw) in zip(boxes, grids):
-        ys, xs = y1 * spatial_scale, x1 * spatial_scale
-        bh = max((y2 - y1) * spatial_scale, 1.0) / oh
-        bw = max((x2 - x1) * spatial_scale, 1.0) / ow
-        base = idx * h * w
-        for ph in range(oh):
-            for pw in range(ow):
-                for k in range(g_max):
-                    iy, ix = divmod(k, gw)
-                    by = _bounds(ys + ph * bh + (iy + 0.5) * bh / gh, h) if k < gh * gw else None
-                    bx = _bounds(xs + pw * bw + (ix + 0.5) * bw / gw, w) if by else None
-                    if by is None or bx is None:
-                        index += [0] * 4
-                        weight += [0.0] * 4
-                        valid.append(False)
-                        continue
-                    (py, yl, yh), (px, xl, xh) = by, bx
-                    ly, lx, hy, hx = py - yl, px - xl, yh - py, xh - px
-                    for wt, yy, xx in ((hy * hx, yl, xl), (hy * lx, yl, xh), (ly * hx, yh, xl),
-                                       (ly * lx, yh, xh)):
-                        ok = wt > 0 and 0 <= yy <= h - 1 and 0 <= xx <= w - 1
-                        index.append(base + yy * w + xx if ok else 0)
-                        weight.append(wt if ok else 0.0)
-                    valid.append(True)
     r = len(boxes)
     dev = xv.array.device
+    index, weight, valid = _align_points(xp, dev, boxes, grids, g_max, h, w, oh, ow,
+                                         spatial_scale)
     flat = reshape(permute_dims(xv, (1, 0, 2, 3)), (c, n * h * w))
-    vals = take(flat, xp.asarray(index, dtype=index_dtype(xp), device=dev), axis=1) * wrap(
-        xp.asarray(weight, dtype=xv.array.dtype, device=dev), xp)
+    vals = take(flat, xp.reshape(index, (-1,)), axis=1) * wrap(
+        xp.astype(xp.reshape(weight, (-1,)), xv.array.dtype), xp)
     vals = _sum(reshape(vals, (c, r, oh, ow, g_max, 4)), axis=5)
     if how == "mean":
         counts = xp.asarray([float(gh * gw) for gh, gw in grids], dtype=xv.array.dtype,
                             device=dev)
         y = _sum(vals, axis=4) / wrap(xp.reshape(counts, (1, r, 1, 1)), xp)
     else:
-        mask = xp.reshape(xp.asarray(valid, device=dev), (1, r, oh, ow, g_max))
+        mask = xp.reshape(valid, (1, r, oh, ow, g_max))
         y = _max(where(wrap(mask, xp), vals, -math.inf), axis=4)
     return permute_dims(y, (1, 0, 2, 3))
 
