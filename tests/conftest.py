@@ -71,6 +71,14 @@ class Backend:
         return self.name
 
 
+@pytest.fixture
+def torch_backend() -> Backend:
+    """torch on the CPU, for the tests written for it alone (one conftest module holds
+    ``Backend``: under several workers ``from conftest import`` may find another one)."""
+    pytest.importorskip("torch")
+    return Backend("torch")
+
+
 _NAMES = (["numpy", "array_api_strict"] + (["torch"] if HAS_TORCH else [])
           + (["jax"] if HAS_JAX else []))
 

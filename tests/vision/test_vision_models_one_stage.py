@@ -195,10 +195,8 @@ def test_ssd512_training_on_shapes():
     assert losses[-1] < 0.8 * losses[0], losses
 
 
-def test_yolov3_and_deeplab_run_on_torch():
-    from conftest import Backend
-
-    _run_on(Backend("torch"))
+def test_yolov3_and_deeplab_run_on_torch(torch_backend):
+    _run_on(torch_backend)
 
 
 def _run_on(backend):
