@@ -20,7 +20,8 @@ from .._errors import PortagradError
 from ..xp import from_numpy, namespace_name, namespace_of, to_numpy
 from ..xp._namespace import is_array
 
-__all__ = ["Device", "CpuDevice", "GpuDevice", "ArrayApiDevice", "get_device",
+__all__ = ["Device", "CpuDevice", "GpuDevice", "ArrayApiDevice", "ChainerxDevice",
+           "Intel64Device", "get_device",
            "using_device", "get_array_module", "get_device_from_array",
            "DeviceUnavailableError", "is_array_supported"]
 
@@ -141,6 +142,45 @@ class GpuDevice(Device):
 
     def create_context(self) -> Any:
         return self.device
+
+
+class _AbsentBackendDevice(Device):
+    """A device class of a backend portagrad does not have: the class exists, so that
+    ``isinstance(device, ...)`` checks of Chainer programs answer False, and creating
+    one raises :class:`DeviceUnavailableError`."""
+
+    _backend = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise DeviceUnavailableError(
+            f"{type(self).__name__}(): expected {self._backend} to be available, got none "
+            f"in portagrad. Use '@numpy' (or -1) for the CPU.")
+
+
+class ChainerxDevice(_AbsentBackendDevice):
+    """ChainerX's device class; no device is one (``chainerx.is_available()`` is False).
+
+    Examples
+    --------
+    >>> from portagrad import chainer
+    >>> isinstance(chainer.get_device("@numpy"), chainer.backend.ChainerxDevice)
+    False
+    """
+
+    _backend = "ChainerX"
+
+
+class Intel64Device(_AbsentBackendDevice):
+    """iDeep's CPU device class (``'@intel64'``); no device is one here.
+
+    Examples
+    --------
+    >>> from portagrad import chainer
+    >>> isinstance(chainer.get_device(-1), chainer.backend.Intel64Device)
+    False
+    """
+
+    _backend = "iDeep (intel64)"
 
 
 class ArrayApiDevice(Device):

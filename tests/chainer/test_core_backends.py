@@ -133,3 +133,14 @@ def test_chainer_backends_import_lines_work():
 
     assert cuda is cuda2 is chainer.cuda is chainer.backends.cuda
     assert cuda.available in (True, False) and chainer.backends.cpu.CpuDevice is not None
+
+
+def test_absent_backends_device_classes_exist_and_refuse_creation():
+    # Chainer's CIFAR example tests ``isinstance(device, backend.ChainerxDevice)``.
+    from portagrad.chainer import backend
+    from portagrad.chainer.device import DeviceUnavailableError
+
+    for cls, name in ((backend.ChainerxDevice, "ChainerX"), (backend.Intel64Device, "iDeep")):
+        assert not isinstance(chainer.get_device("@numpy"), cls)
+        with pytest.raises(DeviceUnavailableError, match=f"{cls.__name__}.*{name}"):
+            cls()
