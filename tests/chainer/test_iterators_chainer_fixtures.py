@@ -110,6 +110,20 @@ def test_multiprocess_iterator_sends_arrays_and_dicts():
                for i, ex in enumerate(got))
 
 
+def test_multiprocess_iterator_keeps_zero_dim_arrays():
+    # A label as a 0-d array (as LabeledImageDataset gives) comes back 0-d, so a batch
+    # of labels is (N,), not (N, 1).
+    data = [(np.full((3,), i, np.float32), np.array(i, np.int32)) for i in range(4)]
+    it = iterators.MultiprocessIterator(data, 4, repeat=False, shuffle=False,
+                                        n_processes=1)
+    try:
+        batch = it.next()
+    finally:
+        it.finalize()
+    assert [t.shape for _, t in batch] == [()] * 4
+    assert [int(t) for _, t in batch] == [0, 1, 2, 3]
+
+
 def test_dataset_splits_match_chainer():
     a, b = datasets.split_dataset_random(list(range(10)), 4, seed=3)
     assert list(a) + list(b) == DATA["split_random"].tolist()

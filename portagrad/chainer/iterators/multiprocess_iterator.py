@@ -32,8 +32,8 @@ def _describe(obj: Any, blobs: list[bytes]) -> Any:
         blobs.append(obj.tobytes())
         return {"t": "scalar", "dtype": obj.dtype.str}
     if is_array(obj):
-        a = np.ascontiguousarray(to_numpy(obj))
-        blobs.append(a.tobytes())
+        a = to_numpy(obj)  # (ascontiguousarray would make a 0-d array 1-d)
+        blobs.append(np.ascontiguousarray(a).tobytes())
         return {"t": "array", "dtype": a.dtype.str, "shape": list(a.shape)}
     if isinstance(obj, (tuple, list)):
         return {"t": type(obj).__name__, "items": [_describe(o, blobs) for o in obj]}
