@@ -118,6 +118,20 @@ class _ExitWatch:
         for r in sends:
             if r != MPI.REQUEST_NULL:
                 r.Free()
+        # Take in the notices of the ranks leaving with this one (all of them at a normal
+        # end): a notice left unreceived at MPI_Finalize can get a rank of a job of more
+        # than two killed.
+        counted = self.exited_peer() is not None  # the notice the posted receive took
+        got = int(counted)
+        inbox = np.zeros(1, dtype=np.int64)
+        while got < size - 1 and time.monotonic() < deadline:
+            if not counted and self.exited_peer() is not None:
+                counted, got = True, got + 1
+            elif self.world.Iprobe(source=MPI.ANY_SOURCE, tag=_EXIT_TAG):
+                self.world.Recv(inbox, source=MPI.ANY_SOURCE, tag=_EXIT_TAG)
+                got += 1
+            else:
+                time.sleep(1e-3)
         self.cancel()
 
     def cancel(self) -> None:
