@@ -54,7 +54,7 @@ def _log(path: Path) -> list[dict]:
 def test_programs_differ_from_chainer_only_in_imports():
     import ast
 
-    programs = sorted(p.name for p in PROGRAMS.glob("*.py"))
+    programs = sorted(str(p.relative_to(PROGRAMS)) for p in PROGRAMS.rglob("*.py"))
     assert len(programs) >= 12
     for name in programs:
         tree = ast.parse((PROGRAMS / name).read_text())
