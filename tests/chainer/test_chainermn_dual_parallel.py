@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 from test_chainermn_mnist import MPIEXEC, mpirun
@@ -32,8 +33,11 @@ def test_chainermn_mnist_dual_parallel(tmp_path):
     assert log[-1]["validation/main/accuracy"] > 0.85, log[-1]
     assert log[-1]["validation/main/accuracy"] > log[0]["validation/main/accuracy"]
 
-    rows = [ln.split() for ln in proc.stdout.splitlines() if " params " in ln]
-    by_rank = {int(r[1]): (int(r[3]), int(r[5]), r[7], int(r[9])) for r in rows}
+    # Found anywhere in the output: the launcher may forward one rank's line and another's
+    # newline in either order.
+    rows = re.findall(r"rank (\d) stage (\d) examples (\d+) params ([\d.]+) iteration (\d+)",
+                      proc.stdout)
+    by_rank = {int(r[0]): (int(r[1]), int(r[2]), r[3], int(r[4])) for r in rows}
     assert sorted(by_rank) == [0, 1, 2, 3], proc.stdout
     assert all(v[1] == 200 and v[3] == 48 for v in by_rank.values()), by_rank
     assert [by_rank[r][0] for r in range(4)] == [0, 1, 0, 1]
