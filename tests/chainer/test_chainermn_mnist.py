@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,6 +42,12 @@ def mpirun(n: int, program: str, *args: str, env: dict | None = None,
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def rank_lines(stdout: str, word: str) -> list[str]:
+    """The ranks' ``rank R <word> VALUE [iteration I]`` lines, found anywhere in the output:
+    the launcher may forward one rank's line and another's newline in either order."""
+    return re.findall(rf"rank \d+ {word} [\d.]+(?: iteration \d+)?", stdout)
+
+
 def test_chainermn_functions_and_links():
     proc = mpirun(2, "chainermn_features.py")
     assert "rank 0 ok" in proc.stdout and "rank 1 ok" in proc.stdout
@@ -58,7 +65,7 @@ def test_chainermn_mnist_data_parallel(tmp_path):
     log = json.loads((out / "log").read_text())
     assert [e["epoch"] for e in log] == [1, 2, 3]
     assert log[-1]["validation/main/accuracy"] > 0.9, log[-1]
-    lines = [ln for ln in proc.stdout.splitlines() if " params " in ln]
+    lines = rank_lines(proc.stdout, "params")
     sums = {ln.split()[1]: ln.split()[3] for ln in lines}
     # 300 examples per rank, 25 a batch: 12 iterations an epoch.
     assert all(ln.endswith("iteration 36") for ln in lines), lines
@@ -70,8 +77,8 @@ def test_chainermn_mnist_data_parallel(tmp_path):
     proc = mpirun(2, "train_mnist_chainermn.py", "--epoch", "4", "--unit", "64",
                   "--batchsize", "25", "--out", str(out), "--checkpoint", env=env,
                   cwd=tmp_path)
-    lines = [ln for ln in proc.stdout.splitlines() if " params " in ln]
-    assert all(ln.endswith("iteration 48") for ln in lines), lines
+    lines = rank_lines(proc.stdout, "params")
+    assert len(lines) == 2 and all(ln.endswith("iteration 48") for ln in lines), lines
     # The checkpoint is loaded before the program adds its LogReport (as in ChainerMN's
     # example), so the new log starts at the resumed point.
     log = json.loads((out / "log").read_text())
@@ -105,7 +112,6 @@ def test_chainermn_dcgan(tmp_path):
     assert all("gen/loss" in e and "dis/loss" in e for e in log)
     # Initialised differently on each rank, the generators are made equal by the first
     # update's broadcast and stay equal.
-    sums = {ln.split()[1]: ln.split()[3] for ln in proc.stdout.splitlines()
-            if " gen " in ln}
+    sums = {ln.split()[1]: ln.split()[3] for ln in rank_lines(proc.stdout, "gen")}
     assert len(sums) == 2 and sums["0"] == sums["1"], proc.stdout
     assert (out / "gen_iter_12.npz").exists()
