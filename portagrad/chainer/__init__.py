@@ -325,3 +325,7 @@ backends.cpu = backend  # type: ignore[attr-defined]
 backends.__path__ = []  # type: ignore[attr-defined]  # a package, for the submodule import
 sys.modules.setdefault("portagrad.chainer.backends", backends)
 sys.modules.setdefault("portagrad.chainer.backends.cuda", cuda)
+# Chainer's ``chainer.configuration`` module (``config``, ``global_config``,
+# ``using_config``) is the config module here, under both import spellings.
+configuration = sys.modules[f"{__name__}.config"]
+sys.modules.setdefault(f"{__name__}.configuration", configuration)

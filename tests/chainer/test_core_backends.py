@@ -144,3 +144,16 @@ def test_absent_backends_device_classes_exist_and_refuse_creation():
         assert not isinstance(chainer.get_device("@numpy"), cls)
         with pytest.raises(DeviceUnavailableError, match=f"{cls.__name__}.*{name}"):
             cls()
+
+
+def test_chainer_configuration_module_import_lines_work():
+    # Chainer's CIFAR custom loop writes ``from chainer import configuration``.
+    import portagrad.chainer.configuration as configuration2
+
+    from portagrad.chainer import configuration
+
+    assert configuration is configuration2 is chainer.configuration
+    assert configuration.config is chainer.config
+    with configuration.using_config("train", False):
+        assert chainer.config.train is False
+    assert chainer.config.train is True
