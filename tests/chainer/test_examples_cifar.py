@@ -1,7 +1,8 @@
 """Chainer 7's CIFAR program (the VGG-style network, momentum SGD with weight decay, the
 Trainer's evaluation, log, graph and snapshots), changed only in its imports, trains on
 a few 32x32 images written in Chainer's CIFAR cache layout (the full 15-million-parameter
-network, so only four steps): the loss falls, and the graph and snapshots are written."""
+network, so only four steps): the loss falls, and the graph and snapshots are written; its
+custom-loop version learns, saves the model and optimizer, and resumes from them."""
 
 from __future__ import annotations
 
@@ -48,3 +49,32 @@ def test_train_cifar_vgg_loss_falls(tmp_path, monkeypatch):
         assert int(snap["updater/iteration"]) == 4
         assert snap["updater/model:main/predictor/block5_3/conv/W"].shape == (512, 512, 3, 3)
 
+
+
+def _epochs(stdout):
+    """(train loss, test loss, test accuracy) per epoch from the custom loop's prints."""
+    train = [float(ln.split("loss: ")[1].split(",")[0]) for ln in stdout.splitlines()
+             if ln.startswith("train mean loss")]
+    test = [(float(ln.split("loss: ")[1].split(",")[0]), float(ln.split("accuracy: ")[1]))
+            for ln in stdout.splitlines() if ln.startswith("test mean  loss")]
+    return [(a, b, c) for a, (b, c) in zip(train, test, strict=True)]
+
+
+@pytest.mark.slow
+def test_train_cifar_custom_loop_learns_saves_and_resumes(tmp_path, monkeypatch):
+    _seed(tmp_path, monkeypatch)
+    make_cifar(tmp_path / "dataset")
+    out = tmp_path / "result"
+    proc = run("train_cifar_custom_loop.py", "-b", "8", "-e", "2", "-l", "0.01", "-o", str(out),
+               root=tmp_path / "dataset", cwd=tmp_path)
+    epochs = _epochs(proc.stdout)
+    assert len(epochs) == 2
+    assert epochs[1][0] < epochs[0][0] and epochs[1][1] < epochs[0][1]
+    assert (out / "vgg.model").exists() and (out / "vgg.state").exists()
+
+    # --resume reads the model and the optimizer: the test loss goes on falling from them.
+    proc = run("train_cifar_custom_loop.py", "-b", "8", "-e", "1", "-l", "0.01", "-o",
+               str(tmp_path / "resumed"), "--resume", str(out),
+               root=tmp_path / "dataset", cwd=tmp_path)
+    (resumed,) = _epochs(proc.stdout)
+    assert resumed[1] < epochs[1][1]
