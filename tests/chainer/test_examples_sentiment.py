@@ -5,6 +5,7 @@ import lines, learn the sentiment of tiny treebank-format trees."""
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -59,7 +60,19 @@ def _accuracies(out: Path) -> tuple[list[float], list[float]]:
             [e["validation/main/accuracy"] for e in log if "validation/main/accuracy" in e])
 
 
-def test_recursive_net_learns(tmp_path):
+def _seeded(tmp_path, monkeypatch):
+    """Seed NumPy's generator (Chainer's initializers draw from it) and portagrad's in the
+    programs this test starts, through a sitecustomize module, so a run repeats."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import numpy\nimport portagrad\nnumpy.random.seed(0)\nportagrad.random.seed(0)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(site)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
+def test_recursive_net_learns(tmp_path, monkeypatch):
+    _seeded(tmp_path, monkeypatch)
     write_trees(tmp_path)
     out = tmp_path / "result"
     proc = run("train_sentiment.py", "--epoch", "6", "--unit", "16", "--batchsize", "10",
@@ -110,7 +123,8 @@ def test_thin_stack_functions_have_their_gradients():
     gradient_check.check_backward(get_rows, (stack,), (rng.randn(3, 4), rng.randn(3, 5, 4)))
 
 
-def test_thin_stack_minibatch_net_learns(tmp_path):
+def test_thin_stack_minibatch_net_learns(tmp_path, monkeypatch):
+    _seeded(tmp_path, monkeypatch)
     write_trees(tmp_path)
     out = tmp_path / "result"
     run("train_recursive_minibatch.py", "--epoch", "6", "--unit", "16", "--batchsize", "10",
