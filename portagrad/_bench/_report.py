@@ -9,7 +9,7 @@ import platform
 import sys
 from typing import Any
 
-from ._common import Config, Result
+from ._common import Config, Result, Target
 
 __all__ = ["environment", "format_environment", "format_results", "format_process_results",
            "to_json"]
@@ -132,6 +132,25 @@ def _value(row: Any) -> str:
     return f"{row.value:.2f} ms" if row.value < 100 else f"{row.value:.1f} ms"
 
 
+def _checks_and_notes(results: list[Result]) -> list[str]:
+    """Each workload's title, the checks it ran and its notes, then a blank line."""
+    lines = []
+    for res in results:
+        lines.append(f"{res.workload}: {res.title}")
+        lines += [f"  check: {c}" for c in res.checks]
+        if res.rows:  # a workload without rows shows its notes in the table
+            lines += [f"  note: {n}" for n in res.notes]
+    return lines + [""]
+
+
+def _verdict(t: Target) -> tuple[str, str]:
+    """``(mark, value)`` of a target: met / NOT MET and the ratio [best], or n/a."""
+    if t.met is None:
+        return "n/a", t.note or "not measured"
+    value = f"{t.value:.2f}" + ("" if t.best is None else f" [{t.best:.2f}]")
+    return ("met" if t.met else "NOT MET"), value
+
+
 def format_results(results: list[Result]) -> str:
     """The table: one block per workload, then the checks and the targets."""
     width = max([26, *(len(row.variant) for res in results for row in res.rows)])
@@ -148,24 +167,12 @@ def format_results(results: list[Result]) -> str:
                          f"{_ratio(row.vs_torch):>20s}")
             first = False
         lines.append("")
-    for res in results:
-        lines.append(f"{res.workload}: {res.title}")
-        for c in res.checks:
-            lines.append(f"  check: {c}")
-        for n in res.notes:
-            if res.rows:
-                lines.append(f"  note: {n}")
-    lines.append("")
+    lines += _checks_and_notes(results)
     lines.append("targets for portagrad (judged on the median of the per-round ratios; the "
                  "ratio of the fastest rounds in brackets):")
     for res in results:
         for t in res.targets:
-            if t.met is None:
-                mark, value = "n/a", t.note or "not measured"
-            else:
-                mark, value = ("met" if t.met else "NOT MET"), f"{t.value:.2f}"
-                if t.best is not None:
-                    value += f" [{t.best:.2f}]"
+            mark, value = _verdict(t)
             line = f"  {mark:8s} {t.text:50s} {value:>13s}  (<= {t.limit:g})"
             if t.met is not None and t.note:
                 line += f"; {t.note}"
@@ -215,24 +222,12 @@ def format_process_results(results: list[Result]) -> str:
                 f"{'-' if row.peak_mb is None else f'{row.peak_mb:.0f}':>8s}")
             first = False
         lines.append("")
-    for res in results:
-        lines.append(f"{res.workload}: {res.title}")
-        for c in res.checks:
-            lines.append(f"  check: {c}")
-        for n in res.notes:
-            if res.rows:
-                lines.append(f"  note: {n}")
-    lines.append("")
+    lines += _checks_and_notes(results)
     lines.append("targets for portagrad (median of the per-round ratios; the ratio of the "
                  "fastest rounds in brackets where given):")
     for res in results:
         for t in res.targets:
-            if t.met is None:
-                mark, value = "n/a", t.note or "not measured"
-            else:
-                mark, value = ("met" if t.met else "NOT MET"), f"{t.value:.2f}"
-                if t.best is not None:
-                    value += f" [{t.best:.2f}]"
+            mark, value = _verdict(t)
             lines.append(f"  {mark:8s} {res.workload + ': ' + t.text:64s} {value:>13s}  "
                          f"(<= {t.limit:g})")
     return "\n".join(lines)
