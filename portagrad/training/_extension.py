@@ -17,8 +17,11 @@ class Extension:
 
     Attributes (defaults for :meth:`~portagrad.training.Trainer.extend`): ``trigger``,
     ``priority`` (higher runs first), ``name``. Override ``__call__(trainer)``, and
-    optionally ``initialize(trainer)``, ``finalize()``,
-    ``state_dict()``/``load_state_dict()``.
+    optionally ``initialize(trainer)`` (once before training, also after a resume),
+    ``on_error(trainer, exc, tb)`` (when the loop raises), ``finalize()`` (when training
+    ends, also after an error) and ``state_dict()``/``load_state_dict()``.
+    The Chainer face's :class:`portagrad.chainer.training.Extension` is this base with
+    Chainer's default priority and its ``serialize`` state.
 
     The bundled extensions' priorities order an iteration so that each one sees what
     the ones before it wrote: :class:`~portagrad.training.extensions.LRSchedule` (200)
@@ -61,13 +64,16 @@ class Extension:
     name: str | None = None
 
     def __call__(self, trainer: Any) -> None:
-        raise NotImplementedError
+        raise NotImplementedError("Extension implementation must override __call__.")
 
     def initialize(self, trainer: Any) -> None:
-        pass
+        """Called once before the first iteration (and after a resume)."""
+
+    def on_error(self, trainer: Any, exc: BaseException, tb: Any) -> None:
+        """Called when the training loop raises, before the error propagates."""
 
     def finalize(self) -> None:
-        pass
+        """Called once when training ends (also after an error)."""
 
     def state_dict(self) -> dict[str, Any]:
         return {}

@@ -1,10 +1,18 @@
-"""Trainer: runs the updater until the stop trigger, calling extensions as they trigger."""
+"""Trainer: runs the updater until the stop trigger, calling extensions as they trigger.
+
+This is the one training loop of portagrad: the Chainer face's
+:class:`portagrad.chainer.training.Trainer` is this class with Chainer's conventions
+(its reporter and observer names, default priority, extension names, messages and
+``serialize`` state), set by overriding the few hooks marked below.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
+import traceback
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +26,10 @@ __all__ = ["Trainer"]
 
 
 class _Entry:
-    def __init__(self, ext: Any, name: str, trigger: Any, priority: int) -> None:
+    def __init__(self, ext: Any, name: str, trigger: Any, priority: int,
+                 call_before_training: bool = False) -> None:
         self.ext, self.name, self.trigger, self.priority = ext, name, trigger, priority
+        self.call_before_training = call_before_training
 
 
 class Trainer:
@@ -29,11 +39,20 @@ class Trainer:
     ----------
     updater
         A :class:`StandardUpdater` (anything with ``update()``, ``iteration``,
-        ``epoch_detail``, ``state_dict()``).
+        ``epoch_detail``, ``state_dict()``; an optional ``finalize()`` runs when
+        training ends).
     stop_trigger
-        ``(n, "epoch")`` or ``(n, "iteration")``.
+        ``(n, "epoch")`` or ``(n, "iteration")`` (training stops once ``n`` is
+        reached), or any trigger (training stops when it fires).
     out
         Folder for logs, plots and snapshots (created on :meth:`run`).
+
+    Each :meth:`run` sorts the extensions by priority (higher first), calls their
+    ``initialize(trainer)``, calls those registered with ``call_before_training`` once
+    before the first iteration, then per iteration runs the updater and the triggered
+    extensions inside one :func:`~portagrad.reporter.report_scope`, whose values are
+    :attr:`observation`. When the loop raises, every extension's ``on_error(trainer,
+    exc, tb)`` is called before the error propagates; ``finalize()`` is called always.
 
     The trainer's state (:meth:`state_dict`) holds the updater's (model, optimizer,
     iterator), portagrad's default random generator, the extensions' states and the
@@ -53,15 +72,28 @@ class Trainer:
     3
     """
 
+    #: The priority of an extension that names none (Chainer's face: its
+    #: ``PRIORITY_READER``).
+    default_priority: int = 0
+    # The conventions a face sets: the ordinal of the first renamed duplicate
+    # (``LogReport_2``; Chainer's ``LogReport_1``), whether an interval stop trigger
+    # stops once its total is reached (Chainer's fires on crossing it, like any trigger),
+    # how a pair or None becomes a trigger, and what running twice says.
+    _first_duplicate = 2
+    _stop_when_reached = True
+    _get_trigger = staticmethod(get_trigger)
+    _ran_twice = "Trainer.run: this trainer has already run to completion"
+
     def __init__(self, updater: Any, stop_trigger: Any = (1, "epoch"),
                  out: str | os.PathLike = "result") -> None:
         self.updater = updater
-        self.stop_trigger = get_trigger(stop_trigger)
+        self.stop_trigger = self._get_trigger(stop_trigger)
         self.out = Path(out)
-        self.observation: dict[str, float] = {}
+        self.observation: dict[str, Any] = {}
         self._extensions: dict[str, _Entry] = {}
         self._elapsed_before = 0.0
         self._start: float | None = None
+        self._started = False
         self._done = False
 
     @property
@@ -71,64 +103,149 @@ class Trainer:
             return self._elapsed_before
         return self._elapsed_before + time.perf_counter() - self._start
 
+    @property
+    def is_before_training(self) -> bool:
+        """True before the first iteration (also when resumed at iteration 0)."""
+        return self.updater.iteration == 0
+
     def extend(self, extension: Any, name: str | None = None, trigger: Any = None,
-               priority: int | None = None) -> Trainer:
+               priority: int | None = None, *, call_before_training: bool = False
+               ) -> Trainer:
         """Register an extension (an :class:`~portagrad.training.Extension` or a plain
-        ``f(trainer)``)."""
+        ``f(trainer)``).
+
+        Parameters
+        ----------
+        extension
+            Called as ``extension(trainer)`` when its trigger fires.
+        name
+            Its name (default its ``name``, ``__name__`` or class name); a taken name
+            gets ``_2``, ``_3``...
+        trigger
+            When it runs (default its ``trigger``, else every iteration).
+        priority
+            Order within an iteration, higher first (default its ``priority``, else 0).
+        call_before_training
+            Also call it once before the first iteration.
+
+        Returns
+        -------
+        Trainer
+            This trainer, so that calls chain.
+
+        Examples
+        --------
+        >>> import portagrad as pg
+        >>> trainer = pg.training.Trainer(None, (1, "iteration"))
+        >>> def hello(trainer):
+        ...     pass
+        >>> _ = trainer.extend(hello).extend(hello)
+        >>> trainer.get_extension("hello_2") is hello
+        True
+        """
         name = name or getattr(extension, "name", None) or getattr(
             extension, "__name__", None) or type(extension).__name__
-        base, i = name, 1
-        while name in self._extensions:
-            i += 1
-            name = f"{base}_{i}"
-        trigger = get_trigger(trigger if trigger is not None else
-                              getattr(extension, "trigger", (1, "iteration")))
-        if priority is None:
-            priority = getattr(extension, "priority", 0)
-        self._extensions[name] = _Entry(extension, name, trigger, priority)
+        self._register(extension, name, trigger, priority, call_before_training)
         return self
 
-    def get_extension(self, name: str) -> Any:
-        try:
-            return self._extensions[name].ext
-        except KeyError:
-            raise KeyError(f"Trainer.get_extension({name!r}): no such extension; have "
-                           f"{sorted(self._extensions)}") from None
+    def _register(self, extension: Any, name: str, trigger: Any, priority: int | None,
+                  call_before_training: bool) -> str:
+        unique, ordinal = name, self._first_duplicate - 1
+        while unique in self._extensions:
+            ordinal += 1
+            unique = f"{name}_{ordinal}"
+        trigger = self._get_trigger(trigger if trigger is not None else
+                                    getattr(extension, "trigger", (1, "iteration")))
+        if priority is None:
+            priority = getattr(extension, "priority", self.default_priority)
+        self._extensions[unique] = _Entry(extension, unique, trigger, priority,
+                                          call_before_training)
+        return unique
 
-    def _ordered(self) -> list[_Entry]:
-        return sorted(self._extensions.values(), key=lambda e: -e.priority)
+    def get_extension(self, name: str) -> Any:
+        """The extension registered as ``name``."""
+        entry = self._extensions.get(name)
+        if entry is None:
+            raise self._no_extension(name)
+        return entry.ext
+
+    def _no_extension(self, name: str) -> Exception:
+        return KeyError(f"Trainer.get_extension({name!r}): no such extension; have "
+                        f"{sorted(self._extensions)}")
+
+    def _report_scope(self, observation: dict[str, Any]) -> AbstractContextManager:
+        # Where the updater's and the extensions' reports go during one iteration.
+        return report_scope(observation)
 
     def _should_stop(self) -> bool:
         t = self.stop_trigger
-        return t.reached(self) if isinstance(t, IntervalTrigger) else bool(t(self))
+        if self._stop_when_reached and isinstance(t, IntervalTrigger):
+            return t.reached(self)
+        return bool(t(self))
 
-    def run(self) -> None:
-        """Train until the stop trigger; extensions are finalized even on errors."""
+    def run(self, show_loop_exception_msg: bool = False) -> None:
+        """Train until the stop trigger; extensions are finalized even on errors.
+
+        Parameters
+        ----------
+        show_loop_exception_msg
+            Print the loop's exception and traceback on stderr before the extensions'
+            ``on_error`` run.
+        """
         if self._done:
-            raise RuntimeError("Trainer.run: this trainer has already run to completion")
-        self.out.mkdir(parents=True, exist_ok=True)
-        entries = self._ordered()
+            raise RuntimeError(self._ran_twice)
+        Path(self.out).mkdir(parents=True, exist_ok=True)
+        entries = sorted(self._extensions.values(), key=lambda e: -e.priority)
+        self._start, self._started = time.perf_counter(), True
         for e in entries:
             init = getattr(e.ext, "initialize", None)
-            if init is not None:
+            if init and not getattr(e.trigger, "finished", False):
                 init(self)
-        self._start = time.perf_counter()
+        if self.is_before_training:
+            self.observation = {}
+            with self._report_scope(self.observation):
+                for e in entries:
+                    if e.call_before_training:
+                        e.ext(self)
         try:
             while not self._should_stop():
                 self.observation = {}
-                with report_scope(self.observation):
+                with self._report_scope(self.observation):
                     self.updater.update()
                     for e in entries:
                         if e.trigger(self):
                             e.ext(self)
-            self._done = True
+        except Exception as exc:
+            self._on_error(entries, exc, show_loop_exception_msg)
+            raise
         finally:
             self._elapsed_before = self.elapsed_time
             self._start = None
             for e in entries:
                 fin = getattr(e.ext, "finalize", None)
-                if fin is not None:
+                if fin:
                     fin()
+            fin = getattr(self.updater, "finalize", None)
+            if fin:
+                fin()
+        self._done = True
+
+    def _on_error(self, entries: list[_Entry], exc: Exception, show: bool) -> None:
+        f = sys.stderr
+        tb = exc.__traceback__
+        if show:
+            f.write(f"Exception in main training loop: {exc}\n")
+            f.write("Traceback (most recent call last):\n")
+            traceback.print_tb(tb)
+            f.write("Will finalize trainer extensions and updater before reraising the "
+                    "exception.\n")
+        for e in entries:
+            handler = getattr(e.ext, "on_error", None)
+            if handler:
+                try:
+                    handler(self, exc, tb)
+                except Exception as he:  # noqa: BLE001 - reported; the loop's error wins
+                    f.write(f"Exception in error handler: {he}\n")
 
     # -- state ------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._errors import PortagradTypeError
+from ...training._extension import Extension as _Extension
 
 __all__ = ["Extension", "make_extension", "PRIORITY_WRITER", "PRIORITY_EDITOR",
            "PRIORITY_READER"]
@@ -21,9 +22,11 @@ PRIORITY_EDITOR = 200
 PRIORITY_READER = 100
 
 
-class Extension:
+class Extension(_Extension):
     """Base of trainer extensions (Chainer's).
 
+    :class:`portagrad.training.Extension` with Chainer's default priority
+    (``PRIORITY_READER``), ``default_name`` and ``serialize`` for the state.
     Class attributes ``trigger``, ``priority`` and ``name`` are the defaults
     :meth:`~portagrad.chainer.training.Trainer.extend` uses; override ``__call__``,
     and optionally ``initialize``, ``finalize``, ``on_error`` and ``serialize``.
@@ -39,26 +42,12 @@ class Extension:
     ('Count', 100)
     """
 
-    trigger: Any = (1, "iteration")
     priority: int = PRIORITY_READER
-    name: str | None = None
 
     @property
     def default_name(self) -> str:
         """The name used when none is given: the class name."""
         return type(self).__name__
-
-    def __call__(self, trainer: Any) -> None:
-        raise NotImplementedError("Extension implementation must override __call__.")
-
-    def finalize(self) -> None:
-        """Called once when training ends (also after an error)."""
-
-    def initialize(self, trainer: Any) -> None:
-        """Called once before the first iteration (and after a resume)."""
-
-    def on_error(self, trainer: Any, exc: BaseException, tb: Any) -> None:
-        """Called when the training loop raises."""
 
     def serialize(self, serializer: Any) -> None:
         """Save or load the extension's state."""
