@@ -8,7 +8,14 @@ from PIL import Image
 
 from portagrad.data import DatasetNotFoundError
 from portagrad.vision import datasets as D
-from portagrad.vision.utils import mask_to_bbox, write_image
+from portagrad.vision.utils import (
+    assert_is_bbox_dataset,
+    assert_is_instance_segmentation_dataset,
+    assert_is_label_dataset,
+    assert_is_semantic_segmentation_dataset,
+    mask_to_bbox,
+    write_image,
+)
 
 
 def _jpg(path, h=20, w=30, seed=0):
@@ -54,6 +61,7 @@ def test_voc_bbox_dataset(tmp_path):
     img, bbox, label, difficult = D.VOCBboxDataset(root, use_difficult=True,
                                                    return_difficult=True)[0]
     assert label.tolist() == [11, 14, 6] and difficult.tolist() == [False, True, False]
+    assert_is_bbox_dataset(ds, len(D.voc_bbox_label_names))
 
 
 def test_voc_segmentation_datasets(tmp_path):
@@ -64,6 +72,10 @@ def test_voc_segmentation_datasets(tmp_path):
     img, mask, label = D.VOCInstanceSegmentationDataset(root, split="val")[0]
     assert mask.shape == (2, 20, 30) and label.tolist() == [11, 14]
     np.testing.assert_array_equal(mask_to_bbox(mask), [[2, 3, 6, 9], [10, 10, 15, 20]])
+    assert_is_semantic_segmentation_dataset(D.VOCSemanticSegmentationDataset(root, split="val"),
+                                            len(D.voc_semantic_segmentation_label_names))
+    assert_is_instance_segmentation_dataset(D.VOCInstanceSegmentationDataset(root, split="val"),
+                                            len(D.voc_bbox_label_names))
 
 
 def test_missing_voc_says_where_files_go(tmp_path):
@@ -98,6 +110,7 @@ def test_coco_bbox_dataset(tmp_path):
         tmp_path, split="val", use_crowded=True, return_area=True, return_crowded=True)[0]
     assert label.tolist() == [1, 0] and area.tolist() == [9, 20]
     assert crowded.tolist() == [False, True]
+    assert_is_bbox_dataset(ds, len(ds.label_names))
     with pytest.raises(DatasetNotFoundError, match="instances_train2017.json"):
         D.COCOBboxDataset(tmp_path, split="train")
 
@@ -113,6 +126,8 @@ def test_directory_parsing_label_dataset(tmp_path):
     assert [int(ds[i][1]) for i in range(3)] == [0, 1, 1]
     assert ds[2][0].shape == (3, 4, 5) and ds[2][0].max() == 10
     assert D.DirectoryParsingLabelDataset(tmp_path, color=False)[0][0].shape == (1, 4, 5)
+    assert_is_label_dataset(ds, len(ds.label_names))
+    assert_is_label_dataset(D.DirectoryParsingLabelDataset(tmp_path, color=False), 2, color=False)
     with pytest.raises(FileNotFoundError, match="found none"):
         (tmp_path / "empty").mkdir()
         D.DirectoryParsingLabelDataset(tmp_path / "empty")
