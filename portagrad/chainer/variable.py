@@ -25,6 +25,7 @@ from ..tape import _variable as _tv
 from ..tape import grad as _tape_grad
 from ..tape._variable import Variable as _TapeVariable
 from ..xp._namespace import is_array
+from .config import config
 
 __all__ = ["Variable", "Parameter", "as_variable", "as_array", "grad", "VariableNode",
            "FunctionNode", "Function"]
@@ -734,7 +735,24 @@ class FunctionNode:
         raise NotImplementedError(f"{type(self).__name__}.backward is not defined")
 
     def check_type_forward(self, in_types: Any) -> None:
-        """Chainer's type check hook; portagrad's ops check their own arguments."""
+        """Check the inputs' types before ``forward`` with
+        :mod:`~portagrad.chainer.utils.type_check` (``type_check.expect(...)``); the
+        default checks nothing. Skipped when ``chainer.config.type_check`` is False."""
+
+    def _check_data_type_forward(self, in_data: tuple) -> None:
+        # As Chainer: a light check on the arrays themselves first, and only when it
+        # fails the check again on expressions, for a message naming what failed.
+        from .utils import type_check
+
+        try:
+            with type_check.light_mode:
+                self.check_type_forward(type_check.get_light_types(in_data))
+            return
+        except type_check.InvalidType:
+            pass
+        in_types = type_check.get_types(in_data, "in_types", False)
+        with type_check.get_function_check_context(self):
+            self.check_type_forward(in_types)
 
     def retain_inputs(self, indexes: tuple) -> None:
         self._retain_in = tuple(indexes)
@@ -750,13 +768,20 @@ class FunctionNode:
         outputs = self._retained[1]
         return tuple(outputs[i] for i in getattr(self, "_retain_out", range(len(outputs))))
 
+    def _checks_nothing(self) -> bool:
+        return type(self).check_type_forward is FunctionNode.check_type_forward
+
     def apply(self, inputs: Any) -> tuple:
-        """Run ``forward`` and record this node; returns the output Variables."""
+        """Check the inputs' types (``check_type_forward``), run ``forward`` and record
+        this node; returns the output Variables."""
         from ..ops._core import var
 
         vs = [var(x, type(self).__name__, f"inputs[{i}]") for i, x in enumerate(inputs)]
         self.inputs = tuple(vs)
-        outs = self.forward(tuple(v.array for v in vs))
+        in_data = tuple(v.array for v in vs)
+        if config.type_check and not self._checks_nothing():
+            self._check_data_type_forward(in_data)
+        outs = self.forward(in_data)
         if not isinstance(outs, tuple):
             raise TypeError(f"{type(self).__name__}.forward: expected a tuple of arrays, got "
                             f"{type(outs).__name__}")
@@ -794,8 +819,15 @@ class Function:
     def backward(self, inputs: tuple, grad_outputs: tuple) -> tuple:
         raise NotImplementedError(f"{type(self).__name__}.backward is not defined")
 
+    @property
+    def label(self) -> str:
+        """The name an :class:`~portagrad.chainer.utils.type_check.InvalidType` message
+        gives the function (its class name)."""
+        return type(self).__name__
+
     def check_type_forward(self, in_types: Any) -> None:
-        """Chainer's type check hook; portagrad's ops check their own arguments."""
+        """Check the inputs' types before ``forward`` (see
+        :meth:`FunctionNode.check_type_forward`); the default checks nothing."""
 
     def __call__(self, *inputs: Any) -> Any:
         outs = _OldStyle(self).apply(inputs)
@@ -805,6 +837,16 @@ class Function:
 class _OldStyle(FunctionNode):
     def __init__(self, function: Function) -> None:
         self.function = function
+
+    @property
+    def label(self) -> str:
+        return self.function.label
+
+    def _checks_nothing(self) -> bool:
+        return type(self.function).check_type_forward is Function.check_type_forward
+
+    def check_type_forward(self, in_types: Any) -> None:
+        self.function.check_type_forward(in_types)
 
     def forward(self, inputs: tuple) -> tuple:
         return tuple(self.function.forward(inputs))

@@ -1,5 +1,5 @@
-"""Chainer's loss links: NegativeSampling, BlackOut, CRF1d and BinaryHierarchicalSoftmax,
-with the Walker alias sampler they draw negatives from."""
+"""Chainer's loss links: NegativeSampling, BlackOut, CRF1d and BinaryHierarchicalSoftmax
+(the first two draw negatives with ``chainer.utils.WalkerAlias``)."""
 
 from __future__ import annotations
 
@@ -13,60 +13,12 @@ from .. import functions as F
 from .. import initializers as I
 from ..config import get_dtype
 from ..link import Link
+from ..utils.walker_alias import WalkerAlias
 from ..variable import Parameter, Variable
 from ._rnn import _argsort_descent, _permutate_list
 
 __all__ = ["NegativeSampling", "BlackOut", "CRF1d", "BinaryHierarchicalSoftmax",
            "WalkerAlias"]
-
-
-class WalkerAlias:
-    """Chainer's ``utils.WalkerAlias(probs)``: draws indices with probability proportional
-    to ``probs`` in constant time, from NumPy's global generator as Chainer does (one
-    uniform draw per sample), so seeded runs draw the same samples.
-
-    Parameters
-    ----------
-    probs
-        Non-negative weights.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from portagrad.chainer.links import WalkerAlias
-    >>> WalkerAlias([0.0, 1.0]).sample((3,))
-    array([1, 1, 1], dtype=int32)
-    """
-
-    def __init__(self, probs: Any) -> None:
-        prob = np.array(probs, np.float32)
-        prob /= np.sum(prob)
-        threshold = np.ndarray(len(probs), np.float32)
-        values = np.ndarray(len(probs) * 2, np.int32)
-        il, ir = 0, 0
-        pairs = list(zip(prob, range(len(probs))))
-        pairs.sort()
-        for prob_i, i in pairs:
-            p = prob_i * len(probs)
-            while p > 1 and ir < il:
-                values[ir * 2 + 1] = i
-                p -= 1.0 - threshold[ir]
-                ir += 1
-            threshold[il] = p
-            values[il * 2] = i
-            il += 1
-        for i in range(ir, len(probs)):
-            values[i * 2 + 1] = 0
-        self.threshold = threshold
-        self.values = values
-
-    def sample(self, shape: Any) -> np.ndarray:
-        """Indices of ``shape``."""
-        ps = np.random.uniform(0, 1, shape)
-        pb = ps * len(self.threshold)
-        index = pb.astype(np.int32)
-        left_right = (self.threshold[index] < pb - index).astype(np.int32)
-        return self.values[index * 2 + left_right]
 
 
 class NegativeSampling(Link):
