@@ -190,7 +190,10 @@ def _check(func: Callable[..., Any], xs: list, y_grad: Any, params: list, no_gra
     targets = [v for v, ng in zip(vs, no_grads) if not ng] + params
     used = [(y, g) for y, g in zip(ys, gys) if g is not None and isinstance(y, Variable)
             and y.requires_grad]
-    grads = grad([y for y, _ in used], targets, [g for _, g in used], allow_unused=True) \
+    # Copies, as Chainer passes: a backward may write into its output gradients, and the
+    # numerical gradient below needs them as they were.
+    seeds = [namespace_of(g).asarray(g, copy=True) for _, g in used]
+    grads = grad([y for y, _ in used], targets, seeds, allow_unused=True) \
         if used and targets else (None,) * len(targets)
     arrays = [_raw(t) for t in targets]
     dirs = [from_numpy(rng.standard_normal(tuple(a.shape)).astype(to_numpy(a).dtype),
