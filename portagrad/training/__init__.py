@@ -1,4 +1,8 @@
-"""Training loops: Trainer, StandardUpdater, Classifier, reporting and extensions.
+"""Training loops: Trainer, StandardUpdater, Classifier, triggers, reporting and
+extensions.
+
+This is the one training loop of portagrad; the Chainer face's ``chainer.training`` is
+the same loop and triggers with Chainer's conventions.
 
 ``report``, ``report_scope`` and ``Summary`` are those of :mod:`portagrad.reporter`, and
 ``Classifier`` is :class:`portagrad.nn.Classifier`, named here too because a training
@@ -32,5 +36,12 @@ from . import extensions as extensions
 from ._extension import Extension as Extension
 from ._trainer import Trainer as Trainer
 from ._triggers import IntervalTrigger as IntervalTrigger
+from ._triggers import ManualScheduleTrigger as ManualScheduleTrigger
+from ._triggers import OnceTrigger as OnceTrigger
+from ._triggers import TimeTrigger as TimeTrigger
 from ._triggers import get_trigger as get_trigger
 from ._updater import StandardUpdater as StandardUpdater
+from ._value_triggers import BestValueTrigger as BestValueTrigger
+from ._value_triggers import EarlyStoppingTrigger as EarlyStoppingTrigger
+from ._value_triggers import MaxValueTrigger as MaxValueTrigger
+from ._value_triggers import MinValueTrigger as MinValueTrigger

@@ -55,8 +55,10 @@ class Trainer:
     exc, tb)`` is called before the error propagates; ``finalize()`` is called always.
 
     The trainer's state (:meth:`state_dict`) holds the updater's (model, optimizer,
-    iterator), portagrad's default random generator, the extensions' states and the
-    elapsed time, so a snapshot resumes a run exactly.
+    iterator), portagrad's default random generator, the extensions' states, the states
+    of the triggers that have one (:class:`ManualScheduleTrigger`,
+    :class:`BestValueTrigger`...) and the elapsed time, so a snapshot resumes a run
+    exactly.
 
     Examples
     --------
@@ -249,21 +251,35 @@ class Trainer:
 
     # -- state ------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        exts = {}
+        """The updater's state, the random generator's, the extensions' and the
+        triggers' (those with a non-empty ``state_dict``), and the elapsed time."""
+        exts, triggers = {}, {}
         for name, e in self._extensions.items():
             sd = getattr(e.ext, "state_dict", None)
             if sd is not None:
                 exts[name] = sd()
-        return {"updater": self.updater.state_dict(), "random": _random.get_state(),
-                "extensions": exts, "elapsed_time": self.elapsed_time}
+            ts = getattr(e.trigger, "state_dict", None)
+            if ts is not None and (s := ts()):
+                triggers[name] = s
+        state = {"updater": self.updater.state_dict(), "random": _random.get_state(),
+                 "extensions": exts, "elapsed_time": self.elapsed_time}
+        if triggers:
+            state["triggers"] = triggers
+        ts = getattr(self.stop_trigger, "state_dict", None)
+        if ts is not None and (s := ts()):
+            state["stop_trigger"] = s
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Load a :meth:`state_dict` (a snapshot's)."""
         try:
             ext_states = dict(state["extensions"])
             rng = state["random"]
             elapsed = float(state["elapsed_time"])
             up = state["updater"]
-        except (KeyError, TypeError, ValueError) as e:
+            trigger_states = dict(state.get("triggers", {}))
+            stop_state = state.get("stop_trigger")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise CheckpointError(f"Trainer.load_state_dict(state): expected a trainer "
                                   f"snapshot, got keys {sorted(state) if isinstance(state, dict) else type(state).__name__}") from e  # noqa: E501
         self.updater.load_state_dict(up)
@@ -272,6 +288,12 @@ class Trainer:
             e = self._extensions.get(name)
             if e is not None and hasattr(e.ext, "load_state_dict"):
                 e.ext.load_state_dict(s)
+        for name, s in trigger_states.items():
+            t = getattr(self._extensions.get(name), "trigger", None)
+            if hasattr(t, "load_state_dict"):
+                t.load_state_dict(s)
+        if stop_state is not None and hasattr(self.stop_trigger, "load_state_dict"):
+            self.stop_trigger.load_state_dict(stop_state)
         self._elapsed_before = elapsed
 
     def resume(self, path: str | os.PathLike | None = None, log: Any = None) -> Path | None:

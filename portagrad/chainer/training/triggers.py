@@ -1,32 +1,27 @@
 """Chainer's eight triggers (``chainer.training.triggers``) and ``get_trigger``.
 
 A trigger is called as ``trigger(trainer)`` once per iteration and says whether an
-extension runs (or, as the stop trigger, whether training ends). The stateful ones
-(:class:`IntervalTrigger` remembers the previous iteration, as in Chainer) save their
-state with ``serialize`` in the trainer's snapshot.
+extension runs (or, as the stop trigger, whether training ends). Each is the trigger of
+the same name in :mod:`portagrad.training` with Chainer's conventions: the interval
+trigger remembers its previous call, as in Chainer, and counts periods by floor
+division; a pair becomes such an interval and None never fires; the averaging triggers
+use Chainer's :class:`~portagrad.chainer.DictSummary`; and the stateful ones save their
+state with ``serialize`` in the trainer's snapshot, under Chainer's keys.
 """
 
 from __future__ import annotations
 
-import math
-import operator
 import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..._errors import PortagradTypeError, PortagradValueError
-from ...training._triggers import IntervalTrigger as _CoreIntervalTrigger
+from ...training import _triggers as _core
+from ...training import _value_triggers as _core_value
 from ..reporter import DictSummary
 
 __all__ = ["IntervalTrigger", "ManualScheduleTrigger", "BestValueTrigger",
            "MaxValueTrigger", "MinValueTrigger", "EarlyStoppingTrigger", "OnceTrigger",
            "TimeTrigger", "get_trigger"]
-
-
-def _check_unit(unit: str, who: str) -> None:
-    if unit not in ("epoch", "iteration"):
-        raise PortagradValueError(f"{who}(unit): expected 'epoch' or 'iteration', got "
-                                  f"{unit!r}")
 
 
 def _saved(serializer: Any, key: str, value: Any, fallback: Any, who: str) -> Any:
@@ -38,7 +33,15 @@ def _saved(serializer: Any, key: str, value: Any, fallback: Any, who: str) -> An
         return fallback
 
 
-class IntervalTrigger(_CoreIntervalTrigger):
+def _serialize_previous(trigger: Any, serializer: Any) -> None:
+    who = type(trigger).__name__
+    trigger._previous_iteration = _saved(serializer, "previous_iteration",
+                                         trigger._previous_iteration, -1, who)
+    trigger._previous_epoch_detail = _saved(serializer, "previous_epoch_detail",
+                                            trigger._previous_epoch_detail, -1.0, who)
+
+
+class IntervalTrigger(_core.IntervalTrigger):
     """Fire every ``period`` iterations, or each time ``period`` epochs are passed.
 
     As in Chainer it remembers the iteration and epoch detail of its previous call
@@ -61,41 +64,13 @@ class IntervalTrigger(_CoreIntervalTrigger):
     """
 
     def __init__(self, period: float, unit: str) -> None:
-        _check_unit(unit, "IntervalTrigger")
-        super().__init__(period, unit)
-        self._previous_iteration = 0
-        self._previous_epoch_detail = 0.0
-        self.count = 0
+        super().__init__(period, unit, remember=True)
 
-    def __call__(self, trainer: Any) -> bool:
-        updater = trainer.updater
-        if self.unit == "epoch":
-            epoch_detail = updater.epoch_detail
-            previous = self._previous_epoch_detail
-            if previous < 0:
-                previous = updater.previous_epoch_detail
-            self.count = epoch_detail // self.period
-            fire = previous // self.period != epoch_detail // self.period
-        else:
-            iteration = updater.iteration
-            previous = self._previous_iteration
-            if previous < 0:
-                previous = iteration - 1
-            fire = previous // self.period != iteration // self.period
-        self._previous_iteration = updater.iteration
-        if hasattr(updater, "epoch_detail"):
-            self._previous_epoch_detail = updater.epoch_detail
-        return bool(fire)
+    def _periods(self, value: float) -> float:
+        return value // self.period
 
     def serialize(self, serializer: Any) -> None:
-        self._previous_iteration = _saved(serializer, "previous_iteration",
-                                          self._previous_iteration, -1, "IntervalTrigger")
-        self._previous_epoch_detail = _saved(serializer, "previous_epoch_detail",
-                                             self._previous_epoch_detail, -1.0,
-                                             "IntervalTrigger")
-
-    def get_training_length(self) -> tuple[float, str]:
-        return self.period, self.unit
+        _serialize_previous(self, serializer)
 
     def __str__(self) -> str:
         return f"{type(self).__name__}({self.period}, '{self.unit}')"
@@ -120,19 +95,10 @@ def get_trigger(trigger: Any) -> Callable[[Any], bool]:
     >>> get_trigger((3, "iteration")).period, get_trigger(None)(None)
     (3, False)
     """
-    if callable(trigger):
-        return trigger
-    if trigger is None:
-        return _never_fire_trigger
-    try:
-        period, unit = trigger
-    except (TypeError, ValueError):
-        raise PortagradTypeError(f"get_trigger(trigger): expected a callable, None or "
-                                 f"(period, unit), got {trigger!r}") from None
-    return IntervalTrigger(period, unit)
+    return _core._as_trigger(trigger, lambda: _never_fire_trigger, IntervalTrigger)
 
 
-class ManualScheduleTrigger:
+class ManualScheduleTrigger(_core.ManualScheduleTrigger):
     """Fire at the given iterations or epochs.
 
     Parameters
@@ -149,46 +115,8 @@ class ManualScheduleTrigger:
     [2, 5]
     """
 
-    def __init__(self, points: Any, unit: str) -> None:
-        _check_unit(unit, "ManualScheduleTrigger")
-        self.points = points if isinstance(points, list) else [points]
-        self.unit = unit
-        self.finished = False
-        self._previous_iteration = 0
-        self._previous_epoch_detail = 0.0
-        self._finished_is_tmp = False
-
-    def __call__(self, trainer: Any) -> bool:
-        updater = trainer.updater
-        if self.unit == "epoch":
-            now = updater.epoch_detail
-            previous = self._previous_epoch_detail
-            if previous < 0:
-                previous = updater.previous_epoch_detail
-        else:
-            now = updater.iteration
-            previous = self._previous_iteration
-            if previous < 0:
-                previous = now - 1
-        fire = any(previous < p <= now for p in self.points)
-        if self._finished_is_tmp:
-            self._finished_is_tmp = False
-            if now >= max(self.points):
-                self.finished = True
-        if fire and now >= max(self.points):
-            self.finished = True
-        self._previous_iteration = updater.iteration
-        if hasattr(updater, "epoch_detail"):
-            self._previous_epoch_detail = updater.epoch_detail
-        return fire
-
     def serialize(self, serializer: Any) -> None:
-        self._previous_iteration = _saved(serializer, "previous_iteration",
-                                          self._previous_iteration, -1,
-                                          "ManualScheduleTrigger")
-        self._previous_epoch_detail = _saved(serializer, "previous_epoch_detail",
-                                             self._previous_epoch_detail, -1.0,
-                                             "ManualScheduleTrigger")
+        _serialize_previous(self, serializer)
         try:
             self.finished = bool(serializer("finished", self.finished))
         except KeyError:
@@ -196,7 +124,15 @@ class ManualScheduleTrigger:
             self._finished_is_tmp = True
 
 
-class BestValueTrigger:
+class _ChainerAveraging:
+    _get_trigger = staticmethod(get_trigger)
+    _summary_type = DictSummary
+
+    def _means(self) -> dict[str, Any]:
+        return self._summary.compute_mean()  # type: ignore[attr-defined]
+
+
+class BestValueTrigger(_ChainerAveraging, _core_value.BestValueTrigger):
     """Fire when the mean of ``key`` over each ``trigger`` interval is the best so far.
 
     Parameters
@@ -216,31 +152,6 @@ class BestValueTrigger:
     'main/loss'
     """
 
-    def __init__(self, key: str, compare: Callable[[float, float], bool],
-                 trigger: Any = (1, "epoch")) -> None:
-        self._key = key
-        self._best_value: float | None = None
-        self._interval_trigger = get_trigger(trigger)
-        self._summary = DictSummary()
-        self._compare = compare
-
-    def __call__(self, trainer: Any) -> bool:
-        observation = trainer.observation
-        if self._key in observation:
-            self._summary.add({self._key: observation[self._key]})
-        if not self._interval_trigger(trainer):
-            return False
-        stats = self._summary.compute_mean()
-        if self._key not in stats:
-            raise KeyError(f"{type(self).__name__}: {self._key!r} was not reported in "
-                           f"the interval; reported keys: {sorted(observation)}")
-        value = float(stats[self._key])
-        self._summary = DictSummary()
-        if self._best_value is None or self._compare(self._best_value, value):
-            self._best_value = value
-            return True
-        return False
-
     def serialize(self, serializer: Any) -> None:
         if hasattr(self._interval_trigger, "serialize"):
             self._interval_trigger.serialize(serializer["interval_trigger"])
@@ -249,7 +160,7 @@ class BestValueTrigger:
         self._best_value = None if best is None else float(best)
 
 
-class MaxValueTrigger(BestValueTrigger):
+class MaxValueTrigger(BestValueTrigger, _core_value.MaxValueTrigger):
     """Fire when ``key``'s mean reaches a new maximum.
 
     Parameters
@@ -266,11 +177,8 @@ class MaxValueTrigger(BestValueTrigger):
     True
     """
 
-    def __init__(self, key: str, trigger: Any = (1, "epoch")) -> None:
-        super().__init__(key, lambda best, new: new > best, trigger)
 
-
-class MinValueTrigger(BestValueTrigger):
+class MinValueTrigger(BestValueTrigger, _core_value.MinValueTrigger):
     """Fire when ``key``'s mean reaches a new minimum.
 
     Parameters
@@ -287,11 +195,8 @@ class MinValueTrigger(BestValueTrigger):
     False
     """
 
-    def __init__(self, key: str, trigger: Any = (1, "epoch")) -> None:
-        super().__init__(key, lambda best, new: new < best, trigger)
 
-
-class EarlyStoppingTrigger:
+class EarlyStoppingTrigger(_ChainerAveraging, _core_value.EarlyStoppingTrigger):
     """Stop when ``monitor`` has not improved for ``patience`` checks, or at
     ``max_trigger``.
 
@@ -318,68 +223,8 @@ class EarlyStoppingTrigger:
     (3, -inf, (100, 'epoch'))
     """
 
-    def __init__(self, check_trigger: Any = (1, "epoch"), monitor: str = "main/loss",
-                 patience: int | None = None, mode: str = "auto", verbose: bool = False,
-                 max_trigger: Any = (100, "epoch"), **kwargs: Any) -> None:
-        patients = kwargs.pop("patients", None)
-        if kwargs:
-            raise PortagradTypeError(f"EarlyStoppingTrigger(): unexpected arguments "
-                                     f"{sorted(kwargs)}")
-        if patients is not None and patience is not None:
-            raise PortagradTypeError("EarlyStoppingTrigger(): both 'patience' and "
-                                     "'patients' given; 'patients' is an alias of the "
-                                     "former, give only 'patience'")
-        if mode not in ("auto", "max", "min"):
-            raise PortagradValueError(f"EarlyStoppingTrigger(mode): expected 'auto', "
-                                      f"'max' or 'min', got {mode!r}")
-        self.patience = patience if patience is not None else (
-            patients if patients is not None else 3)
-        self.count = 0
-        self.monitor = monitor
-        self.verbose = verbose
-        self.already_warning = False
-        self._max_trigger = get_trigger(max_trigger)
-        self._interval_trigger = get_trigger(check_trigger)
-        self._summary = DictSummary()
-        if mode == "max" or (mode == "auto" and "accuracy" in monitor):
-            self._compare = operator.gt
-            self.best = -math.inf
-        else:
-            self._compare = operator.lt
-            self.best = math.inf
-        if verbose:
-            print("early stopping: operator is "
-                  + ("greater" if self._compare is operator.gt else "less"))
 
-    def __call__(self, trainer: Any) -> bool:
-        observation = trainer.observation
-        if self.monitor in observation:
-            self._summary.add({self.monitor: observation[self.monitor]})
-        if self._max_trigger(trainer):
-            return True
-        if not self._interval_trigger(trainer):
-            return False
-        if self.monitor not in observation:
-            warnings.warn(f"{self.monitor} is not in observation", stacklevel=2)
-            return False
-        current = float(self._summary.compute_mean()[self.monitor])
-        self._summary = DictSummary()
-        if self._compare(current, self.best):
-            self.best = current
-            self.count = 0
-        else:
-            self.count += 1
-        if self.count >= self.patience:
-            if self.verbose:
-                print(f"Epoch {trainer.updater.epoch}: early stopping")
-            return True
-        return False
-
-    def get_training_length(self) -> Any:
-        return self._max_trigger.get_training_length()
-
-
-class OnceTrigger:
+class OnceTrigger(_core.OnceTrigger):
     """Fire once (and once more after a resume with ``call_on_resume``).
 
     Parameters
@@ -395,20 +240,6 @@ class OnceTrigger:
     (True, False, True)
     """
 
-    def __init__(self, call_on_resume: bool = False) -> None:
-        self._flag_first = True
-        self._flag_resumed = call_on_resume
-
-    @property
-    def finished(self) -> bool:
-        return not (self._flag_first or self._flag_resumed)
-
-    def __call__(self, trainer: Any) -> bool:
-        fire = not self.finished
-        self._flag_resumed = False
-        self._flag_first = False
-        return fire
-
     def serialize(self, serializer: Any) -> None:
         try:
             self._flag_first = bool(serializer("_flag_first", self._flag_first))
@@ -416,7 +247,7 @@ class OnceTrigger:
             self._flag_first = False
 
 
-class TimeTrigger:
+class TimeTrigger(_core.TimeTrigger):
     """Fire each time ``period`` more seconds of training have passed.
 
     Parameters
@@ -432,16 +263,6 @@ class TimeTrigger:
     >>> t(T()), t(T()), t(T())
     (True, True, False)
     """
-
-    def __init__(self, period: float) -> None:
-        self._period = period
-        self._next_time = period
-
-    def __call__(self, trainer: Any) -> bool:
-        if self._next_time < trainer.elapsed_time:
-            self._next_time += self._period
-            return True
-        return False
 
     def serialize(self, serializer: Any) -> None:
         self._next_time = float(serializer("next_time", self._next_time))
