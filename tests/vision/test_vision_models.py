@@ -1,5 +1,5 @@
 """Models: shapes, gradients and agreement across libraries; SSD parts against
-references; torchvision-layout weights against an independent torch forward."""
+references (torchvision-layout weights: test_vision_torchvision_weights.py)."""
 
 import numpy as np
 import pytest
@@ -237,97 +237,6 @@ def test_unpool_with_switches_gradient():
 
 
 # --------------------------------------------------------------------- classifiers
-def _torch_resnet_forward(torch, sd, x, blocks):
-    F = torch.nn.functional
-
-    def bn(h, p):
-        return F.batch_norm(h, sd[p + ".running_mean"], sd[p + ".running_var"],
-                            sd[p + ".weight"], sd[p + ".bias"], False, 0.0, 1e-5)
-
-    h = F.relu(bn(F.conv2d(x, sd["conv1.weight"], stride=2, padding=3), "bn1"))
-    h = F.max_pool2d(h, 3, 2, 1)
-    for s, n in enumerate(blocks, start=1):
-        for i in range(n):
-            p = f"layer{s}.{i}"
-            stride = 2 if (i == 0 and s > 1) else 1
-            y = F.relu(bn(F.conv2d(h, sd[p + ".conv1.weight"]), p + ".bn1"))
-            y = F.relu(bn(F.conv2d(y, sd[p + ".conv2.weight"], stride=stride, padding=1),
-                          p + ".bn2"))
-            y = bn(F.conv2d(y, sd[p + ".conv3.weight"]), p + ".bn3")
-            if p + ".downsample.0.weight" in sd:
-                h = bn(F.conv2d(h, sd[p + ".downsample.0.weight"], stride=stride),
-                       p + ".downsample.1")
-            h = F.relu(y + h)
-    return F.linear(h.mean((2, 3)), sd["fc.weight"], sd["fc.bias"])
-
-
-def test_resnet50_torchvision_weights_reproduce_torch():
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(0)
-    ours = M.ResNet50(n_class=7)
-    # A torchvision-named state dict with random (non-trivial) statistics.
-    tv = {}
-    for name, value in ours.state_dict().items():
-        module, _, leaf = name.rpartition(".")
-        leaf = {"W": "weight", "b": "bias", "gamma": "weight", "beta": "bias",
-                "num_batches": "num_batches_tracked"}.get(leaf, leaf)
-        arr = np.asarray(value)
-        if leaf in ("running_mean", "bias") and arr.ndim == 1:
-            arr = np.random.default_rng(len(tv)).normal(0, 0.1, arr.shape).astype(np.float32)
-        if leaf == "running_var":
-            arr = np.random.default_rng(len(tv)).uniform(0.5, 1.5, arr.shape).astype(np.float32)
-        tv[f"{module}.{leaf}"] = torch.from_numpy(np.array(arr))
-    model = M.ResNet50(n_class=7)
-    model.load_state_dict(M.convert_torchvision_resnet(tv))
-    x = np.random.default_rng(0).normal(size=(2, 3, 64, 64)).astype(np.float32)
-    model.eval()
-    with pg.no_grad():
-        got = model(x).array
-    with torch.no_grad():
-        want = _torch_resnet_forward(torch, tv, torch.from_numpy(x), (3, 4, 6, 3)).numpy()
-    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3 * np.abs(want).max())
-
-
-@pytest.mark.slow
-def test_vgg16_converter_matches_torch():
-    torch = pytest.importorskip("torch")
-    pg.random.seed(0)
-    model = M.VGG16(n_class=5)
-    rng = np.random.default_rng(0)
-    tv = {}
-    for idx, name in zip((0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28),
-                         M._convert._VGG_NAMES):
-        tv[f"features.{idx}.weight"] = torch.from_numpy(np.asarray(
-            getattr(model, name).weight.array))
-        tv[f"features.{idx}.bias"] = torch.from_numpy(rng.normal(0, 0.1, getattr(
-            model, name).bias.shape).astype(np.float32))
-    for idx, name in ((0, "fc6"), (3, "fc7"), (6, "fc8")):
-        tv[f"classifier.{idx}.weight"] = torch.from_numpy(np.asarray(
-            getattr(model, name).weight.array))
-        tv[f"classifier.{idx}.bias"] = torch.zeros(getattr(model, name).bias.shape[0])
-    model.load_state_dict(M.convert_torchvision_vgg16(tv))
-    x = np.random.default_rng(1).normal(size=(1, 3, 64, 64)).astype(np.float32)
-    F = torch.nn.functional
-    h = torch.from_numpy(x)
-    k = 0
-    for n in (2, 2, 3, 3, 3):
-        for _ in range(n):
-            idx = (0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28)[k]
-            h = F.relu(F.conv2d(h, tv[f"features.{idx}.weight"], tv[f"features.{idx}.bias"],
-                                padding=1))
-            k += 1
-        h = F.max_pool2d(h, 2)
-    h = F.adaptive_avg_pool2d(h, (7, 7)).flatten(1)
-    for idx in (0, 3):
-        h = F.relu(F.linear(h, tv[f"classifier.{idx}.weight"], tv[f"classifier.{idx}.bias"]))
-    want = F.linear(h, tv["classifier.6.weight"], tv["classifier.6.bias"]).numpy()
-    model.eval()
-    with pg.no_grad():
-        got = model(x).array
-    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * np.abs(want).max())
-    assert model.prepare(np.full((3, 300, 260), 128.0)).shape == (3, 224, 224)
-
-
 def test_checkpoint_round_trip_through_pretrained_model(tmp_path):
     pg.random.seed(4)
     model = M.SegNetBasic(n_class=3, width=8)

@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 
 from ..._errors import CheckpointError
+from ._vgg import VGG16_BLOCKS
 
 __all__ = ["convert_torchvision_vgg16", "convert_torchvision_resnet"]
 
 # torchvision's vgg16().features indices of the 13 convolutions, in order.
 _VGG_CONVS = (0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28)
-_VGG_NAMES = tuple(f"conv{b}_{i}" for b, n in ((1, 2), (2, 2), (3, 3), (4, 3), (5, 3))
-                   for i in range(1, n + 1))
+_VGG_NAMES = tuple(f"conv{b}_{i}" for b, n, _ in VGG16_BLOCKS for i in range(1, n + 1))
+_VGG_WIDTHS = tuple(c for _, n, c in VGG16_BLOCKS for _ in range(n))
 
 
 def _host_arrays(source: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, np.ndarray]:
@@ -41,38 +42,81 @@ def _host_arrays(source: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str
     return out
 
 
-def _take(state: dict[str, np.ndarray], key: str, what: str) -> np.ndarray:
+def _take(state: dict[str, np.ndarray], key: str, what: str,
+          shape: tuple[int | None, ...] | None = None) -> np.ndarray:
     try:
-        return state.pop(key)
+        value = state.pop(key)
     except KeyError:
         raise CheckpointError(f"{what}: expected the torchvision key {key!r}, which is "
                               f"missing") from None
+    if shape is not None and (value.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(value.shape, shape))):
+        want = "(" + ", ".join("n" if d is None else str(d) for d in shape) + \
+               ("," if len(shape) == 1 else "") + ")"
+        raise CheckpointError(f"{what}: expected {key!r} of shape {want}, got "
+                              f"{tuple(value.shape)}")
+    return value
 
 
 def convert_torchvision_vgg16(source: Mapping[str, Any] | str | os.PathLike[str]
                               ) -> dict[str, np.ndarray]:
     """``torchvision.models.vgg16().state_dict()`` as a :class:`VGG16` state dict.
 
+    Parameters
+    ----------
+    source
+        The torchvision names (``features.{0, 2, 5, ...}.weight/bias``,
+        ``classifier.{0, 3, 6}.weight/bias``) mapped to arrays or torch tensors, or the
+        path of a ``.safetensors`` file holding them.
+
+    Returns
+    -------
+    ``{name: array}`` with :class:`VGG16`'s names (``conv1_1.weight`` ... ``fc8.bias``).
+
+    Raises
+    ------
+    CheckpointError
+        Naming the torchvision key that is missing, has the wrong shape, or is not
+        VGG-16's. ``classifier.6`` may have any number of classes.
+
     Examples
     --------
     >>> import numpy as np
     >>> from portagrad.vision.models import convert_torchvision_vgg16
-    >>> tv = {f"features.{i}.{s}": np.zeros(1) for i in (0, 2, 5, 7, 10, 12, 14, 17, 19,
-    ...       21, 24, 26, 28) for s in ("weight", "bias")}
-    >>> tv.update({f"classifier.{i}.{s}": np.zeros(1) for i in (0, 3, 6)
-    ...            for s in ("weight", "bias")})
-    >>> sorted(convert_torchvision_vgg16(tv))[:3]
-    ['conv1_1.bias', 'conv1_1.weight', 'conv1_2.bias']
+    >>> from portagrad.vision.models._vgg import VGG16_BLOCKS
+    >>> tv, cin, k = {}, 3, 0
+    >>> for _, n, cout in VGG16_BLOCKS:
+    ...     for _ in range(n):
+    ...         tv[f"features.{k}.weight"] = np.zeros((cout, cin, 3, 3), np.float32)
+    ...         tv[f"features.{k}.bias"] = np.zeros(cout, np.float32)
+    ...         cin, k = cout, k + 2
+    ...     k += 1  # the max pooling's index
+    >>> for i, (n_out, n_in) in zip((0, 3, 6), ((4096, 25088), (4096, 4096), (10, 4096))):
+    ...     tv[f"classifier.{i}.weight"] = np.zeros((n_out, n_in), np.float32)
+    ...     tv[f"classifier.{i}.bias"] = np.zeros(n_out, np.float32)
+    >>> state = convert_torchvision_vgg16(tv)
+    >>> state["conv5_3.weight"].shape, state["fc8.weight"].shape
+    ((512, 512, 3, 3), (10, 4096))
+    >>> tv["features.2.weight"] = np.zeros((64, 64, 5, 5), np.float32)
+    >>> convert_torchvision_vgg16(tv)
+    Traceback (most recent call last):
+    ...
+    portagrad._errors.CheckpointError: ...'features.2.weight' of shape (64, 64, 3, 3), got ...
     """
     what = "convert_torchvision_vgg16"
     state = _host_arrays(source)
     out = {}
-    for idx, name in zip(_VGG_CONVS, _VGG_NAMES):
-        out[f"{name}.weight"] = _take(state, f"features.{idx}.weight", what)
-        out[f"{name}.bias"] = _take(state, f"features.{idx}.bias", what)
-    for idx, name in ((0, "fc6"), (3, "fc7"), (6, "fc8")):
-        out[f"{name}.weight"] = _take(state, f"classifier.{idx}.weight", what)
-        out[f"{name}.bias"] = _take(state, f"classifier.{idx}.bias", what)
+    cin = 3
+    for idx, name, cout in zip(_VGG_CONVS, _VGG_NAMES, _VGG_WIDTHS):
+        out[f"{name}.weight"] = _take(state, f"features.{idx}.weight", what, (cout, cin, 3, 3))
+        out[f"{name}.bias"] = _take(state, f"features.{idx}.bias", what, (cout,))
+        cin = cout
+    fc8 = _take(state, "classifier.6.weight", what, (None, 4096))
+    for idx, name, shape in ((0, "fc6", (4096, 512 * 7 * 7)), (3, "fc7", (4096, 4096)),
+                             (6, "fc8", (fc8.shape[0], 4096))):
+        out[f"{name}.weight"] = fc8 if idx == 6 else _take(
+            state, f"classifier.{idx}.weight", what, shape)
+        out[f"{name}.bias"] = _take(state, f"classifier.{idx}.bias", what, shape[:1])
     if state:
         raise CheckpointError(f"{what}: unexpected keys {sorted(state)[:5]}")
     return out
