@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 from ...io import atomic_write
@@ -22,42 +23,75 @@ class LogReport(Extension):
     ``epoch``, ``iteration`` and ``elapsed_time``).
 
     The file is rewritten atomically each time, and the log and the partial averages
-    are in the trainer's snapshot, so a resumed run continues the same file.
+    are in the trainer's snapshot, so a resumed run continues the same file. Called
+    before the first iteration (``call_before_training``), it logs an entry at once.
+    The Chainer face's ``LogReport`` is this extension with Chainer's summary, entry
+    values and file (a JSON list).
+
+    Parameters
+    ----------
+    keys
+        The observed keys to keep (None: all).
+    trigger
+        The interval of one entry.
+    filename
+        The file under ``trainer.out`` (None or ``""``: no file).
+    postprocess
+        ``postprocess(entry)`` may change an entry before it is stored.
+
+    Examples
+    --------
+    >>> from portagrad.training.extensions import LogReport
+    >>> LogReport(trigger=(2, "epoch")).log_trigger
+    IntervalTrigger(2, 'epoch')
     """
 
     trigger = (1, "iteration")
     priority = -100
     name = "LogReport"
+    # What a face sets: how a pair becomes the log trigger, and the summary of the
+    # observations (``add(dict)``, means by :meth:`_entry`).
+    _get_trigger = staticmethod(get_trigger)
+    _summary_type: Any = Summary
 
     def __init__(self, keys: list[str] | None = None, trigger: Any = (1, "epoch"),
-                 filename: str | None = "log.jsonl") -> None:
+                 filename: str | None = "log.jsonl", postprocess: Any = None) -> None:
         self.keys = keys
-        self.log_trigger = get_trigger(trigger)
+        self.log_trigger = self._get_trigger(trigger)
         self.filename = filename
+        self.postprocess = postprocess
         self.log: list[dict[str, Any]] = []
-        self._summary = Summary()
-        self._out: Any = None
-
-    def initialize(self, trainer: Any) -> None:
-        self._out = trainer.out
+        self._summary = self._summary_type()
 
     def __call__(self, trainer: Any) -> None:
-        obs = trainer.observation
-        if self.keys is not None:
-            obs = {k: v for k, v in obs.items() if k in self.keys}
-        self._summary.add(obs)
-        if not self.log_trigger(trainer):
+        self._summary.add(self._selected(trainer.observation))
+        if not (trainer.is_before_training or self.log_trigger(trainer)):
             return
+        entry = self._entry(trainer)
+        if self.postprocess is not None:
+            self.postprocess(entry)
+        self.log.append(entry)
+        if self.filename:
+            self._write(trainer)
+        self._summary = self._summary_type()
+
+    def _selected(self, observation: dict[str, Any]) -> dict[str, Any]:
+        if self.keys is None:
+            return observation
+        return {k: v for k, v in observation.items() if k in self.keys}
+
+    def _entry(self, trainer: Any) -> dict[str, Any]:
+        # The means of the interval, then where and when it ends.
         entry: dict[str, Any] = {k: _finite_or_str(v) for k, v in
                                  self._summary.compute().items()}
         u = trainer.updater
         entry.update(epoch=u.epoch, iteration=u.iteration,
                      elapsed_time=round(trainer.elapsed_time, 4))
-        self.log.append(entry)
-        self._summary = Summary()
-        if self.filename:
-            text = "".join(json.dumps(e) + "\n" for e in self.log).encode()
-            atomic_write(trainer.out / self.filename, lambda f: f.write(text))
+        return entry
+
+    def _write(self, trainer: Any) -> None:
+        text = "".join(json.dumps(e) + "\n" for e in self.log).encode()
+        atomic_write(Path(trainer.out) / self.filename, lambda f: f.write(text))
 
     def state_dict(self) -> dict[str, Any]:
         return {"log": json.dumps(self.log), "summary": self._summary.state_dict()}

@@ -10,18 +10,24 @@ from typing import Any
 
 from ...._errors import PortagradTypeError
 from ....io import atomic_write
+from ....training.extensions._log import LogReport as _LogReport
 from ...optimizers._base import _is_deserializer
 from ...reporter import DictSummary
-from ..extension import Extension
+from ..extension import PRIORITY_READER, Extension
 from ..triggers import get_trigger
 
 __all__ = ["LogReport", "PrintReport"]
 
 
-class LogReport(Extension):
+class LogReport(_LogReport, Extension):
     """Average the observations over each ``trigger`` interval and append the means,
     with ``epoch``, ``iteration`` and ``elapsed_time``, to :attr:`log` and to
     ``out/<filename>`` (a JSON list, rewritten atomically each time).
+
+    :class:`portagrad.training.extensions.LogReport` with Chainer's conventions: its
+    :class:`~portagrad.chainer.DictSummary` (``(value, weight)`` pairs weigh a value),
+    the kept keys in the order given, the means as floats, the file a JSON list, and
+    the state saved by ``serialize``.
 
     Parameters
     ----------
@@ -42,56 +48,49 @@ class LogReport(Extension):
     []
     """
 
+    priority = PRIORITY_READER
+    name = None
+    _get_trigger = staticmethod(get_trigger)
+    _summary_type = DictSummary
+
     def __init__(self, keys: list[str] | None = None, trigger: Any = (1, "epoch"),
                  postprocess: Any = None, filename: str | None = None,
                  **kwargs: Any) -> None:
         log_name = kwargs.pop("log_name", "log")
         if kwargs:
             raise PortagradTypeError(f"LogReport(): unexpected arguments {sorted(kwargs)}")
-        self._keys = keys
-        self._trigger = get_trigger(trigger)
-        self._postprocess = postprocess
-        self._log: list[dict[str, Any]] = []
-        self._log_name = log_name if filename is None else filename
-        self._summary = DictSummary()
+        super().__init__(keys, trigger, log_name if filename is None else filename,
+                         postprocess)
 
-    def __call__(self, trainer: Any) -> None:
-        observation = trainer.observation
-        if self._keys is None:
-            self._summary.add(observation)
-        else:
-            self._summary.add({k: observation[k] for k in self._keys if k in observation})
-        if trainer.is_before_training or self._trigger(trainer):
-            stats = {name: float(value) for name, value in
-                     self._summary.compute_mean().items()}
-            updater = trainer.updater
-            stats["epoch"] = updater.epoch
-            stats["iteration"] = updater.iteration
-            stats["elapsed_time"] = trainer.elapsed_time
-            if self._postprocess is not None:
-                self._postprocess(stats)
-            self._log.append(stats)
-            if self._log_name is not None:
-                name = self._log_name.format(**stats)
-                text = json.dumps(self._log, indent=4).encode()
-                atomic_write(os.path.join(trainer.out, name), lambda f: f.write(text))
-            self._summary = DictSummary()
+    def _selected(self, observation: dict[str, Any]) -> dict[str, Any]:
+        if self.keys is None:
+            return observation
+        return {k: observation[k] for k in self.keys if k in observation}
 
-    @property
-    def log(self) -> list[dict[str, Any]]:
-        """The entries so far."""
-        return self._log
+    def _entry(self, trainer: Any) -> dict[str, Any]:
+        stats = {name: float(value) for name, value in
+                 self._summary.compute_mean().items()}
+        updater = trainer.updater
+        stats["epoch"] = updater.epoch
+        stats["iteration"] = updater.iteration
+        stats["elapsed_time"] = trainer.elapsed_time
+        return stats
+
+    def _write(self, trainer: Any) -> None:
+        name = self.filename.format(**self.log[-1])  # type: ignore[union-attr]
+        text = json.dumps(self.log, indent=4).encode()
+        atomic_write(os.path.join(trainer.out, name), lambda f: f.write(text))
 
     def serialize(self, serializer: Any) -> None:
-        if hasattr(self._trigger, "serialize"):
-            self._trigger.serialize(serializer["_trigger"])
+        if hasattr(self.log_trigger, "serialize"):
+            self.log_trigger.serialize(serializer["_trigger"])
         self._summary.serialize(serializer["_summary"])
         if _is_deserializer(serializer):
             text = serializer("_log", "")
             text = text.item() if hasattr(text, "item") else text
-            self._log = json.loads(str(text)) if text else []
+            self.log = json.loads(str(text)) if text else []
         else:
-            serializer("_log", json.dumps(self._log))
+            serializer("_log", json.dumps(self.log))
 
 
 class PrintReport(Extension):
