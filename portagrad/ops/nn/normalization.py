@@ -1,8 +1,10 @@
 """Normalization of each sample: layer, group, instance and RMS normalization, local
 response normalization across channels, and division by a vector norm.
 
-Composites of the reductions and elementwise ops, so every order of derivative is exact.
-Batch statistics are in :mod:`portagrad.ops.nn.batch_norm`.
+Composites of the reductions and elementwise ops, so every order of derivative is exact;
+layer normalization runs as a fused primitive (:mod:`portagrad.ops.nn.layer_norm_fused`)
+wherever its parameters share the input's dtype, the composite otherwise. Batch
+statistics are in :mod:`portagrad.ops.nn.batch_norm`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..std.reduction import mean as _mean
 from ..std.reduction import sum as _sum
 from ..std.shape import concat, reshape
 from .batch_norm import _affine, chainer_params, fixed_batch_norm
+from .layer_norm_fused import fusable_layer_norm, layer_norm_fused
 from .running_stats import BatchNormState, check_state
 
 __all__ = ["layer_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
@@ -99,8 +102,11 @@ def layer_norm(x: Any, normalized_shape: int | Sequence[int] | None = None,
     op = "layer_norm"
     xv = _f(x, op)
     ns, axes = _trailing(xv, normalized_shape, op)
-    return _affine(_normalize_over(xv, axes, float_arg(op, "eps", eps)), weight, bias, ns, ns,
-                   op)
+    eps = float_arg(op, "eps", eps)
+    params = fusable_layer_norm(xv, weight, bias, ns, op)
+    if params is not None:
+        return layer_norm_fused(xv, params[0], params[1], len(ns), eps)
+    return _affine(_normalize_over(xv, axes, eps), weight, bias, ns, ns, op)
 
 
 def group_norm(x: Any, num_groups: int, weight: Any = None, bias: Any = None,
