@@ -1,5 +1,6 @@
-"""Scaled dot-product attention, a composite of ``matmul``, ``where`` and ``softmax`` (its
-derivatives of every order are theirs)."""
+"""Scaled dot-product attention: one fused primitive
+(:mod:`portagrad.ops.nn.attention_fused`) without dropout, else a composite of ``matmul``,
+``where``, ``softmax`` and ``dropout`` (its derivatives of every order are theirs)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..std.elementwise import where
 from ..std.linalg.products import matmul
 from ..std.shape import matrix_transpose, repeat
 from .activation import softmax
+from .attention_fused import attention_fused, fusable_mask
 from .noise import dropout
 
 __all__ = ["scaled_dot_product_attention"]
@@ -77,13 +79,17 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         raise PortagradValueError(f"{op}(dropout_p): expected a probability in [0, 1], got {p}")
     n_l, n_s = int(q.shape[-2]), int(k.shape[-2])
     sc = 1.0 / math.sqrt(int(q.shape[-1])) if scale is None else float_arg(op, "scale", scale)
+    if is_causal and attn_mask is not None:
+        raise PortagradValueError(f"{op}(is_causal): expected no attn_mask with "
+                                  f"is_causal=True, got one")
+    if p == 0.0:
+        m = None if attn_mask is None else var(attn_mask, op, "attn_mask")
+        ok, m_a, keep = fusable_mask(q, k, v, m)
+        if ok:
+            return attention_fused(q, k, v, m_a, keep, is_causal, sc)
     scores = matmul(q, matrix_transpose(k)) * sc
     xp, dev = q.xp, q.array.device
     if is_causal:
-        if attn_mask is not None:
-            raise PortagradValueError(
-                f"{op}(is_causal): expected no attn_mask with is_causal=True, "
-                f"got one")
         causal = xp.tril(xp.ones((n_l, n_s), dtype=xp.bool, device=dev))
         scores = where(wrap(causal, xp), scores, -math.inf)
     if attn_mask is not None:

@@ -21,6 +21,7 @@ from ..std.linalg.products import matmul
 from ..std.reduction import mean
 from ..std.shape import broadcast_to, concat, matrix_transpose, permute_dims, reshape
 from .activation import softmax
+from .attention_fused import attention_fused, fusable_mask
 from .connection import linear
 from .noise import dropout
 
@@ -49,6 +50,30 @@ def _additive(mask: Any, like: Variable, what: str) -> Any:
 
 def _pad_last(m: Any) -> Any:
     return None if m is None else pad(m, [(0, 0)] * (m.ndim - 1) + [(0, 1)], "constant")
+
+
+def _fused(q: Variable, k: Variable, v: Variable, mask: Any, kpm: Any, n: int, h: int,
+           hd: int) -> Variable | None:
+    """The attention of the ``(N H, L, hd)`` heads as the fused primitive, the two masks
+    added into one constant, or None where it does not apply (a mask that needs a
+    gradient, mixed dtypes, autocast, empty axes): the composite runs."""
+    total = None
+    for m in (mask, kpm):
+        if m is not None and m.requires_grad:
+            return None
+    xp = q.xp
+    if mask is not None:
+        total = mask.array
+    if kpm is not None:
+        kp = kpm.array
+        src = int(kp.shape[-1])
+        kp = xp.reshape(xp.broadcast_to(xp.reshape(kp, (n, 1, 1, src)), (n, h, 1, src)),
+                        (n * h, 1, src))
+        total = kp if total is None else total + kp
+    ok, m_a, _ = fusable_mask(q, k, v, total)
+    if not ok:
+        return None
+    return attention_fused(q, k, v, m_a, False, False, 1.0 / math.sqrt(hd))
 
 
 def multi_head_attention(query: Any, key: Any, value: Any, num_heads: int,
@@ -172,7 +197,6 @@ def multi_head_attention(query: Any, key: Any, value: Any, num_heads: int,
         v = concat([v, wrap(zeros, xp)], axis=1)
         mask, kpm = _pad_last(mask), _pad_last(kpm)
     src = int(k.shape[1])
-    scores = matmul(q * (1.0 / math.sqrt(hd)), matrix_transpose(k))
     if mask is not None:
         if mask.ndim == 2:
             if tuple(mask.shape) != (tgt, src):
@@ -182,15 +206,22 @@ def multi_head_attention(query: Any, key: Any, value: Any, num_heads: int,
         elif tuple(mask.shape) != (n * h, tgt, src):
             raise ShapeError(f"The shape of the 3D attn_mask is {tuple(mask.shape)}, but "
                              f"should be {(n * h, tgt, src)}.")
+    if kpm is not None and tuple(kpm.shape) != (n, src):
+        raise ShapeError(f"expecting key_padding_mask shape of {(n, src)}, but got "
+                         f"{tuple(kpm.shape)}")
+    p = float_arg(_OP, "dropout_p", dropout_p)
+    if p == 0.0 and not need_weights:
+        out = _fused(q, k, v, mask, kpm, n, h, hd)
+        if out is not None:
+            out = reshape(permute_dims(out, (1, 0, 2)), (tgt * n, e))
+            return reshape(linear(out, out_proj_weight, out_proj_bias), (tgt, n, e)), None
+    scores = matmul(q * (1.0 / math.sqrt(hd)), matrix_transpose(k))
+    if mask is not None:
         scores = scores + mask
     if kpm is not None:
-        if tuple(kpm.shape) != (n, src):
-            raise ShapeError(f"expecting key_padding_mask shape of {(n, src)}, but got "
-                             f"{tuple(kpm.shape)}")
         scores = reshape(reshape(scores, (n, h, tgt, src)) + reshape(kpm, (n, 1, 1, src)),
                          (n * h, tgt, src))
     weights = softmax(scores, axis=-1)
-    p = float_arg(_OP, "dropout_p", dropout_p)
     if p > 0.0:
         weights = dropout(weights, p, train=True, generator=generator)
     out = matmul(weights, v)  # (N H, L, hd)
