@@ -347,11 +347,15 @@ register(OpRecord("grid_sample",
 
 
 # -- attention ------------------------------------------------------------------------------
-def np_sdpa(q, k, v, causal):
+# Variants: 0 no mask, 1 causal, 2 a boolean mask (True takes part), 3 an additive mask.
+def np_sdpa(q, k, v, variant, mask):
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
-    if causal:
-        mask = np.tril(np.ones(scores.shape[-2:], dtype=bool))
-        scores = np.where(mask, scores, -np.inf)
+    if variant == 1:
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf)
+    elif variant == 2:
+        scores = np.where(mask > 0, scores, -np.inf)
+    elif variant == 3:
+        scores = scores + mask
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return (e / e.sum(axis=-1, keepdims=True)) @ v
 
@@ -359,16 +363,27 @@ def np_sdpa(q, k, v, causal):
 def _sdpa_sample(rng):
     b, heads = int(rng.integers(1, 3)), int(rng.integers(1, 3))
     n_l, n_s, e, ev = (int(v) for v in rng.integers(1, 4, size=4))
-    causal = bool(rng.integers(0, 2))
-    if causal:
+    variant = int(rng.integers(0, 4))
+    if variant == 1:
         n_s = n_l
+    # A (L, S) mask broadcast over batch and heads; every query keeps its first key.
+    mask = _u(rng, -2, 0, (n_l, n_s))
+    if variant == 2:
+        mask = np.where(rng.random((n_l, n_s)) < 0.6, 1.0, 0.0)
+        mask[:, 0] = 1.0
     return (_u(rng, -1, 1, (b, heads, n_l, e)), _u(rng, -1, 1, (b, heads, n_s, e)),
-            _u(rng, -1, 1, (b, heads, n_s, ev)), causal)
+            _u(rng, -1, 1, (b, heads, n_s, ev)), variant, mask)
 
 
-register(OpRecord("scaled_dot_product_attention",
-                  lambda q, k, v, causal: ops.scaled_dot_product_attention(q, k, v,
-                                                                          is_causal=causal),
-                  np_sdpa, _sdpa_sample,
+def _sdpa_fn(q, k, v, variant, mask):
+    if variant == 2:
+        m = mask.array if hasattr(mask, "array") else mask
+        return ops.scaled_dot_product_attention(q, k, v, attn_mask=m > 0)
+    return ops.scaled_dot_product_attention(q, k, v, is_causal=variant == 1,
+                                            attn_mask=mask if variant == 3 else None)
+
+
+register(OpRecord("scaled_dot_product_attention", _sdpa_fn, np_sdpa, _sdpa_sample,
+                  diff=(0, 1, 2),
                   errors=[(lambda rng: (np.ones((2, 3)), np.ones((2, 4)), np.ones((2, 1)),
-                                        False), ShapeError)]))
+                                        0, np.zeros((2, 4))), ShapeError)]))
