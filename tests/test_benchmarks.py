@@ -181,13 +181,15 @@ def test_cprofile_fallback_names_the_workload():
 
 def test_standalone_benchmarks_check_and_time(capsys):
     # The scripts beside `portagrad bench`: their agreement checks pass and a table comes out.
-    from benchmarks import bench_batchnorm, bench_conv, bench_jvp
+    from benchmarks import bench_batchnorm, bench_conv, bench_jvp, bench_transformer_ops
 
     assert bench_conv.main(["--rounds", "1", "--batch", "2", "--channels", "4",
                             "--size", "8"]) == 0
     assert bench_batchnorm.main(["--rounds", "1"]) == 0
     assert bench_jvp.main(["--rounds", "1"]) == 0
+    assert bench_transformer_ops.main(["--rounds", "1"]) == 0
     out = capsys.readouterr().out
+    assert "layer_norm forward+backward" in out and "scaled_dot_product_attention" in out
     assert "conv2d forward+backward" in out and "portagrad (fused)" in out
     assert "portagrad jvp (forward mode)" in out
 
