@@ -80,11 +80,13 @@ class Trainer:
     # The conventions a face sets: the ordinal of the first renamed duplicate
     # (``LogReport_2``; Chainer's ``LogReport_1``), whether an interval stop trigger
     # stops once its total is reached (Chainer's fires on crossing it, like any trigger),
-    # how a pair or None becomes a trigger, and what running twice says.
+    # how a pair or None becomes a trigger, what running twice says, and whether a
+    # failing loop prints its error before the extensions' on_error.
     _first_duplicate = 2
     _stop_when_reached = True
     _get_trigger = staticmethod(get_trigger)
     _ran_twice = "Trainer.run: this trainer has already run to completion"
+    _show_loop_exception_msg = False
 
     def __init__(self, updater: Any, stop_trigger: Any = (1, "epoch"),
                  out: str | os.PathLike = "result") -> None:
@@ -185,15 +187,17 @@ class Trainer:
             return t.reached(self)
         return bool(t(self))
 
-    def run(self, show_loop_exception_msg: bool = False) -> None:
+    def run(self, show_loop_exception_msg: bool | None = None) -> None:
         """Train until the stop trigger; extensions are finalized even on errors.
 
         Parameters
         ----------
         show_loop_exception_msg
             Print the loop's exception and traceback on stderr before the extensions'
-            ``on_error`` run.
+            ``on_error`` run (default: no; the Chainer face's trainer: yes).
         """
+        if show_loop_exception_msg is None:
+            show_loop_exception_msg = self._show_loop_exception_msg
         if self._done:
             raise RuntimeError(self._ran_twice)
         Path(self.out).mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,8 @@ class Trainer(_Trainer):
     """Run ``updater`` until ``stop_trigger`` fires, calling extensions as they trigger.
 
     The loop is :class:`portagrad.training.Trainer`'s; this class sets Chainer's
-    conventions: the stop trigger is called like any trigger (None never fires), the
+    conventions: the stop trigger is called like any trigger (None never fires), a
+    failing loop prints its error (``run(show_loop_exception_msg=True)``), the
     default priority is ``PRIORITY_READER``, a second ``'LogReport'`` is
     ``'LogReport_1'`` and each extension's ``name`` is set to its registered name, the
     observation is filled by a Chainer :class:`~portagrad.chainer.Reporter`, and the
@@ -66,6 +67,7 @@ class Trainer(_Trainer):
     _stop_when_reached = False
     _get_trigger = staticmethod(get_trigger)
     _ran_twice = "Trainer.run: cannot run the training loop twice"
+    _show_loop_exception_msg = True
 
     def __init__(self, updater: Any, stop_trigger: Any = None, out: str = "result",
                  extensions: list | None = None) -> None:
@@ -90,23 +92,20 @@ class Trainer(_Trainer):
     def extend(self, extension: Any, name: str | None = None, trigger: Any = None,  # type: ignore[override]
                priority: int | None = None, *, call_before_training: bool = False,
                **kwargs: Any) -> None:
-        """Register an extension.
+        """Register an extension, as :meth:`portagrad.training.Trainer.extend` does, with
+        Chainer's defaults and checks.
 
         Parameters
         ----------
-        extension
-            An :class:`~portagrad.chainer.training.Extension` or a function of the
-            trainer.
+        extension, trigger, call_before_training
+            As for :meth:`portagrad.training.Trainer.extend`.
         name
-            Its name (default: its ``name``, ``default_name`` or ``__name__``); a taken
-            name gets ``_1``, ``_2``...
-        trigger
-            When it runs (default its ``trigger``, else every iteration).
+            Its name (default: its ``name``, ``default_name`` or ``__name__``, else an
+            error; ``'training'`` is reserved); a taken name gets ``_1``, ``_2``...;
+            the extension's ``name`` is set to it.
         priority
             Order within an iteration (default its ``priority``, else
             ``PRIORITY_READER``).
-        call_before_training
-            Also call it once before the first iteration.
         """
         if kwargs:
             if "invoke_before_training" in kwargs:
@@ -134,17 +133,6 @@ class Trainer(_Trainer):
 
     def _report_scope(self, observation: dict[str, Any]) -> Any:
         return self.reporter.scope(observation)
-
-    def run(self, show_loop_exception_msg: bool = True) -> None:
-        """Train until the stop trigger fires.
-
-        Parameters
-        ----------
-        show_loop_exception_msg
-            Print the loop's exception and traceback before the extensions' error
-            handlers run.
-        """
-        super().run(show_loop_exception_msg)
 
     def serialize(self, serializer: Any) -> None:
         """Save or load the updater, the stop trigger, every extension and trigger

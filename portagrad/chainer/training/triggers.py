@@ -44,9 +44,10 @@ def _serialize_previous(trigger: Any, serializer: Any) -> None:
 class IntervalTrigger(_core.IntervalTrigger):
     """Fire every ``period`` iterations, or each time ``period`` epochs are passed.
 
-    As in Chainer it remembers the iteration and epoch detail of its previous call
-    (saved by :meth:`serialize`), so it fires correctly even when not called at every
-    iteration.
+    :class:`portagrad.training.IntervalTrigger` with ``remember=True``, as in Chainer:
+    it compares with the iteration and epoch detail of its previous call (saved by
+    :meth:`serialize`), so it fires correctly even when not called at every iteration,
+    and it counts periods by floor division.
 
     Parameters
     ----------
@@ -99,14 +100,13 @@ def get_trigger(trigger: Any) -> Callable[[Any], bool]:
 
 
 class ManualScheduleTrigger(_core.ManualScheduleTrigger):
-    """Fire at the given iterations or epochs.
+    """Fire at the given iterations or epochs: :class:`portagrad.training.ManualScheduleTrigger`
+    with its state in Chainer's ``serialize``.
 
     Parameters
     ----------
-    points
-        One point or a list of them.
-    unit
-        ``'epoch'`` or ``'iteration'``.
+    points, unit
+        As for :class:`portagrad.training.ManualScheduleTrigger`.
 
     Examples
     --------
@@ -133,16 +133,14 @@ class _ChainerAveraging:
 
 
 class BestValueTrigger(_ChainerAveraging, _core_value.BestValueTrigger):
-    """Fire when the mean of ``key`` over each ``trigger`` interval is the best so far.
+    """Fire when the mean of ``key`` over each ``trigger`` interval is the best so far:
+    :class:`portagrad.training.BestValueTrigger` with Chainer's summary, interval
+    trigger and ``serialize``.
 
     Parameters
     ----------
-    key
-        The observed key (``'validation/main/accuracy'``).
-    compare
-        ``compare(best, new)`` is True when ``new`` is better.
-    trigger
-        The interval of the check.
+    key, compare, trigger
+        As for :class:`portagrad.training.BestValueTrigger`.
 
     Examples
     --------
@@ -161,14 +159,13 @@ class BestValueTrigger(_ChainerAveraging, _core_value.BestValueTrigger):
 
 
 class MaxValueTrigger(BestValueTrigger, _core_value.MaxValueTrigger):
-    """Fire when ``key``'s mean reaches a new maximum.
+    """Fire when ``key``'s mean reaches a new maximum (Chainer's
+    :class:`BestValueTrigger` comparing with ``>``).
 
     Parameters
     ----------
-    key
-        The observed key.
-    trigger
-        The interval of the check.
+    key, trigger
+        As for :class:`portagrad.training.MaxValueTrigger`.
 
     Examples
     --------
@@ -179,14 +176,13 @@ class MaxValueTrigger(BestValueTrigger, _core_value.MaxValueTrigger):
 
 
 class MinValueTrigger(BestValueTrigger, _core_value.MinValueTrigger):
-    """Fire when ``key``'s mean reaches a new minimum.
+    """Fire when ``key``'s mean reaches a new minimum (Chainer's
+    :class:`BestValueTrigger` comparing with ``<``).
 
     Parameters
     ----------
-    key
-        The observed key.
-    trigger
-        The interval of the check.
+    key, trigger
+        As for :class:`portagrad.training.MinValueTrigger`.
 
     Examples
     --------
@@ -198,22 +194,14 @@ class MinValueTrigger(BestValueTrigger, _core_value.MinValueTrigger):
 
 class EarlyStoppingTrigger(_ChainerAveraging, _core_value.EarlyStoppingTrigger):
     """Stop when ``monitor`` has not improved for ``patience`` checks, or at
-    ``max_trigger``.
+    ``max_trigger``: :class:`portagrad.training.EarlyStoppingTrigger` with Chainer's
+    summary and interval triggers (as in Chainer, its state is not saved).
 
     Parameters
     ----------
-    check_trigger
-        How often to check.
-    monitor
-        The observed key.
-    patience
-        Checks without improvement allowed (``patients`` is Chainer's alias).
-    mode
-        ``'max'``, ``'min'`` or ``'auto'`` (max when the key names an accuracy).
-    verbose
-        Print when stopping.
-    max_trigger
-        Stop there anyway.
+    check_trigger, monitor, patience, mode, verbose, max_trigger
+        As for :class:`portagrad.training.EarlyStoppingTrigger` (``patients`` is
+        Chainer's alias of ``patience``).
 
     Examples
     --------
@@ -225,7 +213,7 @@ class EarlyStoppingTrigger(_ChainerAveraging, _core_value.EarlyStoppingTrigger):
 
 
 class OnceTrigger(_core.OnceTrigger):
-    """Fire once (and once more after a resume with ``call_on_resume``).
+    """Fire once: :class:`portagrad.training.OnceTrigger` with Chainer's ``serialize``.
 
     Parameters
     ----------
@@ -235,7 +223,7 @@ class OnceTrigger(_core.OnceTrigger):
     Examples
     --------
     >>> from portagrad.chainer.training import triggers
-    >>> t = triggers.OnceTrigger()
+    >>> t = triggers.OnceTrigger(call_on_resume=True)
     >>> t(None), t(None), t.finished
     (True, False, True)
     """
@@ -248,7 +236,8 @@ class OnceTrigger(_core.OnceTrigger):
 
 
 class TimeTrigger(_core.TimeTrigger):
-    """Fire each time ``period`` more seconds of training have passed.
+    """Fire each ``period`` seconds of training: :class:`portagrad.training.TimeTrigger`
+    with Chainer's ``serialize``.
 
     Parameters
     ----------
@@ -258,10 +247,9 @@ class TimeTrigger(_core.TimeTrigger):
     Examples
     --------
     >>> from portagrad.chainer.training import triggers
-    >>> class T: elapsed_time = 2.5
     >>> t = triggers.TimeTrigger(1.0)
-    >>> t(T()), t(T()), t(T())
-    (True, True, False)
+    >>> t.serialize(lambda key, value: 3.0); t._next_time
+    3.0
     """
 
     def serialize(self, serializer: Any) -> None:
