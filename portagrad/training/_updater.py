@@ -12,7 +12,50 @@ from ..xp import namespace_of
 __all__ = ["StandardUpdater"]
 
 
-class StandardUpdater:
+class EpochOfIterator:
+    """Where an updater is in its data, read off the iterator that feeds its updates.
+
+    ``epoch``, ``epoch_detail``, ``previous_epoch_detail`` and ``is_new_epoch`` are
+    the iterator returned by ``_epoch_iterator()``; the triggers read them. Both
+    faces' updaters take them from here.
+
+    Examples
+    --------
+    >>> import portagrad as pg
+    >>> from portagrad.training._updater import EpochOfIterator
+    >>> class Updater(EpochOfIterator):
+    ...     def __init__(self, iterator):
+    ...         self.iterator = iterator
+    ...     def _epoch_iterator(self):
+    ...         return self.iterator
+    >>> it = pg.data.SerialIterator(list(range(4)), 3)
+    >>> _ = next(it); _ = next(it)
+    >>> u = Updater(it)
+    >>> u.epoch, u.epoch_detail, u.is_new_epoch
+    (1, 1.5, True)
+    """
+
+    def _epoch_iterator(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch_iterator().epoch
+
+    @property
+    def epoch_detail(self) -> float:
+        return self._epoch_iterator().epoch_detail
+
+    @property
+    def previous_epoch_detail(self) -> float | None:
+        return self._epoch_iterator().previous_epoch_detail
+
+    @property
+    def is_new_epoch(self) -> bool:
+        return self._epoch_iterator().is_new_epoch
+
+
+class StandardUpdater(EpochOfIterator):
     """Fetch a batch, convert it, compute the loss, backpropagate, update.
 
     Parameters
@@ -59,21 +102,8 @@ class StandardUpdater:
         self.xp, self.device = xp, device
         self.iteration = 0
 
-    @property
-    def epoch(self) -> int:
-        return self.iterator.epoch
-
-    @property
-    def epoch_detail(self) -> float:
-        return self.iterator.epoch_detail
-
-    @property
-    def previous_epoch_detail(self) -> float | None:
-        return self.iterator.previous_epoch_detail
-
-    @property
-    def is_new_epoch(self) -> bool:
-        return self.iterator.is_new_epoch
+    def _epoch_iterator(self) -> Any:
+        return self.iterator
 
     def convert(self, batch: Any) -> tuple:
         arrays = batch if self.converter is None else self.converter(batch)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...._errors import PortagradTypeError
+from ....training._updater import EpochOfIterator
 from ...dataset.convert import call_converter, concat_examples
 from ...device import get_device
 from ._updater import Updater
@@ -12,8 +13,11 @@ from ._updater import Updater
 __all__ = ["StandardUpdater"]
 
 
-class StandardUpdater(Updater):
+class StandardUpdater(EpochOfIterator, Updater):
     """Fetch a batch, convert it, and update the main optimizer with the loss.
+
+    Its epoch and epoch detail are those of the ``'main'`` iterator, read as
+    :class:`portagrad.training.StandardUpdater` reads its iterator's.
 
     Parameters
     ----------
@@ -90,21 +94,8 @@ class StandardUpdater(Updater):
     def input_device(self) -> Any:
         return self._input_device
 
-    @property
-    def epoch(self) -> int:
-        return self._iterators["main"].epoch
-
-    @property
-    def epoch_detail(self) -> float:
-        return self._iterators["main"].epoch_detail
-
-    @property
-    def previous_epoch_detail(self) -> float | None:
-        return self._iterators["main"].previous_epoch_detail
-
-    @property
-    def is_new_epoch(self) -> bool:
-        return self._iterators["main"].is_new_epoch
+    def _epoch_iterator(self) -> Any:
+        return self._iterators["main"]
 
     def finalize(self) -> None:
         for it in self._iterators.values():
