@@ -302,6 +302,12 @@ def test_nn_does_not_import_training():
                       why="portagrad.nn sits below portagrad.training")
 
 
+def test_training_does_not_import_the_chainer_face():
+    assert_no_imports(GRAPH, "portagrad.training", "portagrad.chainer",
+                      why="portagrad.training holds the one training loop; the Chainer "
+                          "face's trainer, triggers and extensions adapt it from above")
+
+
 def test_no_circle_in_training():
     assert_no_cycles(GRAPH, "portagrad.training",
                      why="the trainer and its extensions must not import each other; what "
