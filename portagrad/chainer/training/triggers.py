@@ -51,10 +51,8 @@ class IntervalTrigger(_core.IntervalTrigger):
 
     Parameters
     ----------
-    period
-        The interval (epochs may be fractional).
-    unit
-        ``'epoch'`` or ``'iteration'``.
+    period, unit
+        As for :class:`portagrad.training.IntervalTrigger`.
 
     Examples
     --------

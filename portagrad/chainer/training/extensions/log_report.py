@@ -31,12 +31,8 @@ class LogReport(_LogReport, Extension):
 
     Parameters
     ----------
-    keys
-        The observed keys to keep (None: all).
-    trigger
-        The interval of one entry.
-    postprocess
-        ``postprocess(entry)`` may change an entry before it is stored.
+    keys, trigger, postprocess
+        As for :class:`portagrad.training.extensions.LogReport`.
     filename
         The file under ``trainer.out`` (``log_name`` is Chainer's older name; None
         writes no file). It may contain ``{epoch}``-style fields of the entry.
