@@ -80,13 +80,13 @@ def _never_fire_trigger(trainer: Any) -> bool:
 
 
 def get_trigger(trigger: Any) -> Callable[[Any], bool]:
-    """A trigger from ``trigger``: callables as they are, ``None`` never fires, a pair
-    ``(period, unit)`` is an :class:`IntervalTrigger`.
+    """:func:`portagrad.training.get_trigger` with Chainer's conventions: ``None``
+    never fires and a pair ``(period, unit)`` is Chainer's :class:`IntervalTrigger`.
 
     Parameters
     ----------
     trigger
-        A callable, None, or ``(period, unit)``.
+        As for :func:`portagrad.training.get_trigger`.
 
     Examples
     --------
