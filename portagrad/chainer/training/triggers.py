@@ -216,7 +216,7 @@ class OnceTrigger(_core.OnceTrigger):
     Parameters
     ----------
     call_on_resume
-        Fire again on the first call after loading a snapshot.
+        As for :class:`portagrad.training.OnceTrigger`.
 
     Examples
     --------
