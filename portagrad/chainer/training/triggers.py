@@ -240,7 +240,7 @@ class TimeTrigger(_core.TimeTrigger):
     Parameters
     ----------
     period
-        Seconds between firings.
+        As for :class:`portagrad.training.TimeTrigger`.
 
     Examples
     --------
