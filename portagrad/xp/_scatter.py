@@ -4,7 +4,8 @@
 torch, so it silently drops gradient; the default here sorts the indices and takes
 differences of a cumulative sum, which is exact for integers and accumulates floats in
 float64 where the device has it. Each library's fast path accumulates repeated indices
-natively: ``np.add.at``, ``cupyx.scatter_add``, torch's ``index_add_``, JAX's
+natively: ``np.bincount`` row by row for real floats (else ``np.add.at``),
+``cupyx.scatter_add``, torch's ``index_add_``, JAX's
 ``.at[].add``.
 """
 
@@ -78,7 +79,25 @@ def _out_shape(values: Any, axis: int, size: int) -> list[int]:
     return shape
 
 
+# Row-wise ``np.bincount`` (float64 accumulation, like the default path) is several times
+# faster than ``np.add.at`` for real floats; it is used while the rows are few and the
+# output is not much longer than the index (each row allocates ``size`` counts).
+_BINCOUNT_MAX_ROWS = 4096
+
+
 def _index_add_numpy(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:
+    k = values.shape[axis] if values.ndim else 0
+    rows = values.size // k if k else 0
+    if (values.dtype.kind == "f" and 0 < rows <= _BINCOUNT_MAX_ROWS
+            and size <= 4 * k + 4096):
+        v = np.moveaxis(values, axis, -1)
+        lead = v.shape[:-1]
+        v2 = v.reshape(rows, k)
+        idx = np.asarray(indices).reshape(-1)
+        acc = np.empty((rows, size), dtype=values.dtype)
+        for j in range(rows):
+            acc[j] = np.bincount(idx, weights=v2[j], minlength=size)
+        return np.moveaxis(acc.reshape((*lead, size)), -1, axis)
     out = np.zeros(_out_shape(values, axis, size), dtype=values.dtype)
     if axis == 0:
         np.add.at(out, indices, values)

@@ -33,6 +33,21 @@ def test_index_add_sums_repeated_indices_on_every_path(backend, rng):
     np.testing.assert_allclose(ref1, want.T, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape,axis,size", [((3, 500), 1, 40), ((500, 3), 0, 40),
+                                             ((2, 300, 5), 1, 7), ((5000, 2), 1, 3),
+                                             ((20,), 0, 100000)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_index_add_numpy_fast_path_matches_add_at(shape, axis, size, dtype, rng):
+    # the bincount rows (few rows) and np.add.at (many rows, long outputs, integers)
+    vals = (rng.standard_normal(shape) * 10).astype(dtype)
+    idx = rng.integers(0, size, shape[axis])
+    want = np.zeros(shape[:axis] + (size,) + shape[axis + 1:], np.float64)
+    np.add.at(np.moveaxis(want, axis, 0), idx, np.moveaxis(vals.astype(np.float64), axis, 0))
+    got = index_add(namespace_of(vals), vals, idx, axis, size)
+    assert got.dtype == vals.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
+
+
 def test_array_api_extra_at_add_would_drop_repeats():
     # Why index_add exists: last-write-wins semantics lose gradient.
     xpx = pytest.importorskip("array_api_extra")
