@@ -63,3 +63,16 @@ def test_astronaut_demo_draws_predictions(tmp_path):
 
     img = read_image(path)
     assert img.shape[0] == 3 and img.shape[2] > img.shape[1]  # two panels side by side
+
+
+@pytest.mark.slow
+def test_instance_segmentation_example_learns(tmp_path):
+    ex = _load("vision_instance_segmentation_shapes")
+    r = ex.train(iterations=60, batch_size=2, width=16, n_val=4, log_every=0,
+                 out=str(tmp_path))
+    loss = np.array([h["loss"] for h in r["history"]])
+    mask = np.array([h["loss/mask_head"] for h in r["history"]])
+    assert loss[-10:].mean() < 0.6 * loss[:10].mean()
+    assert mask[-10:].mean() < 0.9 * mask[:10].mean()
+    assert {"map", "box_map", "n_predicted", "cpu_seconds"} <= set(r)
+    assert (tmp_path / "model.safetensors").stat().st_size > 0
