@@ -80,13 +80,16 @@ class Trainer:
     # The conventions a face sets: the ordinal of the first renamed duplicate
     # (``LogReport_2``; Chainer's ``LogReport_1``), whether an interval stop trigger
     # stops once its total is reached (Chainer's fires on crossing it, like any trigger),
-    # how a pair or None becomes a trigger, what running twice says, and whether a
-    # failing loop prints its error before the extensions' on_error.
+    # how a pair or None becomes a trigger, what running twice says, whether a
+    # failing loop prints its error before the extensions' on_error, and whether the
+    # clock stops when the loop fails (Chainer's keeps running until the next run()
+    # restarts it from the last completed total).
     _first_duplicate = 2
     _stop_when_reached = True
     _get_trigger = staticmethod(get_trigger)
     _ran_twice = "Trainer.run: this trainer has already run to completion"
     _show_loop_exception_msg = False
+    _clock_stops_on_error = True
 
     def __init__(self, updater: Any, stop_trigger: Any = (1, "epoch"),
                  out: str | os.PathLike = "result") -> None:
@@ -213,6 +216,7 @@ class Trainer:
                 for e in entries:
                     if e.call_before_training:
                         e.ext(self)
+        failed = False
         try:
             while not self._should_stop():
                 self.observation = {}
@@ -222,11 +226,13 @@ class Trainer:
                         if e.trigger(self):
                             e.ext(self)
         except Exception as exc:
+            failed = True
             self._on_error(entries, exc, show_loop_exception_msg)
             raise
         finally:
-            self._elapsed_before = self.elapsed_time
-            self._start = None
+            if not failed or self._clock_stops_on_error:
+                self._elapsed_before = self.elapsed_time
+                self._start = None
             for e in entries:
                 fin = getattr(e.ext, "finalize", None)
                 if fin:

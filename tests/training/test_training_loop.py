@@ -100,3 +100,28 @@ def test_stop_triggers_each_face(tmp_path):
     trainer = chainer_testing.get_trainer_with_mock_updater(stop)
     trainer.run()
     assert trainer.updater.iteration == 4 and stop.finished
+
+
+def test_clock_after_a_failed_run_each_face(tmp_path):
+    # portagrad's clock stops with the loop; Chainer's keeps running after a failure
+    # (its run() records the final time only when the loop completes).
+    import time
+
+    trainer = _portagrad_trainer(tmp_path, fail_at=2)
+    with pytest.raises(ArithmeticError):
+        trainer.run()
+    before = trainer.elapsed_time
+    time.sleep(0.05)
+    assert trainer.elapsed_time == before
+
+    trainer = chainer_testing.get_trainer_with_mock_updater((5, "iteration"))
+
+    def fail(t):
+        raise ValueError("bad step")
+
+    trainer.extend(fail, name="fail")
+    with pytest.raises(ValueError):
+        trainer.run(show_loop_exception_msg=False)
+    before = trainer.elapsed_time
+    time.sleep(0.05)
+    assert trainer.elapsed_time >= before + 0.04

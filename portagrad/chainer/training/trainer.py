@@ -68,6 +68,7 @@ class Trainer(_Trainer):
     _get_trigger = staticmethod(get_trigger)
     _ran_twice = "Trainer.run: cannot run the training loop twice"
     _show_loop_exception_msg = True
+    _clock_stops_on_error = False
 
     def __init__(self, updater: Any, stop_trigger: Any = None, out: str = "result",
                  extensions: list | None = None) -> None:
