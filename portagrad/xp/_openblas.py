@@ -8,8 +8,7 @@ what NumPy has no call for:
 - ``cblas_?gemm`` with ``beta = 1``: backward adds a product into a gradient it already
   has (:func:`portagrad.xp._matmul.matmul_into`);
 - ``?omatcopy``: a blocked transpose, for products run in transposed form
-  (:func:`transpose_copy`, :mod:`portagrad.xp._matmul`) and for the channels-last
-  samples of the convolutions (:func:`transpose_into`);
+  (:func:`transpose_copy`, :mod:`portagrad.xp._matmul`);
 - ``cblas_?axpy``: ``y += a * x`` in one pass, the optimizers' updates
   (:mod:`portagrad.xp._optim`).
 
@@ -32,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["library", "corename", "transpose_copy", "transpose_into", "gemm", "axpy",
-           "set_bundled_blas", "bundled_blas_in_use", "why_declined"]
+__all__ = ["library", "corename", "transpose_copy", "gemm", "axpy", "set_bundled_blas",
+           "bundled_blas_in_use", "why_declined"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CblasRowMajor, CblasNoTrans, CblasTrans
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -285,30 +284,3 @@ def transpose_copy(a: np.ndarray) -> np.ndarray:
                    out.ctypes.data, max(rows, 1))
             return out
     return np.ascontiguousarray(a.T)
-
-
-def transpose_into(a: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out[...] = a.T`` for a matrix ``a`` and a row-major ``out`` of its transpose's
-    shape: OpenBLAS's blocked ``?omatcopy`` when both are row-major float32/float64 of one
-    dtype, else NumPy's copy. Returns ``out``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from portagrad.xp._openblas import transpose_into
-    >>> transpose_into(np.arange(6.0).reshape(2, 3), np.empty((3, 2)))
-    array([[0., 3.],
-           [1., 4.],
-           [2., 5.]])
-    """
-    if (a.ndim == 2 and out.shape == a.shape[::-1] and a.flags.c_contiguous
-            and out.flags.c_contiguous and out.flags.writeable and a.dtype == out.dtype
-            and a.size and not np.may_share_memory(a, out)):
-        kernels = _kernels()
-        fn = None if kernels is None else kernels["omatcopy"].get(a.dtype)
-        if fn is not None:
-            rows, cols = a.shape
-            fn(ROW_MAJOR, TRANS, rows, cols, 1.0, a.ctypes.data, cols, out.ctypes.data, rows)
-            return out
-    out[...] = a.T
-    return out
