@@ -1,7 +1,8 @@
 """What a ported Chainer test suite needs of ``chainer.testing``: ``assert_allclose``,
 ``parameterize``, ``product``, ``product_dict``, ``fix_random``, ``condition.repeat`` and
-``condition.retry``, the ``attr`` markers, and the test-case bases ``FunctionTestCase``
-and ``LinkTestCase`` with ``BackendConfig`` and ``inject_backend_tests``.
+``condition.retry``, the ``attr`` markers, the test-case bases ``FunctionTestCase``
+and ``LinkTestCase`` with ``BackendConfig`` and ``inject_backend_tests``, and
+``distribution_unittest`` (distributions against ``scipy.stats``).
 
 Examples
 --------
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..xp import to_numpy
+from ._distribution_test import distribution_unittest
 from ._function_link import (
     BackendConfig,
     FunctionTestCase,
@@ -39,7 +41,8 @@ __all__ = ["assert_allclose", "parameterize", "product", "product_dict", "fix_ra
            "InitializerArgument", "save_and_load", "save_and_load_npz", "save_and_load_hdf5",
            "assert_warns", "with_requires", "without_requires", "generate_matrix",
            "generate_seed", "patch", "from_pytest_parameterize", "parameterize_pytest",
-           "get_trainer_with_mock_updater", "unary_math_function_unittest"]
+           "get_trainer_with_mock_updater", "unary_math_function_unittest",
+           "distribution_unittest", "run_module"]
 
 
 def _host(x: Any) -> Any:
@@ -841,3 +844,26 @@ def unary_math_function_unittest(func: Callable, func_expected: Callable | None 
         return klass
 
     return decorator
+
+
+def run_module(name: str, file: str) -> None:
+    """Run the tests of a test file when it is run as a script (``name`` is
+    ``"__main__"``): pytest, verbose, stopping at the first failure and entering the
+    debugger there, as Chainer's helper. Imported as a module, it does nothing.
+
+    Parameters
+    ----------
+    name
+        The file's ``__name__``.
+    file
+        The file's ``__file__``.
+
+    Examples
+    --------
+    >>> from portagrad.chainer import testing
+    >>> testing.run_module("not_main", "test_x.py")
+    """
+    if name == "__main__":
+        import pytest
+
+        pytest.main([file, "-vvs", "-x", "--pdb"])
