@@ -1,9 +1,11 @@
 """Image, box and point transforms for ``(C, H, W)`` images (ChainerCV's set).
 
 Deterministic transforms run on the namespace of their input (NumPy, CuPy, torch, JAX,
-array-api-strict). Random ones draw their parameters on the host from ``rng`` (a
-:class:`numpy.random.Generator`) and, with ``return_param=True``, return them so that the
-box and point transforms can follow::
+array-api-strict). Random ones draw their parameters on the host, from ``rng`` (a
+:class:`numpy.random.Generator`) when given, else from the global generators ChainerCV
+draws from, in its order (so ``random.seed`` / ``numpy.random.seed`` repeat ChainerCV's
+results), and, with ``return_param=True``, return them so that the box and point
+transforms can follow::
 
     img, p = random_flip(img, x_random=True, return_param=True, rng=rng)
     bbox = flip_bbox(bbox, img.shape[1:], x_flip=p["x_flip"])

@@ -1,8 +1,11 @@
 """Flips, crops, expansion and quarter-turn rotation of ``(C, H, W)`` images.
 
-Random parameters are drawn on the host from ``rng`` (a :class:`numpy.random.Generator`;
-a fresh one when None). With ``return_param=True`` each random transform also returns the
-parameters it drew, so boxes, points and masks can follow the image.
+Random parameters are drawn on the host from ``rng`` (a :class:`numpy.random.Generator`)
+when one is given; with ``rng=None`` they come from the global generators ChainerCV's
+transforms use, in ChainerCV's order (Python's ``random``; NumPy's for ``random_rotate``),
+so code seeded with ``random.seed`` / ``numpy.random.seed`` gets ChainerCV's results.
+With ``return_param=True`` each random transform also returns the parameters it drew
+(ChainerCV's keys), so boxes, points and masks can follow the image.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common import default_rng
+from .._common import Draws
 from ._common import check_image, pad, size_pair
 
 __all__ = ["flip", "random_flip", "random_crop", "center_crop", "ten_crop", "random_expand",
@@ -57,6 +60,8 @@ def random_flip(img: Any, y_random: bool = False, x_random: bool = False,
     """Flip each allowed axis with probability 1/2.
 
     Returns the image, and with ``return_param`` ``{"y_flip": bool, "x_flip": bool}``.
+    With ``rng=None`` each allowed axis draws ``random.choice([True, False])``, the y axis
+    first.
 
     Examples
     --------
@@ -68,9 +73,9 @@ def random_flip(img: Any, y_random: bool = False, x_random: bool = False,
     ['x_flip', 'y_flip']
     """
     xp = check_image("random_flip", img)
-    rng = default_rng(rng)
-    y_flip = bool(rng.integers(2)) if y_random else False
-    x_flip = bool(rng.integers(2)) if x_random else False
+    draws = Draws(rng)
+    y_flip = draws.coin() if y_random else False
+    x_flip = draws.coin() if x_random else False
     out = _copy(xp, flip(img, y_flip, x_flip), copy)
     return (out, {"y_flip": y_flip, "x_flip": x_flip}) if return_param else out
 
@@ -89,7 +94,9 @@ def random_crop(img: Any, size: Any, return_param: bool = False, copy: bool = Fa
     """Crop a ``size = (h, w)`` window at a uniformly random position.
 
     Returns the crop, and with ``return_param`` ``{"y_slice": slice, "x_slice": slice}``
-    (pass them to :func:`~portagrad.vision.transforms.crop_bbox`).
+    (pass them to :func:`~portagrad.vision.transforms.crop_bbox`). The top then the left
+    offset are drawn as ``random.randint(0, H - h)`` / ``random.randint(0, W - w)`` (or
+    from ``rng``).
 
     Examples
     --------
@@ -101,9 +108,9 @@ def random_crop(img: Any, size: Any, return_param: bool = False, copy: bool = Fa
     """
     xp = check_image("random_crop", img)
     h, w = _check_crop("random_crop", img, size)
-    rng = default_rng(rng)
-    top = int(rng.integers(img.shape[1] - h + 1))
-    left = int(rng.integers(img.shape[2] - w + 1))
+    draws = Draws(rng)
+    top = draws.randint(0, img.shape[1] - h)
+    left = draws.randint(0, img.shape[2] - w)
     ys, xs = slice(top, top + h), slice(left, left + w)
     out = _copy(xp, img[:, ys, xs], copy)
     return (out, {"y_slice": ys, "x_slice": xs}) if return_param else out
@@ -157,6 +164,10 @@ def random_expand(img: Any, max_ratio: float = 4, fill: Any = 0, return_param: b
     """Place the image at a random position on a canvas up to ``max_ratio`` times larger
     (the "zoom out" augmentation of SSD), filled with ``fill`` (scalar or per channel).
 
+    The ratio ``r`` is ``random.uniform(1, max_ratio)``, the canvas ``(int(H r), int(W
+    r))``, and the offsets ``random.randint`` over the room left, y first (or all from
+    ``rng``). With ``max_ratio <= 1`` the image comes back unchanged, drawing nothing.
+
     Returns the canvas, and with ``return_param`` ``{"ratio", "y_offset", "x_offset"}``
     (pass the offsets to :func:`~portagrad.vision.transforms.translate_bbox`).
 
@@ -170,33 +181,66 @@ def random_expand(img: Any, max_ratio: float = 4, fill: Any = 0, return_param: b
     True
     """
     xp = check_image("random_expand", img)
-    if max_ratio < 1:
-        raise ValueError(f"random_expand(max_ratio): expected >= 1, got {max_ratio}")
-    rng = default_rng(rng)
-    ratio = float(rng.uniform(1, max_ratio)) if max_ratio > 1 else 1.0
-    if ratio == 1.0:
-        out = img
-        param = {"ratio": 1.0, "y_offset": 0, "x_offset": 0}
-    else:
-        _, H, W = img.shape
-        oh, ow = int(H * ratio), int(W * ratio)
-        y_off = int(rng.integers(oh - H + 1))
-        x_off = int(rng.integers(ow - W + 1))
-        out = pad(xp, img, y_off, oh - H - y_off, x_off, ow - W - x_off, fill)
-        param = {"ratio": ratio, "y_offset": y_off, "x_offset": x_off}
+    if max_ratio <= 1:
+        return (img, {"ratio": 1.0, "y_offset": 0, "x_offset": 0}) if return_param else img
+    draws = Draws(rng)
+    ratio = draws.uniform(1, max_ratio)
+    _, H, W = img.shape
+    oh, ow = int(H * ratio), int(W * ratio)
+    y_off = draws.randint(0, oh - H)
+    x_off = draws.randint(0, ow - W)
+    out = pad(xp, img, y_off, oh - H - y_off, x_off, ow - W - x_off, fill)
+    param = {"ratio": ratio, "y_offset": y_off, "x_offset": x_off}
     return (out, param) if return_param else out
 
 
-def random_sized_crop(img: Any, scale_ratio_range: tuple[float, float] = (0.08, 1.0),
+def _sized_crop_ratios(draws: Draws, H: int, W: int, scale_ratio_range: tuple[float, float],
+                       aspect_ratio_range: tuple[float, float]) -> tuple[float, float]:
+    """ChainerCV's draws of ``(scale_ratio, aspect_ratio)``: up to ten tries for a pair
+    whose crop fits, then a scale drawn below the largest that fits."""
+    s_lo, s_hi = scale_ratio_range
+    for _ in range(10):
+        aspect_ratio = draws.uniform(aspect_ratio_range[0], aspect_ratio_range[1])
+        if draws.uniform(0, 1) < 0.5:
+            aspect_ratio = 1 / aspect_ratio
+        # the largest scale whose crop keeps H_crop <= H and W_crop <= W
+        scale_max = min(s_hi, H / (W * aspect_ratio), aspect_ratio * W / H)
+        scale_ratio = draws.uniform(s_lo, s_hi)
+        if s_lo <= scale_ratio <= scale_max:
+            return scale_ratio, aspect_ratio
+    # may fall below scale_ratio_range[0] when even that does not fit
+    return draws.uniform(min(s_lo, scale_max), scale_max), aspect_ratio
+
+
+def random_sized_crop(img: Any, scale_ratio_range: tuple[float, float] = (0.08, 1),
                       aspect_ratio_range: tuple[float, float] = (3 / 4, 4 / 3),
                       return_param: bool = False, copy: bool = False,
                       rng: np.random.Generator | None = None) -> Any:
-    """Crop a window of random area (a fraction in ``scale_ratio_range`` of the image) and
-    random aspect ratio ``w / h`` (log-uniform in ``aspect_ratio_range``): the Inception
-    augmentation. Windows that do not fit are shrunk to fit.
+    """Crop a window of random area and aspect ratio: the Inception augmentation, drawn
+    as ChainerCV draws it.
 
-    Returns the crop, and with ``return_param`` ``{"y_slice", "x_slice", "scale_ratio",
-    "aspect_ratio"}``.
+    A scale ``s ~ U(scale_ratio_range)`` and an aspect ratio ``a = b`` or ``1 / b`` (even
+    odds), ``b ~ U(aspect_ratio_range)``, are drawn until the crop ``H_crop =
+    floor(sqrt(s H W a))``, ``W_crop = floor(sqrt(s H W / a))`` fits (ten tries; then ``s``
+    is drawn up to the largest scale that fits, which may lie below the range). So ``a``
+    is ``H_crop / W_crop`` and ``s`` the crop's share of the area, up to the flooring. The
+    top-left corner is then uniform over the positions that keep the crop inside.
+
+    Parameters
+    ----------
+    img
+        A ``(C, H, W)`` image of any library.
+    scale_ratio_range
+        Range of the crop's share of the image area.
+    aspect_ratio_range
+        Range of ``b`` (the default ``(3/4, 4/3)`` is the ResNet training setting).
+    return_param
+        Also return ``{"y_slice", "x_slice", "scale_ratio", "aspect_ratio"}``.
+    copy
+        Return a copy rather than a view.
+    rng
+        Draw from this NumPy generator; None draws from Python's ``random`` (ChainerCV's
+        calls, in its order).
 
     Examples
     --------
@@ -209,16 +253,14 @@ def random_sized_crop(img: Any, scale_ratio_range: tuple[float, float] = (0.08, 
     True
     """
     xp = check_image("random_sized_crop", img)
-    rng = default_rng(rng)
+    draws = Draws(rng)
     _, H, W = img.shape
-    scale_ratio = float(rng.uniform(*scale_ratio_range))
-    lo, hi = (math.log(a) for a in aspect_ratio_range)
-    aspect_ratio = math.exp(float(rng.uniform(lo, hi)))
-    area = scale_ratio * H * W
-    h = min(H, max(1, int(round(math.sqrt(area / aspect_ratio)))))
-    w = min(W, max(1, int(round(math.sqrt(area * aspect_ratio)))))
-    top = int(rng.integers(H - h + 1))
-    left = int(rng.integers(W - w + 1))
+    scale_ratio, aspect_ratio = _sized_crop_ratios(draws, H, W, scale_ratio_range,
+                                                   aspect_ratio_range)
+    h = int(math.floor(math.sqrt(scale_ratio * H * W * aspect_ratio)))
+    w = int(math.floor(math.sqrt(scale_ratio * H * W / aspect_ratio)))
+    top = draws.randint(0, H - h)
+    left = draws.randint(0, W - w)
     ys, xs = slice(top, top + h), slice(left, left + w)
     out = _copy(xp, img[:, ys, xs], copy)
     if return_param:
@@ -251,10 +293,11 @@ def rot90(img: Any, k: int = 1) -> Any:
 
 def random_rotate(img: Any, return_param: bool = False,
                   rng: np.random.Generator | None = None) -> Any:
-    """Rotate by a random multiple of 90 degrees counter-clockwise.
+    """Rotate by a random multiple of 90 degrees counter-clockwise: ``k =
+    numpy.random.randint(4)`` quarter turns (or drawn from ``rng``), as ChainerCV's.
 
-    Returns the image, and with ``return_param`` ``{"k": quarter turns, "angle": degrees}``;
-    ``rotate_bbox(bbox, p["angle"], (H, W))`` moves boxes along.
+    Returns the image, and with ``return_param`` ``{"k": quarter turns}``;
+    ``rotate_bbox(bbox, 90 * p["k"], (H, W))`` moves boxes along.
 
     Examples
     --------
@@ -266,6 +309,6 @@ def random_rotate(img: Any, return_param: bool = False,
     True
     """
     check_image("random_rotate", img)
-    k = int(default_rng(rng).integers(4))
+    k = Draws(rng).np_randint(4)
     out = rot90(img, k)
-    return (out, {"k": k, "angle": 90.0 * k}) if return_param else out
+    return (out, {"k": k}) if return_param else out

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ...xp import from_numpy
+from .._common import Draws
 
 __all__ = ["generate_random_bbox"]
 
@@ -15,6 +16,11 @@ def generate_random_bbox(n: int, img_size: tuple[int, int], min_length: float,
                          max_length: float, *, rng: np.random.Generator | None = None,
                          xp: Any = None, device: Any = None) -> Any:
     """``n`` random boxes inside an image, each side in ``[min_length, max_length)``.
+
+    Drawn as ChainerCV draws them: the ``y_min`` then the ``x_min`` of all boxes uniform
+    in ``[0, H - max_length)`` / ``[0, W - max_length)``, then the heights, then the
+    widths, uniform in ``[min_length, max_length)``; from NumPy's global generator when
+    ``rng`` is None (so ``numpy.random.seed`` repeats ChainerCV's boxes).
 
     Parameters
     ----------
@@ -25,7 +31,7 @@ def generate_random_bbox(n: int, img_size: tuple[int, int], min_length: float,
     min_length, max_length
         Range of the heights and widths (``max_length`` at most ``min(H, W)``).
     rng
-        NumPy generator (a fresh one if None).
+        NumPy generator; None draws from ``numpy.random``.
 
     Returns
     -------
@@ -44,10 +50,10 @@ def generate_random_bbox(n: int, img_size: tuple[int, int], min_length: float,
         raise ValueError(f"generate_random_bbox(min_length, max_length): expected "
                          f"0 <= min_length <= max_length <= min(img_size) = {min(H, W)}, got "
                          f"{min_length} and {max_length}")
-    rng = rng if rng is not None else np.random.default_rng()
-    h = rng.uniform(min_length, max_length, size=n)
-    w = rng.uniform(min_length, max_length, size=n)
-    y = rng.uniform(0, H - h)
-    x = rng.uniform(0, W - w)
+    draws = Draws(rng)
+    y = draws.np_uniform(0, H - max_length, size=n)
+    x = draws.np_uniform(0, W - max_length, size=n)
+    h = draws.np_uniform(min_length, max_length, size=n)
+    w = draws.np_uniform(min_length, max_length, size=n)
     out = np.stack([y, x, y + h, x + w], axis=1).astype(np.float32)
     return out if xp is None else from_numpy(out, xp=xp, device=device)
