@@ -204,9 +204,9 @@ def test_resize_keeps_boxes_and_points(rng):
 def test_pca_lighting(rng):
     img = rng.uniform(0, 255, (3, 4, 5))
     out, p = T.pca_lighting(img, 0.1, return_param=True, rng=np.random.default_rng(0))
-    lam = 255 * np.array([0.2175, 0.0188, 0.0045])
-    vec = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140],
-                    [-0.5836, -0.6948, 0.4203]])
+    lam = np.array([0.2175, 0.0188, 0.0045])  # ChainerCV's defaults
+    vec = np.array([[-0.5675, -0.5808, -0.5836], [0.7192, -0.0045, -0.6948],
+                    [0.4009, -0.8140, 0.4203]])
     alpha = np.random.default_rng(0).normal(0, 0.1, 3)
     np.testing.assert_allclose(out - img, np.broadcast_to((vec @ (alpha * lam))[:, None, None],
                                                           img.shape), rtol=1e-12)
