@@ -94,19 +94,27 @@ def scale(img: Any, size: int, fit_short: bool = True, interpolation: Any = "bil
     """Resize keeping the aspect ratio so the shorter (or, with ``fit_short=False``, the
     longer) side becomes ``size``.
 
+    As in ChainerCV, the other side is ``int(size * other / side)`` (rounded down), and an
+    image whose side already is ``size`` comes back as it is.
+
     Examples
     --------
     >>> import numpy as np
     >>> from portagrad.vision.transforms import scale
     >>> scale(np.zeros((3, 20, 40)), 10).shape
     (3, 10, 20)
+    >>> scale(np.zeros((3, 3, 5)), 7).shape  # 7 * 5 / 3 = 11.67
+    (3, 7, 11)
     """
     check_image("scale", img)
     _, h, w = img.shape
-    if (h <= w) == fit_short:
-        out_h, out_w = size, max(1, int(round(size * w / h)))
+    side = min(h, w) if fit_short else max(h, w)
+    if side == size:
+        return img
+    if (h < w) == fit_short:
+        out_h, out_w = size, int(size * w / h)
     else:
-        out_h, out_w = max(1, int(round(size * h / w))), size
+        out_h, out_w = int(size * h / w), size
     return resize(img, (out_h, out_w), interpolation)
 
 
