@@ -128,7 +128,9 @@ def apply_to_iterator(func: Callable[..., Any], iterator: Iterable[Any], n_input
 
 class ProgressHook:
     """A ``hook`` for :func:`apply_to_iterator` printing how many examples are done, the
-    rate, and the fraction when ``n_total`` is known.
+    rate and, when ``n_total`` is known, the time left, in ChainerCV's words::
+
+        \r5 of 10 samples, 1.67 samples/sec, ETA    0:00:03
 
     Parameters
     ----------
@@ -144,7 +146,7 @@ class ProgressHook:
     >>> out = io.StringIO()
     >>> hook = ProgressHook(4, stream=out)
     >>> hook(([1, 2],), ([1, 2],), ())
-    >>> "2 of 4" in out.getvalue()
+    >>> "2 of 4 samples" in out.getvalue()
     True
     """
 
@@ -156,12 +158,13 @@ class ProgressHook:
 
     def __call__(self, in_values: Any, out_values: Any, rest_values: Any) -> None:
         self.n_processed += len(in_values[0])
-        rate = self.n_processed / max(time.time() - self.start, 1e-9)
+        fps = self.n_processed / max(time.time() - self.start, 1e-9)
         stream = self.stream if self.stream is not None else sys.stdout
-        if self.n_total is not None:
-            stream.write(f"\r{self.n_processed} of {self.n_total} examples "
-                         f"({100 * self.n_processed / self.n_total:.0f}%), "
-                         f"{rate:.2f} examples/s")
+        if self.n_total is not None and fps > 0:
+            eta = int((self.n_total - self.n_processed) / fps)
+            stream.write(f"\r{self.n_processed:d} of {self.n_total:d} samples, "
+                         f"{fps:.2f} samples/sec, "
+                         f"ETA {eta // 3600:4d}:{eta // 60 % 60:02d}:{eta % 60:02d}")
         else:
-            stream.write(f"\r{self.n_processed} examples, {rate:.2f} examples/s")
+            stream.write(f"\r{self.n_processed:d} samples, {fps:.2f} samples/sec")
         stream.flush()
