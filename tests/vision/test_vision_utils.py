@@ -1,5 +1,6 @@
 """Box, mask, anchor and image-file utilities against brute-force references."""
 
+import io
 import itertools
 
 import numpy as np
@@ -178,16 +179,35 @@ def test_generate_random_bbox(rng):
         U.generate_random_bbox(1, (10, 10), 5, 20)
 
 
-@pytest.mark.parametrize("channels,color,alpha", [(3, True, False), (1, False, False),
-                                                  (4, True, True)])
-def test_image_round_trip(tmp_path, rng, channels, color, alpha):
+@pytest.mark.parametrize("channels,color", [(3, True), (1, False)])
+def test_image_round_trip(tmp_path, rng, channels, color):
     img = rng.integers(0, 256, (channels, 5, 7)).astype(np.float32)
     path = tmp_path / "img.png"
     U.write_image(img, path)
-    back = U.read_image(path, color=color, alpha=alpha)
+    back = U.read_image(path, color=color)
     assert back.dtype == np.float32
     np.testing.assert_array_equal(back, img)
     assert U.read_image(path, dtype=np.uint8).shape == (3, 5, 7)
+    buf = io.BytesIO()
+    U.write_image(img, buf, "png")
+    buf.seek(0)
+    np.testing.assert_array_equal(U.read_image(buf, color=color), img)
+
+
+def test_read_image_alpha(tmp_path, rng):
+    img = rng.integers(0, 256, (4, 5, 7)).astype(np.float32)
+    path = tmp_path / "rgba.png"
+    U.write_image(img, path)
+    with pytest.raises(ValueError, match="alpha"):
+        U.read_image(path)
+    np.testing.assert_array_equal(U.read_image(path, alpha="ignore"), img[:3])
+    a = img[3:] / 255
+    np.testing.assert_allclose(U.read_image(path, alpha="blend_with_black"), img[:3] * a,
+                               rtol=1e-6)
+    np.testing.assert_allclose(U.read_image(path, alpha="blend_with_white"),
+                               img[:3] * a + 255 * (1 - a), rtol=1e-6)
+    with pytest.raises(ValueError, match="alpha"):
+        U.read_image(path, alpha=True)
 
 
 def test_image_errors(tmp_path):
@@ -195,13 +215,15 @@ def test_image_errors(tmp_path):
         U.read_image(tmp_path / "missing.jpg")
     with pytest.raises(pg.ShapeError, match=r"write_image\(img\)"):
         U.write_image(np.zeros((5, 7, 3)), tmp_path / "x.png")
+    with pytest.raises(ValueError, match="format"):
+        U.write_image(np.zeros((3, 2, 2)), io.BytesIO())
 
 
-def test_write_image_clips_and_rounds(tmp_path):
-    img = np.array([[[-3.0, 0.4, 0.6, 300.0]]])
+def test_write_image_clips_and_drops_fractions(tmp_path):
+    img = np.array([[[-3.0, 0.4, 0.6, 1.9, 300.0]]])
     U.write_image(img, tmp_path / "g.png")
     np.testing.assert_array_equal(U.read_image(tmp_path / "g.png", color=False),
-                                  [[[0, 0, 1, 255]]])
+                                  [[[0, 0, 0, 1, 255]]])
 
 
 def test_loc2bbox_class_wise_offsets_match_chainercv():
