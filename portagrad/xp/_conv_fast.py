@@ -14,15 +14,27 @@ single contiguous run of it (rows of the output plus the gaps between them). Cop
 columns and adding them back then moves long runs instead of one short row at a time; the
 GEMM pays for the gaps (``span / prod(out)``, a few percent for 3x3 kernels), and gradients
 are spread over that layout with zeros in the gaps.
+
+With NumPy and OpenBLAS set to several threads, a batch is split into as many parts of
+whole samples, each run on a thread of a small pool of our own while OpenBLAS runs every
+product on one thread (:func:`portagrad.xp._openblas.one_blas_thread`): the copies of
+im2col and col2im then run in parallel too, and no product waits at OpenBLAS's barrier,
+which on cores shared with other processes made the per-sample products several times
+slower on two threads than on one. Each part writes its own samples of the output; the
+weight gradient sums the parts' sums.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from ._conv import _out_shape, _prod
 from ._namespace import ndarray_module
+from ._openblas import blas_threads, one_blas_thread
 
 # Bytes of columns (and output) per chunk on the CPU: they stay in L2/L3.
 CHUNK_BYTES = 1 << 20
@@ -33,6 +45,49 @@ def _chunk(m: Any, n: int, per_sample: int) -> int:
     if m.__name__ != "numpy":
         return max(n, 1)
     return max(1, min(n, CHUNK_BYTES // max(per_sample, 1)))
+
+
+class _Pool:
+    """The threads that run the parts of a batch, made at first use, grown on demand."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.executor: ThreadPoolExecutor | None = None
+        self.size = 0
+
+    def get(self, size: int) -> ThreadPoolExecutor:
+        with self.lock:
+            if self.executor is None or self.size < size:
+                if self.executor is not None:
+                    self.executor.shutdown(wait=False)  # its queued parts still run
+                self.executor = ThreadPoolExecutor(size, thread_name_prefix="portagrad-conv")
+                self.size = size
+            return self.executor
+
+
+_POOL = _Pool()
+
+
+def _parts(m: Any, n: int) -> list[slice]:
+    """Slices of whole samples, one per BLAS thread (one slice on a GPU or on one thread)."""
+    threads = blas_threads() if m.__name__ == "numpy" else 1
+    k = max(1, min(threads, n))
+    return [slice(i * n // k, (i + 1) * n // k) for i in range(k)]
+
+
+def _in_parts(parts: list[slice], fn: Callable[[slice], Any]) -> list[Any]:
+    """``[fn(part) for part in parts]``; several parts run at once, on this thread and
+    the pool's, each product inside on one BLAS thread."""
+    if len(parts) == 1:
+        return [fn(parts[0])]
+    pool = _POOL.get(len(parts) - 1)
+    with one_blas_thread():
+        futures = [pool.submit(fn, part) for part in parts[1:]]
+        try:
+            first = fn(parts[0])
+        finally:
+            wait(futures)  # none still runs once OpenBLAS's count is restored
+        return [first] + [f.result() for f in futures]
 
 
 def _strided(m: Any, a: Any, shape: tuple, strides: tuple) -> Any:
@@ -126,25 +181,32 @@ class _Spread:
         return self.buffer[:sn].reshape(sn, g, o // g, self.lay.width)
 
 
-def _conv_forward_fast(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple,
-                       dilation: tuple, groups: int, bias: Any = None) -> Any:
-    m = ndarray_module(x)
+def _forward_part(m: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: tuple,
+                  groups: int, b: Any, y: Any) -> None:
+    """The forward of samples ``x`` into ``y (S, G, O/G, P)``, ``b`` added per chunk."""
     n, o = x.shape[0], w.shape[0]
     # Not flat: the GEMM writes straight into the output, which beats a cheaper copy
     # of the columns followed by a copy of the output out of the flat layout.
     cols = _Columns(m, x, tuple(w.shape[2:]), stride, pad, dilation, groups, o, False)
-    out = cols.layout.out
     wm = w.reshape(groups, o // groups, -1)
-    y = m.empty((n, groups, o // groups, cols.layout.p),
-                dtype=m.result_type(x.dtype, w.dtype))
-    b = None if bias is None else bias.reshape(groups, o // groups, 1)
-    if b is not None and m.result_type(y.dtype, b.dtype) != y.dtype:
-        b = None  # a wider bias: added after, with NumPy's promotion
     for n0 in range(0, n, cols.size):
         sn = min(cols.size, n - n0)
         yc = m.matmul(wm, cols(n0, sn), out=y[n0:n0 + sn])
         if b is not None:
             yc += b  # while the chunk is in cache
+
+
+def _conv_forward_fast(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple,
+                       dilation: tuple, groups: int, bias: Any = None) -> Any:
+    m = ndarray_module(x)
+    n, o = x.shape[0], w.shape[0]
+    out = _out_shape(tuple(x.shape[2:]), tuple(w.shape[2:]), stride, pad, dilation)
+    y = m.empty((n, groups, o // groups, _prod(out)), dtype=m.result_type(x.dtype, w.dtype))
+    b = None if bias is None else bias.reshape(groups, o // groups, 1)
+    if b is not None and m.result_type(y.dtype, b.dtype) != y.dtype:
+        b = None  # a wider bias: added after, with NumPy's promotion
+    _in_parts(_parts(m, n), lambda s: _forward_part(m, x[s], w, stride, pad, dilation,
+                                                    groups, b, y[s]))
     y = y.reshape((n, o) + out)
     if bias is not None and b is None:
         y = y + bias.reshape((o,) + (1,) * len(out))
@@ -163,8 +225,25 @@ def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
             groups, kk * cg, o // groups)
     dtype = m.result_type(gy.dtype, w.dtype)
     padded = _padded_shape(in_size, pad)
-    lay = _Layout(padded, tuple(gy.shape[2:]), stride)
     acc = m.zeros((n, groups, cg) + padded, dtype=dtype)
+    _in_parts(_parts(m, n), lambda s: _input_grad_part(m, gy[s], wk, ksize, stride,
+                                                       dilation, groups, acc[s]))
+    acc = acc.reshape((n, groups * cg) + padded)
+    if padded == tuple(in_size):
+        return acc
+    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                              zip(in_size, pad))
+    return acc[crop]
+
+
+def _input_grad_part(m: Any, gy: Any, wk: Any, ksize: tuple, stride: tuple,
+                     dilation: tuple, groups: int, acc: Any) -> None:
+    """col2im of samples ``gy`` added into their zeroed ``acc (S, G, C/G, *padded)``."""
+    n, o = gy.shape[0], gy.shape[1]
+    cg, kk = acc.shape[2], _prod(ksize)
+    dtype = acc.dtype
+    padded = tuple(acc.shape[3:])
+    lay = _Layout(padded, tuple(gy.shape[2:]), stride)
     size = _chunk(m, n, (groups * kk * cg + o) * lay.width * acc.itemsize)
     spread = _Spread(m, lay, groups, o, size, gy.dtype)
     buf = m.empty((size, groups, kk * cg, lay.width), dtype=dtype)
@@ -186,17 +265,24 @@ def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
         a = target[n0:n0 + sn]
         for i, key in enumerate(keys):
             a[key] += cols[:, :, i]
-    acc = acc.reshape((n, groups * cg) + padded)
-    if padded == tuple(in_size):
-        return acc
-    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
-                                              zip(in_size, pad))
-    return acc[crop]
 
 
 def _conv_weight_grad_fast(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
                            dilation: tuple, groups: int, ksize: tuple) -> Any:
     m = ndarray_module(x)
+    o = gy.shape[1]
+    sums = _in_parts(_parts(m, x.shape[0]), lambda s: _weight_grad_part(
+        m, x[s], gy[s], stride, pad, dilation, groups, ksize))
+    gwt = sums[0]
+    for part in sums[1:]:
+        gwt += part
+    gw = m.ascontiguousarray(m.swapaxes(gwt, -1, -2))
+    return gw.reshape((o, x.shape[1] // groups) + ksize)
+
+
+def _weight_grad_part(m: Any, x: Any, gy: Any, stride: tuple, pad: tuple, dilation: tuple,
+                      groups: int, ksize: tuple) -> Any:
+    """The weight gradient of samples ``x``, transposed: ``(G, C/G * K, O/G)``."""
     n, o = gy.shape[0], gy.shape[1]
     # Flat columns copy fast but need the gradient spread out: worth it when the
     # columns outnumber the output channels.
@@ -210,6 +296,5 @@ def _conv_weight_grad_fast(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
         sn = min(cols.size, n - n0)
         part = m.matmul(cols(n0, sn), m.swapaxes(spread(gy, n0, sn), -1, -2))
         gwt += part[0] if sn == 1 else part.sum(axis=0)
-    gw = m.ascontiguousarray(m.swapaxes(gwt, -1, -2))
-    return gw.reshape((o, x.shape[1] // groups) + ksize)
+    return gwt
 

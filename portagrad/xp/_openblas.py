@@ -12,6 +12,10 @@ what NumPy has no call for:
 - ``cblas_?axpy``: ``y += a * x`` in one pass, the optimizers' updates
   (:mod:`portagrad.xp._optim`).
 
+It also reads and sets OpenBLAS's thread count (:func:`blas_threads`,
+:func:`one_blas_thread`): the convolutions split a batch over threads of their own and run
+each part's products on one BLAS thread (:mod:`portagrad.xp._conv_fast`).
+
 ctypes cannot check a symbol's signature, so the binding checks itself at first use: each
 kernel, in every variant the callers use, in float32 and float64, runs on small integer
 operands (exact in both) and must give NumPy's result bit for bit. A missing library or
@@ -25,14 +29,16 @@ on the workloads that call it is measured by ``benchmarks/bench_openblas.py`` (n
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 __all__ = ["library", "corename", "transpose_copy", "gemm", "axpy", "set_bundled_blas",
-           "bundled_blas_in_use", "why_declined"]
+           "bundled_blas_in_use", "why_declined", "blas_threads", "one_blas_thread"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CblasRowMajor, CblasNoTrans, CblasTrans
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -88,7 +94,8 @@ def _bind(lib: Any) -> tuple[dict[str, dict[Any, Any]], Any]:
     import ctypes as c
 
     i32, i64, ptr = c.c_int, c.c_int64, c.c_void_p
-    kernels: dict[str, dict[Any, Any]] = {"gemm": {}, "omatcopy": {}, "axpy": {}}
+    kernels: dict[str, dict[Any, Any]] = {"gemm": {}, "omatcopy": {}, "axpy": {},
+                                          "threads": {}}
     for dtype, letter, scalar in zip(_DTYPES, "sd", (c.c_float, c.c_double)):
         signatures = {
             "gemm": [i32, i32, i32, i64, i64, i64, scalar, ptr, i64, ptr, i64, scalar, ptr,
@@ -101,6 +108,11 @@ def _bind(lib: Any) -> tuple[dict[str, dict[Any, Any]], Any]:
             fn.argtypes = argtypes
             fn.restype = None
             kernels[stem][dtype] = fn
+    get_threads = lib.scipy_openblas_get_num_threads64_
+    get_threads.argtypes, get_threads.restype = [], i32
+    set_threads = lib.scipy_openblas_set_num_threads64_
+    set_threads.argtypes, set_threads.restype = [i32], None
+    kernels["threads"].update(get=get_threads, set=set_threads)
     core = lib.scipy_openblas_get_corename64_
     core.argtypes = []
     core.restype = c.c_char_p
@@ -284,3 +296,75 @@ def transpose_copy(a: np.ndarray) -> np.ndarray:
                    out.ctypes.data, max(rows, 1))
             return out
     return np.ascontiguousarray(a.T)
+
+
+class _ThreadCount:
+    """Blocks inside :func:`one_blas_thread` and the count to restore after the last."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved = 1
+
+
+_THREADS = _ThreadCount()
+
+
+def blas_threads() -> int:
+    """The threads OpenBLAS's products use now (``OPENBLAS_NUM_THREADS`` or what
+    threadpoolctl set); 1 where the binding is off.
+
+    Examples
+    --------
+    >>> from portagrad.xp._openblas import blas_threads
+    >>> blas_threads() >= 1
+    True
+    """
+    kernels = _kernels()
+    if kernels is None:
+        return 1
+    with _THREADS.lock:
+        if _THREADS.depth:
+            return _THREADS.saved
+        return max(1, int(kernels["threads"]["get"]()))
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """OpenBLAS on one thread inside the block, its count restored when the last of the
+    blocks open at once (nested or in other threads) ends; nothing where the binding is
+    off.
+
+    A product on one thread runs in the thread that calls it, so several threads of ours
+    can each run their own products at once. OpenBLAS's own threads meet at a barrier
+    after every product, which costs little for one large product but, on a machine
+    whose cores other processes share, made a batch of small ones several times slower
+    than on one thread.
+
+    Examples
+    --------
+    >>> from portagrad.xp._openblas import blas_threads, one_blas_thread
+    >>> before = blas_threads()
+    >>> with one_blas_thread():
+    ...     pass
+    >>> blas_threads() == before
+    True
+    """
+    kernels = _kernels()
+    if kernels is None:
+        yield
+        return
+    get, set_ = kernels["threads"]["get"], kernels["threads"]["set"]
+    with _THREADS.lock:
+        if _THREADS.depth == 0:
+            _THREADS.saved = max(1, int(get()))
+            if _THREADS.saved != 1:
+                set_(1)
+        _THREADS.depth += 1
+    try:
+        yield
+    finally:
+        with _THREADS.lock:
+            _THREADS.depth -= 1
+            if _THREADS.depth == 0 and _THREADS.saved != 1:
+                set_(_THREADS.saved)

@@ -1,0 +1,114 @@
+"""NumPy's convolution fast path split over threads, and OpenBLAS's thread count around it."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import array_api_compat.numpy as xp
+import numpy as np
+import pytest
+
+from portagrad.xp import _conv_fast, _openblas, pure_standard
+from portagrad.xp._conv import conv_forward, conv_input_grad, conv_weight_grad
+
+
+def _kernels(x, w, b, gy, args):
+    return (conv_forward(xp, x, w, *args, bias=b),
+            conv_input_grad(xp, gy, w, *args, tuple(x.shape[2:])),
+            conv_weight_grad(xp, x, gy, *args, tuple(w.shape[2:])))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_parts_on_threads_equal_the_pure_standard_path(threads, dtype, monkeypatch):
+    monkeypatch.setattr(_conv_fast, "blas_threads", lambda: threads)
+    parts = []
+    split = _conv_fast._parts
+    monkeypatch.setattr(_conv_fast, "_parts",
+                        lambda m, n: parts.append(len(split(m, n))) or split(m, n))
+    rng = np.random.default_rng(0)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for nd, k, s, d, g, n in itertools.product((1, 2), (1, 3), (1, 2), (1, 2), (1, 2),
+                                               (1, 2, 5)):
+        x = rng.standard_normal((n, 4) + (7,) * nd).astype(dtype)
+        w = rng.standard_normal((6, 4 // g) + (k,) * nd).astype(dtype)
+        b = rng.standard_normal(6).astype(dtype)
+        args = ((s,) * nd, ((1, s),) * nd, (d,) * nd, g)
+        y = conv_forward(xp, x, w, *args)
+        gy = rng.standard_normal(y.shape).astype(dtype)
+        fast = _kernels(x, w, b, gy, args)
+        with pure_standard():
+            pure = _kernels(x, w, b, gy, args)
+        for f, p in zip(fast, pure):
+            assert f.dtype == p.dtype == dtype and f.shape == p.shape
+            np.testing.assert_allclose(f, p, rtol=tol, atol=tol * np.abs(p).max())
+    # Batches of 5 ran in as many parts as threads; a sample is never split.
+    assert max(parts) == threads and min(parts) == 1
+
+
+def test_parts_cover_the_batch_in_order():
+    assert _conv_fast._parts(np, 0) == [slice(0, 0)]
+    for n in (1, 2, 7, 32):
+        parts = _conv_fast._parts(np, n)
+        assert parts[0].start == 0 and parts[-1].stop == n
+        assert all(a.stop == b.start for a, b in zip(parts, parts[1:]))
+        assert all(p.stop > p.start for p in parts)
+
+
+def test_an_error_in_a_part_reaches_the_caller(monkeypatch):
+    monkeypatch.setattr(_conv_fast, "blas_threads", lambda: 2)
+
+    def fail(part):
+        if part.start:
+            raise ValueError("part failed")
+        return part
+
+    with pytest.raises(ValueError, match="part failed"):
+        _conv_fast._in_parts([slice(0, 1), slice(1, 2)], fail)
+    assert _conv_fast._in_parts([slice(0, 1), slice(1, 2)], lambda p: p.stop) == [1, 2]
+
+
+@pytest.fixture
+def two_blas_threads():
+    kernels = _openblas._kernels()
+    if kernels is None:
+        pytest.fail(f"NumPy's OpenBLAS binding declined: {_openblas.why_declined()}")
+    get, set_ = kernels["threads"]["get"], kernels["threads"]["set"]
+    before = get()
+    set_(2)
+    yield get
+    set_(before)
+
+
+def test_one_blas_thread_restores_the_count_after_the_last_block(two_blas_threads):
+    get = two_blas_threads
+    assert _openblas.blas_threads() == 2
+    with _openblas.one_blas_thread():
+        assert get() == 1
+        # Inside, the count the caller asked for is still what blas_threads reports.
+        assert _openblas.blas_threads() == 2
+        with _openblas.one_blas_thread():
+            assert get() == 1
+        assert get() == 1
+    assert get() == 2
+
+
+def test_one_blas_thread_in_overlapping_threads(two_blas_threads):
+    get = two_blas_threads
+    entered, release = threading.Event(), threading.Event()
+
+    def other():
+        with _openblas.one_blas_thread():
+            entered.set()
+            release.wait(10)
+
+    t = threading.Thread(target=other)
+    with _openblas.one_blas_thread():
+        t.start()
+        assert entered.wait(10)
+    # The other thread's block is still open: one thread until it ends.
+    assert get() == 1
+    release.set()
+    t.join(10)
+    assert get() == 2
