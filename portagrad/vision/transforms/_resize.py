@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ._common import as_float, check_image, index_array, pad, restore_dtype, size_pair, weight_array
+from ._geometry import rot90
 
 __all__ = ["resize", "scale", "resize_contain", "rotate", "INTERPOLATIONS"]
 
@@ -154,61 +155,144 @@ def resize_contain(img: Any, size: Any, fill: Any = 0, interpolation: Any = "bil
     return out
 
 
-def rotated_size(size: tuple[int, int], angle: float) -> tuple[int, int]:
-    """``(H, W)`` of the canvas holding a ``size`` image rotated by ``angle`` degrees."""
+def _rotation(size: tuple[int, int], angle: float, expand: bool
+              ) -> tuple[int, int, tuple[float, ...]]:
+    """The canvas ``(H', W')`` and the affine map ``(a, b, c, d, e, f)`` taking a canvas
+    point ``(x, y)`` (continuous, pixel ``i`` spans ``[i, i + 1)``) to the source point
+    ``(a x + b y + c, d x + e y + f)``, computed as Pillow's ``Image.rotate`` computes them
+    (ChainerCV's Pillow backend; its OpenCV one sizes the canvas by the same rule)."""
     h, w = size
     t = math.radians(angle)
-    c, s = abs(math.cos(t)), abs(math.sin(t))
-    # round() first: cos(90 deg) is 6e-17, not 0, and must not add a pixel.
-    return (int(math.ceil(round(h * c + w * s, 6))), int(math.ceil(round(h * s + w * c, 6))))
+    # Pillow rounds to 15 digits, so a quarter turn's cosine is exactly 0
+    a, b = round(math.cos(t), 15), round(-math.sin(t), 15)
+    d, e = round(math.sin(t), 15), round(math.cos(t), 15)
+    cx, cy = w / 2, h / 2
+    c, f = a * -cx + b * -cy + cx, d * -cx + e * -cy + cy
+    if not expand:
+        return h, w, (a, b, c, d, e, f)
+    corners = ((0, 0), (w, 0), (w, h), (0, h))
+    xs = [a * x + b * y + c for x, y in corners]
+    ys = [d * x + e * y + f for x, y in corners]
+    ow = math.ceil(max(xs)) - math.floor(min(xs))
+    oh = math.ceil(max(ys)) - math.floor(min(ys))
+    x0, y0 = -(ow - w) / 2, -(oh - h) / 2
+    return oh, ow, (a, b, a * x0 + b * y0 + c, d, e, d * x0 + e * y0 + f)
+
+
+def _nearest_source(m: tuple[float, ...], oh: int, ow: int) -> tuple[np.ndarray, ...]:
+    """The source pixel ``(row, column)`` each canvas pixel takes under nearest sampling,
+    found as Pillow finds it: in 16.16 fixed point while the coordinates stay below 2**15
+    (its fast path; rounding there decides the pixels that lie half-way), else in floats."""
+    a, b, c, d, e, f = m
+    yy, xx = np.meshgrid(np.arange(oh), np.arange(ow), indexing="ij")
+    ends = [(x, y) for x in (0, ow) for y in (0, oh)]
+    if all(abs(x * a + y * b + c) < 32768 and abs(x * d + y * e + f) < 32768
+           for x, y in ends):
+        def fix(v: float) -> int:
+            return math.floor(v * 65536 + 0.5)
+
+        sx = fix(c + b * 0.5 + a * 0.5) + yy * fix(b) + xx * fix(a)
+        sy = fix(f + e * 0.5 + d * 0.5) + yy * fix(e) + xx * fix(d)
+        return (sy >> 16).ravel(), (sx >> 16).ravel()
+    sx, sy = a * (xx + 0.5) + b * (yy + 0.5) + c, d * (xx + 0.5) + e * (yy + 0.5) + f
+    return np.floor(sy).astype(np.int64).ravel(), np.floor(sx).astype(np.int64).ravel()
+
+
+def rotated_size(size: tuple[int, int], angle: float) -> tuple[int, int]:
+    """``(H, W)`` of the canvas :func:`rotate` puts a ``size`` image rotated by ``angle``
+    degrees on: the rotated corners' extent, each end rounded outwards to whole pixels
+    (ChainerCV's and Pillow's rule); a quarter or half turn just swaps or keeps the sides.
+
+    Examples
+    --------
+    >>> from portagrad.vision.transforms import rotated_size
+    >>> rotated_size((6, 6), 30), rotated_size((4, 6), 90)
+    ((10, 10), (6, 4))
+    """
+    if angle % 180 == 0:
+        return tuple(size)
+    if angle % 90 == 0:
+        return size[1], size[0]
+    oh, ow, _ = _rotation(size, angle, True)
+    return oh, ow
 
 
 def rotate(img: Any, angle: float, expand: bool = True, fill: Any = 0,
            interpolation: Any = "bilinear") -> Any:
-    """Rotate an image counter-clockwise by ``angle`` degrees about its centre.
+    """Rotate an image counter-clockwise by ``angle`` degrees about its centre, sampling
+    as ChainerCV's Pillow backend does.
 
     With ``expand`` the canvas grows to hold the whole rotated image (its size is
-    :func:`rotated_size`); otherwise it keeps the input size. Uncovered pixels get
-    ``fill``. Use :func:`~portagrad.vision.transforms.rotate_bbox` and
+    :func:`rotated_size`); otherwise it keeps the input size. A canvas pixel whose centre
+    falls outside the source image gets ``fill``; the others are sampled there with edge
+    clamping (bilinear) or take the pixel they fall in (nearest). Use
+    :func:`~portagrad.vision.transforms.rotate_bbox` and
     :func:`~portagrad.vision.transforms.rotate_point` for the matching annotations.
+
+    Parameters
+    ----------
+    img
+        A ``(C, H, W)`` image of any library.
+    angle
+        Degrees, counter-clockwise.
+    expand
+        Grow the canvas to hold the rotated image.
+    fill
+        The value of uncovered pixels (a scalar or one per channel).
+    interpolation
+        ``"nearest"`` or ``"bilinear"`` (or Pillow's constants 0 and 2).
 
     Examples
     --------
     >>> import numpy as np
     >>> from portagrad.vision.transforms import rotate
     >>> img = np.array([[[1.0, 2.0], [3.0, 4.0]]])
-    >>> np.round(rotate(img, 90), 6)[0]
+    >>> rotate(img, 90)[0]
     array([[2., 4.],
            [1., 3.]])
     """
     xp = check_image("rotate", img)
     interpolation = _check_interp("rotate", interpolation)
     c, h, w = img.shape
-    oh, ow = rotated_size((h, w), angle) if expand else (h, w)
-    t = math.radians(angle)
-    cos, sin = math.cos(t), math.sin(t)
-    # Output pixel centres in continuous coordinates, mapped back into the input.
-    yy, xx = np.meshgrid(np.arange(oh) + 0.5 - oh / 2, np.arange(ow) + 0.5 - ow / 2,
-                         indexing="ij")
-    sx = xx * cos - yy * sin + w / 2 - 0.5  # index coordinates of the source
-    sy = xx * sin + yy * cos + h / 2 - 0.5
-    src = as_float(xp, img)
-    # One pixel of fill around the input lets out-of-range samples blend towards fill.
-    padded = xp.reshape(pad(xp, src, 1, 1, 1, 1, fill), (c, (h + 2) * (w + 2)))
-    sy, sx = sy + 1, sx + 1
+    if np.size(fill) not in (1, c):
+        raise ValueError(f"rotate(fill): expected a scalar or {c} values (one per channel), "
+                         f"got {np.size(fill)} values")
+    # as Pillow: whole and half turns, and quarter turns that fit, are exact pixel moves
+    turn = angle % 360
+    if turn == 0:
+        return xp.asarray(img, copy=True)
+    if turn == 180 or (turn in (90, 270) and (expand or h == w)):
+        return rot90(img, int(turn) // 90)
+    oh, ow, (a, b, cc, d, e, f) = _rotation((h, w), angle, expand)
     if interpolation == "nearest":
-        iy = np.clip(np.floor(sy + 0.5), 0, h + 1).astype(np.int64)
-        ix = np.clip(np.floor(sx + 0.5), 0, w + 1).astype(np.int64)
-        out = xp.take(padded, index_array(xp, img, (iy * (w + 2) + ix).ravel()), axis=1)
+        iy, ix = _nearest_source((a, b, cc, d, e, f), oh, ow)
+        inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
+        taps = [(np.clip(iy, 0, h - 1), np.clip(ix, 0, w - 1), inside.astype(np.float64))]
     else:
-        sy, sx = np.clip(sy, 0, h + 1), np.clip(sx, 0, w + 1)
-        y0, x0 = np.floor(sy).astype(np.int64), np.floor(sx).astype(np.int64)
-        y1, x1 = np.minimum(y0 + 1, h + 1), np.minimum(x0 + 1, w + 1)
-        fy, fx = (sy - y0).ravel(), (sx - x0).ravel()
-        out = None
-        for iy, ix, wt in ((y0, x0, (1 - fy) * (1 - fx)), (y0, x1, (1 - fy) * fx),
-                           (y1, x0, fy * (1 - fx)), (y1, x1, fy * fx)):
-            g = xp.take(padded, index_array(xp, img, (iy * (w + 2) + ix).ravel()), axis=1)
-            term = g * xp.reshape(weight_array(xp, src, wt), (1, -1))
-            out = term if out is None else out + term
+        # the source point of every canvas pixel's centre, sampled with edge clamping
+        yy, xx = np.meshgrid(np.arange(oh) + 0.5, np.arange(ow) + 0.5, indexing="ij")
+        sx = (a * xx + b * yy + cc).ravel()
+        sy = (d * xx + e * yy + f).ravel()
+        inside = (sx >= 0) & (sx < w) & (sy >= 0) & (sy < h)
+        py, px = sy - 0.5, sx - 0.5  # index coordinates
+        y0, x0 = np.floor(py), np.floor(px)
+        fy, fx = np.where(inside, py - y0, 0.0), np.where(inside, px - x0, 0.0)
+        y0i, x0i = y0.astype(np.int64), x0.astype(np.int64)
+        ya, yb = np.clip(y0i, 0, h - 1), np.clip(y0i + 1, 0, h - 1)
+        xa, xb = np.clip(x0i, 0, w - 1), np.clip(x0i + 1, 0, w - 1)
+        keep = inside.astype(np.float64)
+        taps = [(ya, xa, keep * (1 - fy) * (1 - fx)), (ya, xb, keep * (1 - fy) * fx),
+                (yb, xa, keep * fy * (1 - fx)), (yb, xb, keep * fy * fx)]
+    src = as_float(xp, img)
+    flat = xp.reshape(src, (c, h * w))
+    out = None
+    for rows, cols, wt in taps:
+        g = xp.take(flat, index_array(xp, img, rows * w + cols), axis=1)
+        term = g * xp.reshape(weight_array(xp, src, wt), (1, -1))
+        out = term if out is None else out + term
+    if not inside.all():
+        per_channel = np.broadcast_to(np.asarray(fill, dtype=np.float64).reshape(-1), (c,))
+        out = out + (xp.reshape(weight_array(xp, src, per_channel), (c, 1))
+                     * xp.reshape(weight_array(xp, src, (~inside).astype(np.float64)),
+                                  (1, -1)))
     return restore_dtype(xp, xp.reshape(out, (c, oh, ow)), img.dtype)
