@@ -61,7 +61,7 @@ def test_astronaut_demo_draws_predictions(tmp_path):
                       "--out", str(tmp_path / "demo")])
     from portagrad.vision.utils import read_image
 
-    img = read_image(path)
+    img = read_image(path, alpha="ignore")  # Matplotlib writes RGBA
     assert img.shape[0] == 3 and img.shape[2] > img.shape[1]  # two panels side by side
 
 

@@ -25,7 +25,7 @@ def test_vis_bbox_draws_on_the_box_edges(tmp_path):
     ax = V.vis_bbox(img, bbox, instance_colors=[[255, 0, 0]], linewidth=2,
                     ax=_pixel_axes(100, 120))
     ax.figure.savefig(tmp_path / "b.png", dpi=100)
-    out = read_image(tmp_path / "b.png")
+    out = read_image(tmp_path / "b.png", alpha="ignore")  # Matplotlib writes RGBA
     assert out.shape == (3, 100, 120)
     red = (out[0] > 150) & (out[1] < 100) & (out[2] < 100)
     ys, xs = np.nonzero(red)
@@ -49,7 +49,7 @@ def test_vis_semantic_segmentation_colours(tmp_path):
                                               ax=_pixel_axes(40, 60))
     assert [h.get_label() for h in handles] == ["0", "15"]
     ax.figure.savefig(tmp_path / "s.png", dpi=100)
-    out = read_image(tmp_path / "s.png")
+    out = read_image(tmp_path / "s.png", alpha="ignore")
     np.testing.assert_allclose(out[:, 20, 35], [192, 128, 128], atol=2)
     np.testing.assert_allclose(out[:, 2, 2], [0, 0, 0], atol=2)
 
@@ -62,6 +62,6 @@ def test_vis_instance_segmentation_and_save(tmp_path):
                                      label_names=("x", "y"))
     assert [t.get_text() for t in ax.texts] == ["x", "y"]
     V.save_figure(ax, tmp_path / "i.png")
-    assert read_image(tmp_path / "i.png").shape[0] == 3
+    assert read_image(tmp_path / "i.png", alpha="ignore").shape[0] == 3
     with pytest.raises(pg.ShapeError, match="vis_image"):
         V.vis_image(np.zeros((2, 4, 4)))
