@@ -7,7 +7,9 @@ Chainer 7.8.1 needs NumPy < 2, so it runs in its own environment, not the projec
         && v/bin/pip install --no-build-isolation chainer==7.8.1 && v/bin/pip install scipy==1.13.1
     v/bin/python scripts/make_chainer_fixtures_core.py
 
-It is rerunnable (it overwrites the fixtures) and writes:
+It is rerunnable (it overwrites the fixtures). ``--parts functions links`` writes only
+those files; ``--only CASE ...`` records only those cases and keeps every other stored
+value of ``functions.npz`` and ``links.npz``. It writes:
 
 ``functions.npz``
     For every case of ``tests/chainer/_core_cases.py``: ``<case>/out<k>`` the outputs,
@@ -37,6 +39,7 @@ It is rerunnable (it overwrites the fixtures) and writes:
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import sys
@@ -90,10 +93,10 @@ def _weighted_sum(outs, rng):
     return total
 
 
-def functions(store: dict) -> None:
+def functions(store: dict, only=None) -> None:
     cases = _load("_core_cases")
     for cid, name, make in cases.CASES:
-        if name in cases.RANDOM:
+        if only is not None and cid not in only:
             continue
         rng = np.random.default_rng(seed_of(cid))
         args, kwargs, diff = make(rng)
@@ -115,14 +118,24 @@ def functions(store: dict) -> None:
         if total is None:
             continue
         targets = [vs[i] for i in diff]
+        double = True
         try:
             gs = chainer.grad([total], targets, enable_double_backprop=True)
         except Exception as e:  # noqa: BLE001
+            # Some functions refuse to record their backward (forget): their first
+            # derivative alone, without double backpropagation.
             print(f"{cid} grad: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
-            continue
+            try:
+                gs = chainer.grad([total], targets)
+            except Exception as e:  # noqa: BLE001
+                print(f"{cid} grad: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+                continue
+            double = False
         for i, g in zip(diff, gs):
             store[f"{cid}/g{cases.path_key(i)}"] = (np.zeros_like(vs[i].array) if g is None
                                                    else g.array)
+        if not double:
+            continue
         try:
             terms = [F.sum(g * rng.uniform(-1, 1, size=g.shape).astype(g.dtype))
                      for g in gs if g is not None]
@@ -138,9 +151,11 @@ def functions(store: dict) -> None:
                                                     else g.array)
 
 
-def links(store: dict) -> None:
+def links(store: dict, only=None) -> None:
     cases = _load("_link_cases")
     for index, (lid, build, inputs, call) in enumerate(cases.LINKS):
+        if only is not None and lid not in only:
+            continue
         dtype = np.float32 if lid in cases.FLOAT32 else np.float64
         try:
             with chainer.using_config("dtype", dtype):
@@ -252,16 +267,46 @@ def model_shapes() -> None:
     np.savez_compressed(os.path.join(OUT, "model_shapes.npz"), **store)
 
 
-def main() -> None:
+PARTS = ("functions", "links", "initializers", "serializer_model", "model_shapes")
+
+
+def _write(name: str, fill, only) -> None:
+    """Fill ``<name>.npz``; with ``only``, record those cases alone and keep every other
+    stored value of the file as it is."""
+    path = os.path.join(OUT, f"{name}.npz")
+    store: dict = {}
+    if only is not None:
+        with np.load(path) as old:
+            store = {k: old[k] for k in old.files if k.split("/")[0] not in only}
+    new: dict = {}
+    if only is None:
+        fill(new)
+    else:
+        fill(new, only)
+    store.update(new)
+    np.savez_compressed(path, **store)
+    print(f"{name}: {len(new)} arrays recorded, {len(store)} stored", file=sys.stderr)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Record Chainer 7.8.1's answers into "
+                                                 "tests/chainer/fixtures/core/.")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
+                        help="the files to write (all of them by default)")
+    parser.add_argument("--only", nargs="+", metavar="CASE",
+                        help="record only these cases of functions.npz and links.npz, "
+                             "keeping the other stored values of those files")
+    args = parser.parse_args(argv)
+    only = None if args.only is None else set(args.only)
     os.makedirs(OUT, exist_ok=True)
     for name, fill in (("functions", functions), ("links", links),
                        ("initializers", initializers)):
-        store: dict = {}
-        fill(store)
-        np.savez_compressed(os.path.join(OUT, f"{name}.npz"), **store)
-        print(f"{name}: {len(store)} arrays", file=sys.stderr)
-    serializer_model()
-    model_shapes()
+        if name in args.parts:
+            _write(name, fill, None if name == "initializers" else only)
+    if "serializer_model" in args.parts:
+        serializer_model()
+    if "model_shapes" in args.parts:
+        model_shapes()
 
 
 if __name__ == "__main__":

@@ -52,6 +52,55 @@ def _elementwise(name, lo=-2.0, hi=2.0):
 # Chainer computes softmax_cross_entropy's second derivative only when asked.
 _DBP = {"enable_double_backprop": True}
 
+
+def _dropout_mask(rng, shape, ratio):
+    """A dropout multiplier as Chainer makes one: 0, or ``1 / (1 - ratio)`` where kept."""
+    return (rng.uniform(size=shape) >= ratio) * (1.0 / (1.0 - ratio))
+
+
+def _one_hot_logits(rng, shape, axis, top, gap):
+    """Logits with one ``top`` along ``axis`` and ``top - gap`` elsewhere."""
+    u = rng.uniform(size=shape)
+    return np.where(u == u.max(axis=axis, keepdims=True), top, top - gap)
+
+
+# forget's inner functions use only Variable operators, so that one function runs in
+# either library; the first is the example of Chainer's documentation.
+def _forget_product(a, b):
+    return (a + b) * a
+
+
+def _forget_pair(a, b):
+    return a * b - a, b ** 2 * a
+
+
+# Chainer's random functions where their arguments fix the result: dropout with a given
+# mask, zoneout at ratio 0 (every element from x) and 1 (every element from h), and
+# gumbel_softmax where the softmax is one-hot whatever its Gumbel noise (logits apart by
+# far more than the noise's range; an axis of one class) or where Chainer returns 1 (a
+# 0-d input). The noise itself comes from each library's own generator: its law is
+# checked in test_functions_face.py.
+NOISE = [
+    ("dropout_mask", "dropout", lambda r: ((_u(r, (3, 4)),),
+                                           {"mask": _dropout_mask(r, (3, 4), 0.25)}, (0,))),
+    ("dropout_return_mask", "dropout",
+     lambda r: ((_u(r, (2, 3, 2)), 0.4), {"mask": _dropout_mask(r, (2, 3, 2), 0.4),
+                                          "return_mask": True}, (0,))),
+    ("zoneout_ratio0", "zoneout", lambda r: ((_u(r, (2, 3)), _u(r, (2, 3)), 0.0), {}, (0, 1))),
+    ("zoneout_ratio1", "zoneout", lambda r: ((_u(r, (2, 3)), _u(r, (2, 3))), {"ratio": 1.0},
+                                             (0, 1))),
+    ("gumbel_softmax_one_hot", "gumbel_softmax",
+     lambda r: ((_one_hot_logits(r, (2, 3, 2), 1, 0.5, 1e4),), {}, (0,))),
+    ("gumbel_softmax_axis2", "gumbel_softmax",
+     lambda r: ((_one_hot_logits(r, (2, 2, 3), 2, -1.0, 1e4),), {"tau": 0.5, "axis": 2},
+                (0,))),
+    ("gumbel_softmax_one_class", "gumbel_softmax", lambda r: ((_u(r, (3, 1)),), {}, (0,))),
+    ("gumbel_softmax_0d", "gumbel_softmax", lambda r: ((np.array(r.uniform()),), {}, ())),
+    ("forget", "forget", lambda r: ((_forget_product, _u(r, (2, 3)), _u(r, (2, 3))), {},
+                                    (1, 2))),
+    ("forget_pair", "forget", lambda r: ((_forget_pair, _u(r, (3,)), _u(r, (3,))), {}, (1, 2))),
+]
+
 EXTRA = [
     _elementwise("cos"), _elementwise("cosh"), _elementwise("sin"), _elementwise("sinh"),
     _elementwise("tan", -1.2, 1.2), _elementwise("tanh"), _elementwise("exp"),
@@ -234,7 +283,7 @@ LISTS = [
                 (2, (3, 0, 2), (3, 0, 4), (4, 0, 3), (5, 0), (5, 1)))),
 ]
 
-CASES = list(_ops_cases.CASES) + EXTRA + LISTS
+CASES = list(_ops_cases.CASES) + EXTRA + LISTS + NOISE
 
 
 def path_of(position):
@@ -264,6 +313,9 @@ def set_path(args, position, new):
     set_path(inner, path[1:], new)
     args[path[0]] = type(args[path[0]])(inner)
 
-# Chainer's random functions draw from their own generators: their values are checked
-# by their laws (tests/chainer/test_functions_face.py), not against recorded draws.
-RANDOM = ("dropout", "gumbel_softmax", "zoneout", "forget")
+# Chainer's names with no recorded case, and why.
+UNRECORDED = {
+    "sparse_matmul": "its sparse argument is each library's own CooMatrix (made by "
+                     "chainer.utils.to_coo), which a case of arrays cannot hold; checked "
+                     "against the dense product in test_functions_face.py",
+}

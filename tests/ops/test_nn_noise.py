@@ -64,6 +64,26 @@ def test_dropout_same_seed_same_mask_and_bad_ratio():
         ops.dropout(np.arange(3), 0.5)
 
 
+def test_dropout_returns_its_mask_and_takes_one_back(backend):
+    x = pg.Variable(backend.asarray(np.arange(1.0, 13.0).reshape(3, 4)))
+    y, mask = ops.dropout(x, 0.25, generator=Generator(2), train=True, return_mask=True)
+    assert sorted(set(_np(mask).ravel().tolist())) == [0.0, 4 / 3]
+    again = ops.dropout(x, 0.9, mask=mask, train=True)  # ratio is not used with a mask
+    np.testing.assert_array_equal(_np(again), _np(y))
+    again.sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), _np(mask))
+    # A mask of sizes 1 is broadcast (as a drawn one of noise_shape); another raises.
+    rows = ops.dropout(x, mask=backend.asarray(np.array([[0.0], [2.0], [1.0]])), train=True)
+    np.testing.assert_array_equal(_np(rows), np.arange(1.0, 13.0).reshape(3, 4)
+                                  * np.array([[0.0], [2.0], [1.0]]))
+    with pytest.raises(pg.ShapeError, match=r"dropout\(mask\)"):
+        ops.dropout(x, mask=backend.asarray(np.ones((4, 3))), train=True)
+    same, none = ops.dropout(x, mask=mask, train=False, return_mask=True)
+    assert same is x and none is None
+    _, ones = ops.dropout(x, 0.0, train=True, return_mask=True)
+    np.testing.assert_array_equal(_np(ones), np.ones((3, 4)))
+
+
 def test_host_drawn_libraries_share_the_stream():
     import array_api_strict as xs
 

@@ -51,7 +51,8 @@ def _keep_mask(x: Variable, keep: float, noise_shape: Sequence[int] | None, op: 
 
 
 def dropout(x: Any, ratio: float = 0.5, *, train: bool | None = None, generator: Any = None,
-            noise_shape: Sequence[int] | None = None) -> Variable:
+            noise_shape: Sequence[int] | None = None, mask: Any = None,
+            return_mask: bool = False) -> Any:
     """Zero each element with probability ``ratio`` and scale the rest by ``1/(1-ratio)``.
 
     Parameters
@@ -69,6 +70,19 @@ def dropout(x: Any, ratio: float = 0.5, *, train: bool | None = None, generator:
     noise_shape : sequence of int, optional
         Shape of the mask, broadcast against ``x``: a 1 shares one draw along that axis
         (``(N, C, 1, 1)`` drops whole channels of ``(N, C, H, W)``).
+    mask : array, optional
+        The multiplier to use instead of drawing one (``ratio`` and ``noise_shape`` are
+        then not used): an array of ``x``'s shape, or of one broadcast against it, cast
+        to ``x``'s dtype; ``0`` and ``1 / (1 - ratio)`` make it a dropout. It makes a
+        dropout reproducible, and it is Chainer's ``dropout(x, mask=...)``.
+    return_mask : bool
+        Return ``(y, mask)``: the multiplier used (drawn, of ``x``'s dtype, or ``mask``
+        as given), which a later call may take as ``mask``; ``None`` outside training.
+
+    Returns
+    -------
+    Variable or tuple
+        ``y``, or ``(y, mask)`` with ``return_mask``.
 
     Examples
     --------
@@ -79,16 +93,34 @@ def dropout(x: Any, ratio: float = 0.5, *, train: bool | None = None, generator:
     [0.0, 2.0]
     >>> pg.ops.dropout(np.ones(2), 0.5, train=False).array
     array([1., 1.])
+    >>> y, m = pg.ops.dropout(np.ones(3), 0.5, train=True, return_mask=True)
+    >>> bool(np.all(pg.ops.dropout(np.ones(3), mask=m, train=True).array == y.array))
+    True
     """
     op = "dropout"
+    same_library(op, (("x", x), ("mask", mask)))
     x = _float(x, op)
     ratio = _ratio(ratio, op)
-    if not resolve_train(train) or ratio == 0.0:
+    xp = x.xp
+    if not resolve_train(train):
+        return (x, None) if return_mask else x
+    if mask is not None:
+        m = var(mask, op, "mask").array
+        shape, ms = tuple(x.array.shape), tuple(m.shape)
+        if len(ms) != len(shape) or any(n not in (1, s) for n, s in zip(ms, shape)):
+            raise ShapeError(f"{op}(mask): expected x's shape {shape} (or sizes of 1 "
+                             f"broadcast against it), got {ms}")
+        y = x * wrap(xp.astype(m, x.array.dtype), xp)
+        return (y, m) if return_mask else y
+    if ratio == 0.0 and not return_mask:
         return x
     if ratio == 1.0:
-        return x * 0.0
-    keep = _keep_mask(x, 1.0 - ratio, noise_shape, op, generator)
-    return x * wrap(keep * (1.0 / (1.0 - ratio)), x.xp)
+        scale = xp.zeros_like(x.array)
+    else:
+        keep = _keep_mask(x, 1.0 - ratio, noise_shape, op, generator)
+        scale = keep * (1.0 / (1.0 - ratio))
+    y = x * wrap(scale, xp)
+    return (y, scale) if return_mask else y
 
 
 def alpha_dropout(x: Any, ratio: float = 0.5, *, train: bool | None = None,
