@@ -133,32 +133,49 @@ class _Columns:
 
     def __init__(self, m: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
                  dilation: tuple, groups: int, out_channels: int, flat: bool) -> None:
-        out = _out_shape(tuple(x.shape[2:]), ksize, stride, pad, dilation)
+        spatial = tuple(x.shape[2:])
+        out = _out_shape(spatial, ksize, stride, pad, dilation)
+        n, c, item, nd = x.shape[0], x.shape[1], x.itemsize, len(ksize)
+        padded = _padded_shape(spatial, pad)
+        self.x = x
+        self.interior: tuple | None = None
         if any(lo or hi for lo, hi in pad):
-            x = m.pad(x, ((0, 0), (0, 0)) + tuple(pad))
-        n, c = x.shape[0], x.shape[1]
-        st, item, nd = x.strides, x.itemsize, len(ksize)
-        padded = tuple(x.shape[2:])
-        # The flat view needs the spatial axes of x laid out row-major, without gaps.
-        dense = all(st[2 + i] == _prod(padded[i + 1:]) * item for i in range(nd))
-        self.layout = lay = _Layout(padded, out, stride, flat and dense)
-        kernel = tuple(st[2 + i] * dilation[i] for i in range(nd))
-        if lay.flat:
-            self.view = _strided(m, x, (n, c) + ksize + (lay.width,),
-                                 tuple(st[:2]) + kernel + (item,))
+            self.interior = (slice(None), slice(None)) + tuple(
+                slice(lo, lo + s) for s, (lo, _) in zip(spatial, pad))
+            dense = True  # the padded copy is row-major
         else:
-            self.view = _strided(m, x, (n, c) + ksize + out, tuple(st[:2]) + kernel
-                                 + tuple(st[2 + i] * stride[i] for i in range(nd)))
+            # The flat view needs the spatial axes of x laid out row-major, without gaps.
+            dense = all(x.strides[2 + i] == _prod(padded[i + 1:]) * item for i in range(nd))
+        self.layout = lay = _Layout(padded, out, stride, flat and dense)
         self.groups = groups
         self.rows = c * _prod(ksize)
         # The chunk's share of the GEMM's other operand or output counts too.
         self.size = _chunk(m, n, (self.rows + out_channels) * lay.width * item)
         self.buffer = m.empty(self.rows * self.size * lay.width, dtype=x.dtype)
+        src = x
+        if self.interior is not None:
+            # Each chunk is copied into the middle of a zeroed buffer, whose border stays
+            # zero: no padded copy of the whole batch, and the chunk's stays in cache for
+            # the columns that read it.
+            src = self.padded = m.zeros((self.size, c) + padded, dtype=x.dtype)
+        st = src.strides
+        kernel = tuple(st[2 + i] * dilation[i] for i in range(nd))
+        lead = (src.shape[0], c)
+        if lay.flat:
+            self.view = _strided(m, src, lead + ksize + (lay.width,),
+                                 tuple(st[:2]) + kernel + (item,))
+        else:
+            self.view = _strided(m, src, lead + ksize + out, tuple(st[:2]) + kernel
+                                 + tuple(st[2 + i] * stride[i] for i in range(nd)))
 
     def __call__(self, n0: int, sn: int) -> Any:
         w = self.layout.width
         cols = self.buffer[:self.rows * sn * w].reshape((sn,) + tuple(self.view.shape[1:]))
-        cols[...] = self.view[n0:n0 + sn]
+        if self.interior is None:
+            cols[...] = self.view[n0:n0 + sn]
+        else:
+            self.padded[:sn][self.interior] = self.x[n0:n0 + sn]
+            cols[...] = self.view[:sn]
         return cols.reshape(sn, self.groups, self.rows // self.groups, w)
 
 
@@ -213,11 +230,30 @@ def _conv_forward_fast(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple,
     return y
 
 
+def _flipped(m: Any, w: Any, groups: int) -> Any:
+    """``(O, C/G, *K)`` -> ``(C, O/G, *K)``, each group's two channel axes exchanged and
+    its kernels reversed along every axis: the filters of the transposed convolution."""
+    o, cg, ksize = w.shape[0], w.shape[1], tuple(w.shape[2:])
+    wt = m.swapaxes(w.reshape((groups, o // groups, cg) + ksize), 1, 2)
+    flip = (slice(None),) * 3 + (slice(None, None, -1),) * len(ksize)
+    return m.ascontiguousarray(wt[flip]).reshape((groups * cg, o // groups) + ksize)
+
+
 def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
                           dilation: tuple, groups: int, in_size: tuple) -> Any:
     m = ndarray_module(gy)
     n, o = gy.shape[0], gy.shape[1]
     cg, ksize = w.shape[1], tuple(w.shape[2:])
+    reach = tuple(d * (k - 1) for k, d in zip(ksize, dilation))
+    if (all(s == 1 for s in stride) and groups * cg >= o
+            and all(lo <= r and hi <= r for (lo, hi), r in zip(pad, reach))):
+        # At stride 1 the transposed convolution is the forward one of the flipped
+        # filters over gy padded by the rest of the kernel's reach: the GEMM writes the
+        # gradient itself, no col2im adds, zero fill or crop. With fewer input channels
+        # than output ones (a network's first layers) col2im moves less and stays.
+        full = tuple((r - lo, r - hi) for (lo, hi), r in zip(pad, reach))
+        return _conv_forward_fast(xp, gy, _flipped(m, w, groups), (1,) * len(stride), full,
+                                  dilation, groups)
     kk = _prod(ksize)
     # (G, K * C/G, O/G): the columns of one offset are a contiguous (C/G, width) block.
     wk = m.ascontiguousarray(

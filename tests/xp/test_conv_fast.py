@@ -112,3 +112,36 @@ def test_one_blas_thread_in_overlapping_threads(two_blas_threads):
     release.set()
     t.join(10)
     assert get() == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stride_one_input_gradient_as_the_flipped_forward(dtype, monkeypatch):
+    calls = []
+    forward = _conv_fast._conv_forward_fast
+    monkeypatch.setattr(_conv_fast, "_conv_forward_fast",
+                        lambda *a, **k: calls.append(1) or forward(*a, **k))
+    rng = np.random.default_rng(3)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    cases = 0
+    for nd, k, d, g, (c, o) in itertools.product((1, 2, 3), (1, 2, 3), (1, 2), (1, 2),
+                                                 ((6, 4), (4, 4), (4, 6))):
+        if nd == 3 and (k == 3 or d == 2):
+            continue
+        reach = d * (k - 1)
+        # Pads within the kernel's reach (low and high apart) and one beyond it.
+        for pad in ((0, reach), (reach, 0), (1, 1)):
+            x_size = 6
+            w = rng.standard_normal((o, c // g) + (k,) * nd).astype(dtype)
+            args = ((1,) * nd, (pad,) * nd, (d,) * nd, g)
+            out = x_size + pad[0] + pad[1] - reach
+            gy = rng.standard_normal((3, o) + (out,) * nd).astype(dtype)
+            before = len(calls)
+            gx = conv_input_grad(xp, gy, w, *args, (x_size,) * nd)
+            flipped = len(calls) > before
+            assert flipped == (c >= o and max(pad) <= reach)
+            cases += flipped
+            with pure_standard():
+                want = conv_input_grad(xp, gy, w, *args, (x_size,) * nd)
+            assert gx.dtype == want.dtype == dtype and gx.shape == want.shape
+            np.testing.assert_allclose(gx, want, rtol=tol, atol=tol * np.abs(want).max())
+    assert cases > 20
