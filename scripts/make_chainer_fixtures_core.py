@@ -30,7 +30,12 @@ value of ``functions.npz`` and ``links.npz``. It writes:
     ``<name>`` arrays drawn after ``numpy.random.seed(7)``.
 ``model_shapes.npz``
     The names and shapes of the parameters and persistent values of ResNet50Layers,
-    GoogLeNet, VGG16Layers and VGG19Layers (``<model><path>``).
+    ResNet101Layers, ResNet152Layers, GoogLeNet, VGG16Layers and VGG19Layers
+    (``<model><path>``).
+``model_outputs.npz``
+    Some activations of those models in test mode (``<model>/<layer>``), built after
+    ``numpy.random.seed(0)`` with ``pretrained_model=None``, on two images drawn from
+    ``default_rng(seed_of(<model>))``: 64 x 64 for the ResNets, 224 x 224 for the others.
 ``chainer_model.npz``, ``chainer_model.h5`` and ``chainer_model_expected.npz``
     A small model saved by ``chainer.serializers.save_npz`` (and ``save_hdf5`` when h5py
     is installed: ``v/bin/pip install h5py==3.11.0``) after one training step's forward,
@@ -250,24 +255,54 @@ def serializer_model() -> None:
         np.savez(os.path.join(OUT, "chainer_model_expected.npz"), x=x, y=y.array)
 
 
+IMAGE_MODELS = ("ResNet50Layers", "ResNet101Layers", "ResNet152Layers", "GoogLeNet",
+                "VGG16Layers", "VGG19Layers")
+
+# The layers recorded by model_outputs, and the input's height and width: GoogLeNet's
+# and VGG's classifiers take 224 x 224 only; ResNet pools globally and takes 64 x 64.
+MODEL_LAYERS = {
+    "ResNet": (64, ("pool5", "fc6", "prob")),
+    "GoogLeNet": (224, ("pool5", "loss3_fc", "prob", "loss1_fc2", "loss2_fc2")),
+    "VGG": (224, ("fc6", "fc7", "fc8", "prob")),
+}
+
+
 def model_shapes() -> None:
     """The parameter and persistent names and shapes of the image models."""
     store = {}
-    for name, make in (("ResNet50Layers", lambda: L.ResNet50Layers(pretrained_model=None)),
-                       ("GoogLeNet", lambda: L.GoogLeNet(pretrained_model=None)),
-                       ("VGG16Layers", lambda: L.VGG16Layers(pretrained_model=None)),
-                       ("VGG19Layers", lambda: L.VGG19Layers(pretrained_model=None))):
-        model = make()
+    for name in IMAGE_MODELS:
+        model = getattr(L, name)(pretrained_model=None)
         for path, p in model.namedparams():
             store[f"{name}{path}"] = np.array(p.shape)
         for path, link in model.namedlinks():
             for pname in sorted(link._persistent):
                 v = np.asarray(link.__dict__[pname])
                 store[f"{name}{path.rstrip('/')}/{pname}"] = np.array(v.shape)
+        del model
     np.savez_compressed(os.path.join(OUT, "model_shapes.npz"), **store)
 
 
-PARTS = ("functions", "links", "initializers", "serializer_model", "model_shapes")
+def model_outputs() -> None:
+    """The image models' activations in test mode, built after ``numpy.random.seed(0)``
+    with ``pretrained_model=None``, on two images drawn from ``default_rng(seed_of(name))``
+    (``<model>/<layer>``)."""
+    store = {}
+    for name in IMAGE_MODELS:
+        size, layers = next(v for k, v in MODEL_LAYERS.items() if name.startswith(k))
+        np.random.seed(0)
+        model = getattr(L, name)(pretrained_model=None)
+        x = np.random.default_rng(seed_of(name)).uniform(
+            -1, 1, (2, 3, size, size)).astype(np.float32)
+        with chainer.using_config("train", False), chainer.no_backprop_mode():
+            out = model(x, layers=list(layers))
+        for layer in layers:
+            store[f"{name}/{layer}"] = out[layer].array
+        del model
+    np.savez_compressed(os.path.join(OUT, "model_outputs.npz"), **store)
+
+
+PARTS = ("functions", "links", "initializers", "serializer_model", "model_shapes",
+         "model_outputs")
 
 
 def _write(name: str, fill, only) -> None:
@@ -307,6 +342,8 @@ def main(argv=None) -> None:
         serializer_model()
     if "model_shapes" in args.parts:
         model_shapes()
+    if "model_outputs" in args.parts:
+        model_outputs()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""The image models' layout against Chainer 7.8.1's (names and shapes), their local npz
-weights (``pretrained_model`` as a path and as ``'auto'`` in Chainer's cache), the links
-that draw random numbers by their laws, and a model that learns in a plain loop."""
+"""The image models' layout against Chainer 7.8.1's (names and shapes) and their
+activations from a seeded start (``model_outputs.npz``), their local npz weights
+(``pretrained_model`` as a path and as ``'auto'`` in Chainer's cache), the links that draw
+random numbers by their laws, and a model that learns in a plain loop."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from portagrad.chainer import serializers
 
 _SHAPES = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "core",
                                "model_shapes.npz"))
+_OUTPUTS = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "core",
+                                "model_outputs.npz"))
 
 
 def _layout(name, model):
@@ -33,15 +36,46 @@ def _want(name):
 
 
 @pytest.mark.slow
-def test_resnet50_has_chainers_layout_and_says_where_auto_looks(tmp_path, monkeypatch):
+@pytest.mark.parametrize("n", [50, 101, 152])
+def test_resnet_has_chainers_layout_and_says_where_auto_looks(n, tmp_path, monkeypatch):
+    name = f"ResNet{n}Layers"
     monkeypatch.setenv("CHAINER_DATASET_ROOT", str(tmp_path))
-    with pytest.raises(pg.CheckpointError, match="ResNet-50-model.npz"):
-        L.ResNet50Layers()
-    model = L.ResNet50Layers(pretrained_model=None)
-    assert _layout("ResNet50Layers", model) == _want("ResNet50Layers")
+    with pytest.raises(pg.CheckpointError, match=f"ResNet-{n}-model.npz"):
+        getattr(L, name)()
+    model = getattr(L, name)(pretrained_model=None)
+    assert _layout(name, model) == _want(name)
     with chainer.using_config("train", False):
         out = model(np.zeros((1, 3, 32, 32), np.float32), layers=["pool5", "prob"])
     assert out["pool5"].shape == (1, 2048) and out["prob"].shape == (1, 1000)
+
+
+def _seed(cid: str) -> int:
+    return sum((i + 1) * ord(c) for i, c in enumerate(cid))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["ResNet50Layers", "ResNet101Layers", "ResNet152Layers",
+                                  "GoogLeNet", "VGG16Layers", "VGG19Layers"])
+def test_image_model_gives_chainers_activations_from_a_seeded_start(name):
+    """Built after the same ``numpy.random.seed`` with ``pretrained_model=None``, each
+    model starts from Chainer's very weights and gives its activations in test mode
+    (GoogLeNet's auxiliary classifiers from inception_4a and inception_4d)."""
+    layers = [k.split("/", 1)[1] for k in _OUTPUTS.files if k.startswith(name + "/")]
+    assert layers
+    size = 64 if name.startswith("ResNet") else 224
+    np.random.seed(0)
+    model = getattr(L, name)(pretrained_model=None)
+    x = np.random.default_rng(_seed(name)).uniform(-1, 1, (2, 3, size, size)).astype(
+        np.float32)
+    with chainer.using_config("train", False), chainer.no_backprop_mode():
+        out = model(x, layers=layers)
+    for layer in layers:
+        want = _OUTPUTS[f"{name}/{layer}"]
+        got = out[layer].array
+        assert got.dtype == want.dtype and got.shape == want.shape, layer
+        # float32 through up to 152 layers: errors scale with the largest activation.
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.abs(want).max()),
+                                   err_msg=f"{name} {layer}")
 
 
 @pytest.mark.slow

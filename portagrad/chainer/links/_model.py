@@ -127,6 +127,8 @@ def _load_pretrained(model: Chain, pretrained_model: Any, auto_name: str) -> Non
 class _ImageModel(Chain):
     _mean: tuple = (103.939, 116.779, 123.68)
     _extract_default = "fc7"
+    # Side branches: the layer that starts from another's output, not the previous one's.
+    _branches: dict = {}
 
     @property
     def functions(self) -> collections.OrderedDict:
@@ -148,15 +150,21 @@ class _ImageModel(Chain):
                                       f"available_layers, got {sorted(unknown)}")
         h = x
         out = {}
+        kept = {}
+        sources = set(self._branches.values())
         targets = set(layers)
         for key, funcs in self.functions.items():
             if not targets:
                 break
+            if key in self._branches:
+                h = kept[self._branches[key]]
             for f in funcs:
                 h = f(h)
             if key in targets:
                 out[key] = h
                 targets.remove(key)
+            if key in sources:
+                kept[key] = h
         return out
 
     def prepare(self, image: Any, size: Any = (224, 224)) -> np.ndarray:
@@ -455,6 +463,8 @@ class GoogLeNet(_ImageModel):
 
     _mean = (104.0, 117.0, 123.0)
     _extract_default = "pool5"
+    # The auxiliary classifiers read inception_4a's and inception_4d's outputs.
+    _branches = {"loss1_fc2": "inception_4a", "loss2_fc2": "inception_4d"}
 
     def __init__(self, pretrained_model: Any = "auto") -> None:
         super().__init__()
