@@ -7,6 +7,12 @@ time: a chunk's columns (about a megabyte) stay in cache between the copy and th
 that reads them, instead of a round trip through memory for the whole batch. col2im in the
 input gradient works the same way, with the weights in (offset, channel) order so each
 kernel offset's columns are one contiguous block. On a GPU the whole batch is one chunk.
+A padded input is copied a chunk at a time into the middle of a zeroed buffer.
+
+At stride 1 the input gradient is instead the forward convolution of ``gy`` with the
+filters flipped and their channel axes exchanged, over ``gy`` padded by the rest of the
+kernel's reach: no col2im at all. It is taken when there are at least as many input as
+output channels; with fewer (a network's first layers) col2im moves less data.
 
 Dense outputs (stride 1) use the input's flat layout: output position ``o`` sits at
 ``q = sum(o_i * pitch_i)`` of the padded input, so the columns of one kernel offset are a
@@ -27,6 +33,7 @@ weight gradient sums the parts' sums.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -54,9 +61,13 @@ class _Pool:
         self.lock = threading.Lock()
         self.executor: ThreadPoolExecutor | None = None
         self.size = 0
+        self.pid = 0
 
     def get(self, size: int) -> ThreadPoolExecutor:
         with self.lock:
+            if self.pid != os.getpid():
+                # A forked child has the pool but none of its threads: a new one.
+                self.executor, self.size, self.pid = None, 0, os.getpid()
             if self.executor is None or self.size < size:
                 if self.executor is not None:
                     self.executor.shutdown(wait=False)  # its queued parts still run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 
 import array_api_compat.numpy as xp
@@ -145,3 +146,25 @@ def test_stride_one_input_gradient_as_the_flipped_forward(dtype, monkeypatch):
             assert gx.dtype == want.dtype == dtype and gx.shape == want.shape
             np.testing.assert_allclose(gx, want, rtol=tol, atol=tol * np.abs(want).max())
     assert cases > 20
+
+
+def _parts_in_child(queue):
+    queue.put(_conv_fast._in_parts([slice(0, 1), slice(1, 3)], lambda p: p.stop - p.start))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_a_pool_of_its_own():
+    import multiprocessing
+
+    # The parent's pool exists (and has threads) before the fork.
+    assert _conv_fast._in_parts([slice(0, 1), slice(1, 2)], lambda p: p.stop) == [1, 2]
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_parts_in_child, args=(queue,))
+    child.start()
+    child.join(30)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive and child.exitcode == 0
+    assert queue.get(timeout=5) == [1, 2]
