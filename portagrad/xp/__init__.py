@@ -51,6 +51,12 @@ from ._kernels import (
 from ._kernels import (
     pure_standard as pure_standard,
 )
+from ._mkl import (
+    mkl_in_use as mkl_in_use,
+)
+from ._mkl import (
+    set_mkl as set_mkl,
+)
 from ._namespace import (
     check_same_device as check_same_device,
 )

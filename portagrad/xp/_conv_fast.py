@@ -33,15 +33,13 @@ weight gradient sums the parts' sums.
 from __future__ import annotations
 
 import itertools
-import os
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from ._conv import _out_shape, _prod
+from ._mkl import stacked_product
 from ._namespace import ndarray_module
-from ._openblas import blas_threads, one_blas_thread
+from ._threads import in_parts as _in_parts
+from ._threads import parts, threads
 
 # Bytes of columns (and output) per chunk on the CPU: they stay in L2/L3.
 CHUNK_BYTES = 1 << 20
@@ -54,51 +52,16 @@ def _chunk(m: Any, n: int, per_sample: int) -> int:
     return max(1, min(n, CHUNK_BYTES // max(per_sample, 1)))
 
 
-class _Pool:
-    """The threads that run the parts of a batch, made at first use, grown on demand."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.executor: ThreadPoolExecutor | None = None
-        self.size = 0
-        self.pid = 0
-
-    def get(self, size: int) -> ThreadPoolExecutor:
-        with self.lock:
-            if self.pid != os.getpid():
-                # A forked child has the pool but none of its threads: a new one.
-                self.executor, self.size, self.pid = None, 0, os.getpid()
-            if self.executor is None or self.size < size:
-                if self.executor is not None:
-                    self.executor.shutdown(wait=False)  # its queued parts still run
-                self.executor = ThreadPoolExecutor(size, thread_name_prefix="portagrad-conv")
-                self.size = size
-            return self.executor
-
-
-_POOL = _Pool()
+def _matmul_out(m: Any, a: Any, b: Any, out: Any) -> Any:
+    """``m.matmul(a, b, out=out)``, on MKL where it takes NumPy's operands."""
+    if m.__name__ == "numpy" and stacked_product(a, b, out):
+        return out
+    return m.matmul(a, b, out=out)
 
 
 def _parts(m: Any, n: int) -> list[slice]:
     """Slices of whole samples, one per BLAS thread (one slice on a GPU or on one thread)."""
-    threads = blas_threads() if m.__name__ == "numpy" else 1
-    k = max(1, min(threads, n))
-    return [slice(i * n // k, (i + 1) * n // k) for i in range(k)]
-
-
-def _in_parts(parts: list[slice], fn: Callable[[slice], Any]) -> list[Any]:
-    """``[fn(part) for part in parts]``; several parts run at once, on this thread and
-    the pool's, each product inside on one BLAS thread."""
-    if len(parts) == 1:
-        return [fn(parts[0])]
-    pool = _POOL.get(len(parts) - 1)
-    with one_blas_thread():
-        futures = [pool.submit(fn, part) for part in parts[1:]]
-        try:
-            first = fn(parts[0])
-        finally:
-            wait(futures)  # none still runs once OpenBLAS's count is restored
-        return [first] + [f.result() for f in futures]
+    return parts(n, threads() if m.__name__ == "numpy" else 1)
 
 
 def _strided(m: Any, a: Any, shape: tuple, strides: tuple) -> Any:
@@ -219,7 +182,7 @@ def _forward_part(m: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: t
     wm = w.reshape(groups, o // groups, -1)
     for n0 in range(0, n, cols.size):
         sn = min(cols.size, n - n0)
-        yc = m.matmul(wm, cols(n0, sn), out=y[n0:n0 + sn])
+        yc = _matmul_out(m, wm, cols(n0, sn), y[n0:n0 + sn])
         if b is not None:
             yc += b  # while the chunk is in cache
 
@@ -308,7 +271,7 @@ def _input_grad_part(m: Any, gy: Any, wk: Any, ksize: tuple, stride: tuple,
         shape = (groups, kk, cg) + lay.out
     for n0 in range(0, n, size):
         sn = min(size, n - n0)
-        cols = m.matmul(wk, spread(gy, n0, sn), out=buf[:sn]).reshape((sn,) + shape)
+        cols = _matmul_out(m, wk, spread(gy, n0, sn), buf[:sn]).reshape((sn,) + shape)
         a = target[n0:n0 + sn]
         for i, key in enumerate(keys):
             a[key] += cols[:, :, i]
@@ -341,7 +304,12 @@ def _weight_grad_part(m: Any, x: Any, gy: Any, stride: tuple, pad: tuple, dilati
     gwt = m.zeros((groups, cols.rows // groups, o // groups), dtype=dtype)
     for n0 in range(0, n, cols.size):
         sn = min(cols.size, n - n0)
-        part = m.matmul(cols(n0, sn), m.swapaxes(spread(gy, n0, sn), -1, -2))
+        c, g = cols(n0, sn), m.swapaxes(spread(gy, n0, sn), -1, -2)
+        if m.__name__ == "numpy" and stacked_product(c[0], g[0], gwt, accumulate=True):
+            for i in range(1, sn):  # the first's layout: MKL takes them all
+                stacked_product(c[i], g[i], gwt, accumulate=True)
+            continue  # each sample's product added into the sum where it is written
+        part = m.matmul(c, g)
         gwt += part[0] if sn == 1 else part.sum(axis=0)
     return gwt
 

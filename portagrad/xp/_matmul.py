@@ -32,6 +32,10 @@ column-major, the next products and backward's masks ran in slower layouts and l
 than the product gained. The copy is why a short inner axis, many rows or a small product
 lose. float64 products and the Haswell kernels showed no such gap (the transposed form was
 as fast or slower), so elsewhere the product runs as written.
+
+Where oneMKL is in use (:mod:`portagrad.xp._mkl`), a 2-d float product of NumPy arrays runs
+there instead, in the layout its operands have (MKL showed no such gap), and ``out += a @
+b`` on its ``beta = 1``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _mkl
 from ._kernels import kernel
 from ._openblas import NO_TRANS, ROW_MAJOR, TRANS, corename, gemm, transpose_copy
 
@@ -79,8 +84,12 @@ def _transposed(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _matmul_numpy(xp: Any, a: Any, b: Any) -> Any:
-    if (type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2
-            or not _transposed(a, b)):
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2:
+        return NotImplemented
+    p = _mkl.product(a, b)
+    if p is not None:
+        return p
+    if not _transposed(a, b):
         return NotImplemented
     return transpose_copy(b.mT @ a.mT)
 
@@ -145,6 +154,8 @@ def _operand(x: np.ndarray) -> tuple[int, int] | None:
 def _matmul_into_numpy(xp: Any, a: Any, b: Any, out: Any) -> Any:
     # GEMM's beta = 1 adds the product where it is written: no array for it, no zeroing
     # of that array (OpenBLAS clears C when beta = 0) and no pass to add it.
+    if _mkl.product_into(a, b, out, accumulate=True):
+        return out
     if (type(a) is not np.ndarray or type(b) is not np.ndarray or type(out) is not np.ndarray
             or a.ndim != 2 or b.ndim != 2 or out.ndim != 2 or not out.flags.writeable
             or not (out.dtype == np.float32 or out.dtype == np.float64)  # native order

@@ -10,7 +10,7 @@ import array_api_compat.numpy as xp
 import numpy as np
 import pytest
 
-from portagrad.xp import _conv_fast, _openblas, pure_standard
+from portagrad.xp import _conv_fast, _openblas, _threads, pure_standard
 from portagrad.xp._conv import conv_forward, conv_input_grad, conv_weight_grad
 
 
@@ -23,7 +23,7 @@ def _kernels(x, w, b, gy, args):
 @pytest.mark.parametrize("threads", [2, 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_parts_on_threads_equal_the_pure_standard_path(threads, dtype, monkeypatch):
-    monkeypatch.setattr(_conv_fast, "blas_threads", lambda: threads)
+    monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
     parts = []
     split = _conv_fast._parts
     monkeypatch.setattr(_conv_fast, "_parts",
@@ -58,7 +58,7 @@ def test_parts_cover_the_batch_in_order():
 
 
 def test_an_error_in_a_part_reaches_the_caller(monkeypatch):
-    monkeypatch.setattr(_conv_fast, "blas_threads", lambda: 2)
+    monkeypatch.setattr(_threads, "blas_threads", lambda: 2)
 
     def fail(part):
         if part.start:

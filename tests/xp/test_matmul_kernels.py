@@ -9,8 +9,16 @@ import numpy as np
 import pytest
 
 import portagrad as pg
-from portagrad.xp import _matmul, _openblas, pure_standard
+from portagrad.xp import _matmul, _openblas, pure_standard, set_mkl
 from portagrad.xp._matmul import matmul, matmul_into, matmul_like
+
+
+@pytest.fixture(autouse=True)
+def openblas_products():
+    """The OpenBLAS paths: MKL, where it is installed, off (tests/xp/test_mkl.py)."""
+    was = set_mkl(False)
+    yield
+    set_mkl(was)
 
 
 @pytest.fixture

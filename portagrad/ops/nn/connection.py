@@ -107,13 +107,13 @@ def _linear_vjp_arrays(xp: Any, gy: Variable, x: Any, w: Any, nd: int, want_x: b
         if nd == 2:
             gx = product_grad(xp, g, w, x, into[0] if into else None)
         else:  # one product of all the rows, as the forward
-            gx = _fresh(xp.reshape(xp.reshape(g, (-1, g.shape[-1])) @ w, x.shape), xp)
+            gx = _fresh(xp.reshape(_mm(xp, xp.reshape(g, (-1, g.shape[-1])), w), x.shape), xp)
     if want_w:
         if nd == 1:
             gw = _fresh(xp.reshape(g, (-1, 1)) * xp.reshape(x, (1, -1)), xp)
         elif nd > 2:
-            gw = _fresh(xp.reshape(g, (-1, g.shape[-1])).mT @ xp.reshape(x, (-1, x.shape[-1])),
-                        xp)
+            gw = _fresh(_mm(xp, xp.reshape(g, (-1, g.shape[-1])).mT,
+                            xp.reshape(x, (-1, x.shape[-1]))), xp)
         else:
             gw = product_grad(xp, g.mT, x, w, into[1] if into else None)
     if want_b:

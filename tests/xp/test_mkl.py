@@ -1,0 +1,187 @@
+"""oneMKL's products (portagrad.xp._mkl): NumPy's results in every layout they take, the
+layouts and dtypes they decline, the split over threads, and the self-test's refusal."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import array_api_compat.numpy as npx
+import numpy as np
+import pytest
+
+from portagrad.xp import _mkl, _threads, mkl_in_use, pure_standard, set_mkl
+from portagrad.xp._conv import conv_forward, conv_input_grad, conv_weight_grad
+from portagrad.xp._matmul import matmul, matmul_into
+
+
+def _installed() -> bool:
+    try:
+        importlib.metadata.distribution("mkl")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+needs_mkl = pytest.mark.skipif(not _installed(), reason="the mkl wheel is not installed")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def _layout(x, kind):
+    """``x`` (2-d) with the same values in layout ``kind``."""
+    if kind == "C":
+        return np.ascontiguousarray(x)
+    if kind == "F":
+        return np.asfortranarray(x)
+    if kind == "rows":  # contiguous rows, a leading dimension past the row's end
+        big = np.zeros((x.shape[0], x.shape[1] + 3), dtype=x.dtype)
+        big[:, 1:x.shape[1] + 1] = x
+        return big[:, 1:x.shape[1] + 1]
+    big = np.zeros((x.shape[0] + 5, x.shape[1]), dtype=x.dtype, order="F")  # columns
+    big[2:x.shape[0] + 2] = x
+    return big[2:x.shape[0] + 2]
+
+
+@needs_mkl
+def test_installed_mkl_passes_its_self_test():
+    assert mkl_in_use(), _mkl.why_declined()
+    assert _mkl.why_declined() == ""
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("la", ["C", "F", "rows", "cols"])
+@pytest.mark.parametrize("lb", ["C", "F", "rows", "cols"])
+def test_product_equals_numpys_in_every_layout(rng, dtype, la, lb):
+    a = _layout(rng.standard_normal((67, 45)).astype(dtype), la)
+    b = _layout(rng.standard_normal((45, 33)).astype(dtype), lb)
+    want = np.ascontiguousarray(a) @ np.ascontiguousarray(b)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    got = _mkl.product(a, b)
+    assert got.dtype == dtype and got.flags.c_contiguous
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+    for lc in ("C", "F", "rows", "cols"):
+        out = _layout(np.ones(want.shape, dtype), lc)
+        assert _mkl.product_into(a, b, out, accumulate=True)
+        np.testing.assert_allclose(out, want + 1, rtol=tol, atol=tol * 10)
+        assert _mkl.product_into(a, b, out)
+        np.testing.assert_allclose(out, want, rtol=tol, atol=tol * 10)
+
+
+@needs_mkl
+@pytest.mark.parametrize("case", ["int", "float16", "complex", "mixed", "strided", "aliased",
+                                  "read-only", "small", "1-d", "big-endian"])
+def test_what_mkl_declines_numpy_computes(rng, case):
+    dtype = {"int": np.int64, "float16": np.float16, "complex": np.complex128,
+             "big-endian": np.dtype(">f8")}.get(case, np.float64)
+    a = (rng.standard_normal((40, 50)) * 4).astype(dtype)
+    b = (rng.standard_normal((50, 30)) * 4).astype(dtype)
+    out = np.zeros((40, 30), dtype=dtype)
+    if case == "mixed":
+        b = b.astype(np.float32)
+    elif case == "strided":
+        a = np.repeat(a, 2, axis=1)[:, ::2]
+    elif case == "aliased":
+        a, b = out, np.zeros((30, 30), dtype)  # the output itself as an operand
+    elif case == "small":
+        a, b, out = a[:4, :5], b[:5, :3], out[:4, :3]
+    elif case == "1-d":
+        b = b[:, 0]
+    if case == "read-only":
+        out.flags.writeable = False
+    if case != "1-d":
+        assert _mkl.product(a, b) is None or case in ("aliased", "read-only")
+    assert not _mkl.product_into(a, b, out)
+    got = matmul(npx, a, b)
+    np.testing.assert_allclose(got, np.asarray(a) @ np.asarray(b), rtol=1e-3, atol=1e-3)
+
+
+@needs_mkl
+@pytest.mark.parametrize("shape", [(300, 200, 100), (40, 200, 600)])
+def test_split_over_threads_equals_one_product(rng, monkeypatch, shape):
+    m, k, n = shape
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    one = _mkl.product(a, b)
+    calls = []
+    call = _mkl._call
+    monkeypatch.setattr(_mkl, "_call", lambda *args: calls.append(args[3].shape) or call(*args))
+    monkeypatch.setattr(_threads, "blas_threads", lambda: 2)
+    monkeypatch.setattr(_mkl, "SPLIT_WORK", 1)
+    two = _mkl.product(a, b)
+    # Along the longer of the output's axes, one part per thread.
+    assert len(calls) == 2 and sum(c[0 if m >= n else 1] for c in calls) == max(m, n)
+    np.testing.assert_allclose(two, one, rtol=1e-6, atol=1e-6)
+    out = np.ones((m, n), np.float32, order="F")
+    assert _mkl.product_into(a, b, out, accumulate=True)
+    np.testing.assert_allclose(out, one + 1, rtol=1e-5, atol=1e-5)
+
+
+@needs_mkl
+def test_stacked_products_broadcast_and_accumulate(rng):
+    a = rng.standard_normal((2, 32, 40))
+    b = rng.standard_normal((3, 1, 40, 50))
+    out = np.ones((3, 2, 32, 50))
+    assert _mkl.stacked_product(a, b, out, accumulate=True)
+    np.testing.assert_allclose(out, 1 + a @ b, rtol=1e-12, atol=1e-12)
+    assert _mkl.stacked_product(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
+    assert not _mkl.stacked_product(a, b, np.ones((2, 32, 50)))  # out's axes too few
+    assert not _mkl.stacked_product(a, b[..., ::2, :], out[..., :])  # a strided operand
+
+
+@needs_mkl
+def test_products_through_the_kernels_and_convolutions_equal_the_pure_path(rng):
+    a = rng.standard_normal((64, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 200)).astype(np.float32).T.copy().T  # column-major
+    out = rng.standard_normal((64, 200)).astype(np.float32)
+    with pure_standard():
+        want, want_into = matmul(npx, a, b), matmul_into(npx, a, b, out.copy())
+    np.testing.assert_allclose(matmul(npx, a, b), want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(matmul_into(npx, a, b, out), want_into, rtol=1e-5, atol=1e-4)
+    x = rng.standard_normal((3, 16, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
+    args = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    y = conv_forward(npx, x, w, *args)
+    gy = rng.standard_normal(y.shape).astype(np.float32)
+    fast = (y, conv_input_grad(npx, gy, w, *args, (12, 12)),
+            conv_weight_grad(npx, x, gy, *args, (3, 3)))
+    with pure_standard():
+        pure = (conv_forward(npx, x, w, *args), conv_input_grad(npx, gy, w, *args, (12, 12)),
+                conv_weight_grad(npx, x, gy, *args, (3, 3)))
+    for f, p in zip(fast, pure):
+        np.testing.assert_allclose(f, p, rtol=1e-4, atol=1e-4 * np.abs(p).max())
+
+
+def test_switched_off_numpy_runs_every_product(rng):
+    a = rng.standard_normal((64, 64))
+    was = set_mkl(False)
+    try:
+        assert not mkl_in_use()
+        assert _mkl.product(a, a) is None
+        assert not _mkl.product_into(a, a, np.empty((64, 64)))
+        np.testing.assert_array_equal(matmul(npx, a, a), a @ a)
+    finally:
+        set_mkl(was)
+
+
+def test_a_kernel_that_differs_is_declined(monkeypatch):
+    state = _mkl._State()
+    monkeypatch.setattr(_mkl, "_STATE", state)
+    # A "gemm" that leaves C as it was: the self-test finds it and declines MKL.
+    monkeypatch.setattr(_mkl, "library", lambda: object())
+    monkeypatch.setattr(_mkl, "_bind", lambda lib: {d: (lambda *args: None)
+                                                    for d in _mkl._DTYPES})
+    assert not mkl_in_use()
+    assert "differs from NumPy's" in _mkl.why_declined()
+    assert _mkl.product(np.ones((64, 64)), np.ones((64, 64))) is None
+
+
+def test_without_the_library_mkl_is_declined(monkeypatch):
+    monkeypatch.setattr(_mkl, "_STATE", _mkl._State())
+    monkeypatch.setattr(_mkl, "library", lambda: None)
+    assert not mkl_in_use()
+    assert "not installed" in _mkl.why_declined()
