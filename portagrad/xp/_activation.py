@@ -1,14 +1,29 @@
-"""Kernels of activation gradients."""
+"""Kernels of activations and their gradients.
+
+The exact GELU and its slope are a handful of elementwise passes each. NumPy's fast paths
+run them a block of elements at a time, every pass over a block that stays in the core's
+L2 cache, with MKL's vector erf and exp (:mod:`portagrad.xp._mkl`), and the blocks split
+over threads when NumPy's BLAS has several: a pass over a 1M-element float32 array that
+left the cache cost about 0.6 ms, over a block in it a quarter of that.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ._kernels import kernel
+from ._mkl import vector_function
+from ._special import erf
 
-__all__ = ["relu_grad"]
+__all__ = ["relu_grad", "gelu", "gelu_slope"]
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+# Elements per block: a block's float32 buffers (four at most) stay in a 1 MB L2.
+GELU_BLOCK = 1 << 16
 
 
 @kernel
@@ -36,3 +51,112 @@ def _relu_grad_numpy(xp: Any, gy: Any, y: Any) -> Any:
 
 def _relu_grad_cupy(xp: Any, gy: Any, y: Any) -> Any:
     return gy * (y > 0)
+
+
+@kernel
+def gelu(xp: Any, x: Any) -> Any:
+    """The exact GELU ``x Phi(x) = x (1 + erf(x / sqrt 2)) / 2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._activation import gelu
+    >>> with pure_standard():
+    ...     gelu(xp, np.array([0.0, 1.0])).round(4)
+    array([0.    , 0.8413])
+    """
+    return x * (erf(xp, x * _SQRT_HALF) + 1.0) * 0.5
+
+
+@kernel
+def gelu_slope(xp: Any, x: Any, gy: Any = None) -> Any:
+    """The derivative of the exact GELU, ``Phi(x) + x phi(x)``; times ``gy`` (of ``x``'s
+    shape and dtype) when given, the gradient through it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._activation import gelu_slope
+    >>> with pure_standard():
+    ...     gelu_slope(xp, np.array([0.0, 1.0]), np.array([2.0, 1.0])).round(4)
+    array([1.    , 1.0833])
+    """
+    cdf = (erf(xp, x * _SQRT_HALF) + 1.0) * 0.5
+    s = cdf + x * xp.exp(x * x * -0.5) * _INV_SQRT_2PI
+    return s if gy is None else gy * s
+
+
+def _blocked(x: Any, gy: Any, body: Any) -> Any:
+    """``body(x_block, gy_block or None, out_block, scratch, erf, exp)`` over L2-sized blocks of
+    contiguous float NumPy arrays, the blocks in parts over threads; NotImplemented where
+    the arrays or MKL do not fit."""
+    if (type(x) is not np.ndarray or not (x.dtype == np.float32 or x.dtype == np.float64)
+            or not x.flags.c_contiguous or x.size == 0
+            or (gy is not None and (type(gy) is not np.ndarray or gy.dtype != x.dtype
+                                    or gy.shape != x.shape or not gy.flags.c_contiguous))
+            or vector_function("exp", x.dtype) is None):
+        return NotImplemented
+    from ._threads import in_parts, parts
+
+    flat = x.reshape(-1)
+    gflat = None if gy is None else gy.reshape(-1)
+    out = np.empty_like(flat)
+    n = flat.shape[0]
+    blocks = [(s0, min(n, s0 + GELU_BLOCK)) for s0 in range(0, n, GELU_BLOCK)]
+
+    erf_, exp_ = vector_function("erf", x.dtype), vector_function("exp", x.dtype)
+
+    def run(part: slice) -> None:
+        scratch = [np.empty(GELU_BLOCK, dtype=x.dtype) for _ in range(2)]
+        for s0, s1 in blocks[part]:
+            k = s1 - s0
+            body(flat[s0:s1], None if gflat is None else gflat[s0:s1], out[s0:s1],
+                 [b[:k] for b in scratch], erf_, exp_)
+
+    in_parts(parts(len(blocks)), run)
+    return out.reshape(x.shape)
+
+
+def _gelu_block(x: Any, gy: Any, out: Any, scratch: list, erf_: Any, exp_: Any) -> None:
+    t = scratch[0]
+    np.multiply(x, _SQRT_HALF, out=t)
+    erf_(t, t)
+    t += 1.0
+    np.multiply(t, x, out=out)
+    out *= 0.5
+
+
+def _gelu_slope_block(x: Any, gy: Any, out: Any, scratch: list, erf_: Any,
+                      exp_: Any) -> None:
+    a, b = scratch
+    np.multiply(x, _SQRT_HALF, out=a)
+    erf_(a, a)
+    a += 1.0
+    a *= 0.5  # Phi(x)
+    np.multiply(x, x, out=b)
+    b *= -0.5
+    exp_(b, b)
+    b *= x
+    b *= _INV_SQRT_2PI  # x phi(x)
+    if gy is None:
+        np.add(a, b, out=out)
+    else:
+        a += b
+        np.multiply(a, gy, out=out)
+
+
+def _gelu_numpy(xp: Any, x: Any) -> Any:
+    return _blocked(x, None, _gelu_block)
+
+
+def _gelu_slope_numpy(xp: Any, x: Any, gy: Any = None) -> Any:
+    return _blocked(x, gy, _gelu_slope_block)
+
+
+# The kernels are objects, not functions: point doctest at their defaults' examples.
+__test__ = {"relu_grad": relu_grad.default, "gelu": gelu.default,
+            "gelu_slope": gelu_slope.default}

@@ -40,6 +40,8 @@ FAST_PATHS: tuple[tuple[Kernel, str, Callable[..., Any]], ...] = (
     (_accumulate.accumulate,              "numpy", _accumulate._accumulate_numpy),
     (_activation.relu_grad,               "numpy", _activation._relu_grad_numpy),
     (_activation.relu_grad,               "cupy",  _activation._relu_grad_cupy),
+    (_activation.gelu,                    "numpy", _activation._gelu_numpy),
+    (_activation.gelu_slope,              "numpy", _activation._gelu_slope_numpy),
     (_complex_special.expm1,              "numpy", _complex_special._expm1_numpy_like),
     (_complex_special.expm1,              "cupy",  _complex_special._expm1_numpy_like),
     (_complex_special.tanh,               "numpy", _complex_special._tanh_numpy_like),

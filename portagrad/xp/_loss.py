@@ -6,7 +6,8 @@ standard, which cannot scatter, compares every class with the label.
 
 The forward can leave each sample's maximum ``m`` and sum ``s = sum(exp(x - m))`` in a
 ``cache`` list (two numbers per sample); the gradient ``exp(x - m) * (c / s)`` then skips
-the maximum and sum passes over the logits. (Caching ``m + log(s)`` instead would save one
+the maximum and sum passes over the logits. The fast paths leave ``exp(x - m)`` there too,
+so that their gradient is one pass. (Caching ``m + log(s)`` instead would save one
 more pass but round, in float32, to a thousandth at logits of 1e4.)
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._kernels import kernel
+from ._mkl import vector_math
 from ._namespace import ndarray_module
 
 __all__ = ["softmax_xent", "softmax_xent_grad"]
@@ -71,7 +73,7 @@ def softmax_xent_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
     if c.ndim:
         c = xp.expand_dims(c, axis=axis)
     if cache:
-        m, s = cache[0]
+        m, s = cache[0][:2]
         g = xp.exp(x - m) * (c / s)
     else:
         m = xp.max(x, axis=axis, keepdims=True)
@@ -83,6 +85,12 @@ def softmax_xent_grad(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
 
 
 # -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------
+def _exp_inplace(m_: Any, a: Any) -> None:
+    """``a = exp(a)`` for a fresh contiguous array: MKL's vector exp where it is in use."""
+    if m_.__name__ != "numpy" or vector_math("exp", a, out=a) is None:
+        m_.exp(a, out=a)
+
+
 def _softmax_xent_fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False,
                        cache: list | None = None) -> Any:
     if axis != x.ndim - 1:
@@ -92,13 +100,14 @@ def _softmax_xent_fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool =
     buf = x - mx
     tt = t.reshape(-1)
     zt = buf.reshape(-1, x.shape[-1])[m_.arange(tt.shape[0]), tt]
-    m_.exp(buf, out=buf)
+    _exp_inplace(m_, buf)
     # Row sums as a matrix-vector product: one streaming pass (BLAS), twice as fast
     # as NumPy's pairwise sum over the last axis, as accurate for these positive terms.
     ones = m_.ones(x.shape[-1], dtype=buf.dtype)
     s = buf @ ones
     if cache is not None:
-        cache.append((mx, s[..., None]))
+        # exp(x - max) itself too: the gradient is then one pass, its product by c / s.
+        cache.append((mx, s[..., None], buf))
     lse = m_.log(s)
     loss = (lse - zt.reshape(lse.shape)) * w
     # A 0-d array, not a NumPy scalar (which would promote strongly downstream).
@@ -111,14 +120,16 @@ def _softmax_xent_grad_fast(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
         return NotImplemented
     m_ = ndarray_module(x)
     c = m_.asarray(gl * w, dtype=x.dtype)[..., None]
-    if cache:
-        mx, s = cache[0]
+    if cache and len(cache[0]) > 2 and cache[0][2].shape == x.shape:
+        g = cache[0][2] * (c / cache[0][1])  # a new array: the cache may serve again
+    elif cache:
+        mx, s = cache[0][:2]
         g = x - mx
-        m_.exp(g, out=g)
+        _exp_inplace(m_, g)
         g *= c / s
     else:
         g = x - x.max(axis=-1, keepdims=True)
-        m_.exp(g, out=g)
+        _exp_inplace(m_, g)
         g *= c / g.sum(axis=-1, keepdims=True)
     flat = g.reshape(-1, x.shape[-1])
     rows = m_.arange(flat.shape[0])

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["library", "set_mkl", "mkl_in_use", "why_declined", "gemm", "product",
-           "product_into", "stacked_product"]
+           "product_into", "stacked_product", "vector_math", "vector_function",
+           "VECTOR_FUNCTIONS"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CblasRowMajor, CblasNoTrans, CblasTrans
 _SEQUENTIAL, _LP64 = 1, 0  # MKL_THREADING_SEQUENTIAL, MKL_INTERFACE_LP64
@@ -42,6 +43,16 @@ _INT_MAX = (1 << 31) - 1
 MIN_WORK = 1 << 15
 # Products split over several threads from this many multiply-adds (about 0.1 ms on one).
 SPLIT_WORK = 1 << 23
+# The vector math functions bound (VM's vms*/vmd*, each with its accuracy mode per call),
+# by the name of the standard's function.
+VECTOR_FUNCTIONS = {"exp": "Exp", "erf": "Erf", "tanh": "Tanh", "log": "Ln"}
+# High accuracy (about 1 ulp), errors ignored (no errno, no callback): NaN and infinities
+# come out as the C library's functions give them.
+_VML_MODE = 0x2 | 0x100  # VML_HA | VML_ERRMODE_IGNORE
+# Elements from which a vector function splits over threads; below, NumPy's own loop or
+# one call.
+VECTOR_SPLIT = 1 << 16
+_VECTOR_CHUNK = 1 << 30  # elements per call (MKL's sizes are 32-bit here)
 
 
 class _State:
@@ -49,6 +60,7 @@ class _State:
         self.enabled = os.environ.get("PORTAGRAD_MKL", "1").strip() != "0"
         self.checked = False
         self.gemm: dict[Any, Any] | None = None
+        self.vector: dict[tuple[str, Any], Any] = {}
         self.declined = ""
         self.lock = threading.Lock()
 
@@ -120,6 +132,53 @@ def _bind(lib: Any) -> dict[Any, Any]:
     return out
 
 
+def _bind_vector(lib: Any) -> dict[tuple[str, Any], Any]:
+    import ctypes as c
+
+    out = {}
+    for dtype, letter in zip(_DTYPES, "sd"):
+        for name, stem in VECTOR_FUNCTIONS.items():
+            fn = getattr(lib, f"vm{letter}{stem}")
+            fn.argtypes = [c.c_int, c.c_void_p, c.c_void_p, c.c_int64]
+            fn.restype = None
+            out[name, dtype] = fn
+    return out
+
+
+def _vector_reference(name: str, x: np.ndarray) -> np.ndarray:
+    if name == "erf":
+        import math
+
+        return np.array([math.erf(v) for v in x.astype(np.float64).tolist()]).astype(x.dtype)
+    return getattr(np, name)(x)
+
+
+def _vector_self_test(vector: dict[tuple[str, Any], Any]) -> str:
+    """``""`` when every vector function is within a few units in the last place of
+    NumPy's (erf: of ``math.erf``) on ordinary and special values, else which one is not."""
+    with np.errstate(all="ignore"):
+        for dtype in _DTYPES:
+            eps = float(np.finfo(dtype).eps)
+            base = np.concatenate([np.linspace(-30, 30, 601), np.geomspace(1e-30, 80, 200),
+                                   [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40]])
+            for name in VECTOR_FUNCTIONS:
+                x = base.astype(dtype)
+                if name == "log":
+                    x = np.concatenate([np.abs(x), [-1.0, 0.0]]).astype(dtype)
+                want = _vector_reference(name, x)
+                got = np.empty_like(x)
+                vector[name, dtype](x.size, x.ctypes.data, got.ctypes.data, _VML_MODE)
+                same = (np.isnan(got) == np.isnan(want)) & (
+                    np.isnan(want) | (got == want)
+                    | (np.abs(got - want) <= 4 * eps * np.maximum(np.abs(want),
+                                                                  np.finfo(dtype).tiny)))
+                if not same.all():
+                    i = int(np.argmin(same))
+                    return (f"{dtype} {name}({x[i]!r}) gave {got[i]!r}, NumPy's "
+                            f"{want[i]!r}")
+    return ""
+
+
 def _self_test(kernels: dict[Any, Any]) -> str:
     rng = np.random.default_rng(0)
     for dtype in _DTYPES:
@@ -156,8 +215,13 @@ def _check() -> None:
             try:
                 kernels = _bind(lib)
                 why = _self_test(kernels)
+                if not why:
+                    vector = _bind_vector(lib)
+                    why = _vector_self_test(vector)
             except Exception as e:  # noqa: BLE001 - any failure declines the binding
                 why = f"{type(e).__name__}: {e}"
+        if not why:
+            state.vector = vector
         state.gemm = None if why else kernels
         state.declined = why
         state.checked = True
@@ -413,3 +477,82 @@ def stacked_product(a: Any, b: Any, out: Any, accumulate: bool = False) -> bool:
     for x, y, c in mats:
         _call(fn, x, y, c, beta)
     return True
+
+
+def vector_function(name: str, dtype: Any) -> Any:
+    """MKL's vector function ``name`` for ``dtype`` as ``fn(x, out)`` on contiguous 1-d
+    NumPy arrays of that dtype and one length (``out`` may be ``x``), unchecked, for
+    loops over blocks; None where MKL is not in use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.xp._mkl import vector_function
+    >>> fn = vector_function("exp", np.dtype(np.float64))
+    >>> x = np.zeros(2)
+    >>> fn is None or (fn(x, x), x.tolist())[1] == [1.0, 1.0]
+    True
+    """
+    if _kernels() is None:
+        return None
+    fn = _STATE.vector.get((name, np.dtype(dtype)))
+    if fn is None:
+        return None
+
+    def call(x: np.ndarray, out: np.ndarray) -> None:
+        _vector_call(fn, x, out)
+
+    return call
+
+
+def _vector_call(fn: Any, x: np.ndarray, out: np.ndarray) -> None:
+    for s0 in range(0, x.shape[0], _VECTOR_CHUNK):
+        n = min(_VECTOR_CHUNK, x.shape[0] - s0)
+        fn(n, x[s0:].ctypes.data, out[s0:].ctypes.data, _VML_MODE)
+
+
+def vector_math(name: str, x: Any, out: Any = None) -> Any:
+    """``name(x)`` elementwise (``name``: a key of :data:`VECTOR_FUNCTIONS`) on MKL's
+    vector math for a float32/float64 NumPy array, written into ``out`` (``x`` itself
+    allowed) or a new array, split over threads when NumPy's BLAS has several; None where
+    MKL is not in use or does not take the arrays.
+
+    Parameters
+    ----------
+    name : str
+        ``"exp"``, ``"erf"``, ``"tanh"`` or ``"log"``.
+    x : numpy.ndarray
+        Contiguous (row-major), float32 or float64.
+    out : numpy.ndarray, optional
+        Of ``x``'s shape and dtype, contiguous.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.xp._mkl import vector_math
+    >>> y = vector_math("exp", np.zeros(3))
+    >>> y is None or y.tolist() == [1.0, 1.0, 1.0]
+    True
+    """
+    if (type(x) is not np.ndarray or not x.flags.c_contiguous or _kernels() is None
+            or (out is not None and (type(out) is not np.ndarray or out.shape != x.shape
+                                     or out.dtype != x.dtype or not out.flags.c_contiguous
+                                     or not out.flags.writeable
+                                     or (out is not x and np.may_share_memory(out, x))))):
+        return None
+    fn = _STATE.vector.get((name, x.dtype))
+    if fn is None:
+        return None
+    if out is None:
+        out = np.empty_like(x)
+    flat, dest = x.reshape(-1), out.reshape(-1)
+    if flat.shape[0] == 0:
+        return out
+    from ._threads import in_parts, parts, threads
+
+    t = threads()
+    if t > 1 and flat.shape[0] >= VECTOR_SPLIT:
+        in_parts(parts(flat.shape[0], t), lambda s: _vector_call(fn, flat[s], dest[s]))
+    else:
+        _vector_call(fn, flat, dest)
+    return out

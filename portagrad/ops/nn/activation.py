@@ -21,6 +21,8 @@ from ...amp._autocast import full_precision
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
 from ...xp import ensure_array
+from ...xp._activation import gelu as _gelu_kernel
+from ...xp._activation import gelu_slope as _gelu_slope_kernel
 from ...xp._activation import relu_grad as _relu_grad_kernel
 from ...xp._special import erf as _erf_kernel
 from .._core import float_arg
@@ -156,8 +158,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 def _gelu_slope(xp: Any, x: Any) -> Any:
     """``Phi(x) + x phi(x)``, the derivative of ``x Phi(x)``, on a raw array."""
-    cdf = (_erf_kernel(xp, x * _SQRT_HALF) + 1.0) * 0.5
-    return cdf + x * xp.exp(x * x * -0.5) * _INV_SQRT_2PI
+    return _gelu_slope_kernel(xp, x)
 
 
 @primitive(elementwise=True)
@@ -165,7 +166,7 @@ def _gelu_erf(xp: Any, x: Any) -> Any:
     """``x Phi(x) = x (1 + erf(x / sqrt 2)) / 2`` as one primitive: a forward of one erf
     and three passes, and a vjp of one ``gy * slope(x)`` (the composite recorded five
     nodes and ran the vjp of each)."""
-    return x * (_erf_kernel(xp, x * _SQRT_HALF) + 1.0) * 0.5
+    return _gelu_kernel(xp, x)
 
 
 @_gelu_erf.defvjp
@@ -179,7 +180,10 @@ def _(ctx: Any, gy: Variable) -> tuple:
     # The recorded rule's product on the raw arrays, without its nodes.
     (x,) = ctx.inputs
     xp = ctx.xp
-    return (_fresh(gy.array * _gelu_slope(xp, x.array), xp),)
+    g, a = gy.array, x.array
+    if g.dtype == a.dtype and g.shape == a.shape:
+        return (_fresh(_gelu_slope_kernel(xp, a, g), xp),)
+    return (_fresh(g * _gelu_slope(xp, a), xp),)
 
 
 @primitive(elementwise=True)
