@@ -185,3 +185,74 @@ def test_without_the_library_mkl_is_declined(monkeypatch):
     monkeypatch.setattr(_mkl, "library", lambda: None)
     assert not mkl_in_use()
     assert "not installed" in _mkl.why_declined()
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(_mkl.VECTOR_FUNCTIONS))
+def test_vector_functions_agree_with_numpy_on_threads_and_in_place(rng, monkeypatch, dtype,
+                                                                   name):
+    import math
+
+    x = (rng.standard_normal(70001) * 5).astype(dtype)
+    if name == "log":
+        x = np.abs(x)
+    with np.errstate(all="ignore"):
+        want = (np.vectorize(math.erf)(x.astype(np.float64)).astype(dtype) if name == "erf"
+                else getattr(np, name)(x))
+    eps = np.finfo(dtype).eps
+    one = _mkl.vector_math(name, x)
+    np.testing.assert_allclose(one, want, rtol=4 * eps, atol=4 * eps)
+    monkeypatch.setattr(_threads, "blas_threads", lambda: 2)
+    monkeypatch.setattr(_mkl, "VECTOR_SPLIT", 1)
+    y = x.copy()
+    assert _mkl.vector_math(name, y, out=y) is y
+    np.testing.assert_array_equal(y, one)
+    assert _mkl.vector_math(name, x[::2]) is None  # not contiguous
+    assert _mkl.vector_math(name, x.astype(np.float16)) is None
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_gelu_kernels_in_blocks_equal_the_pure_formulas(rng, monkeypatch, dtype, n_threads):
+    from portagrad.xp import _activation
+
+    monkeypatch.setattr(_threads, "blas_threads", lambda: n_threads)
+    monkeypatch.setattr(_activation, "GELU_BLOCK", 1000)  # several blocks and a ragged one
+    x = (rng.standard_normal((37, 201)) * 4).astype(dtype)
+    gy = rng.standard_normal(x.shape).astype(dtype)
+    fast = (_activation.gelu(npx, x), _activation.gelu_slope(npx, x),
+            _activation.gelu_slope(npx, x, gy))
+    assert _activation._gelu_numpy(npx, x) is not NotImplemented
+    with pure_standard():
+        pure = (_activation.gelu(npx, x), _activation.gelu_slope(npx, x),
+                _activation.gelu_slope(npx, x, gy))
+    tol = 4 * np.finfo(dtype).eps
+    for f, p in zip(fast, pure):
+        assert f.dtype == dtype and f.shape == x.shape
+        np.testing.assert_allclose(f, p, rtol=tol * 4, atol=tol * 4)
+    # Layouts and dtypes the blocks do not take go to the formulas.
+    assert _activation._gelu_numpy(npx, np.asfortranarray(x)) is NotImplemented
+    assert _activation._gelu_slope_numpy(npx, x, gy.astype(np.float16)) is NotImplemented
+
+
+@needs_mkl
+def test_softmax_cross_entropy_gradient_from_the_kept_exponentials(rng):
+    from portagrad.xp._loss import softmax_xent, softmax_xent_grad
+
+    x = (rng.standard_normal((50, 300)) * 3).astype(np.float32)
+    t = rng.integers(0, 300, (50, 1))
+    w = np.float32(1.0)
+    gl = rng.standard_normal(50).astype(np.float32)
+    cache: list = []
+    loss = softmax_xent(npx, x, 1, t, w, cache=cache)
+    assert len(cache[0]) == 3  # max, sum and exp(x - max)
+    g1 = softmax_xent_grad(npx, x, gl, 1, t, w, cache)
+    g2 = softmax_xent_grad(npx, x, gl, 1, t, w, cache)  # the cache serves again
+    with pure_standard():
+        want_loss = softmax_xent(npx, x, 1, t, w)
+        want = softmax_xent_grad(npx, x, gl, 1, t, w, cache)  # the default reads it too
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(g1, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(g1, g2)
