@@ -23,6 +23,7 @@ import) or :func:`set_mkl` turns it off without the check.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
@@ -460,23 +461,60 @@ def stacked_product(a: Any, b: Any, out: Any, accumulate: bool = False) -> bool:
             or max(m, n, k) > _INT_MAX // 2):
         return False
     fn = gemm(a.dtype)
-    if fn is None:
+    sa, sb = _lead_strides(a, lead), _lead_strides(b, lead)
+    item = a.itemsize
+    fa = _layout(m, k, a.strides[-2], a.strides[-1], item)
+    fb = _layout(k, n, b.strides[-2], b.strides[-1], item)
+    fc = _layout(m, n, out.strides[-2], out.strides[-1], item)
+    if fn is None or sa is None or sb is None or fa is None or fb is None or fc is None:
         return False
-    try:
-        if np.broadcast_shapes(a.shape[:-2], b.shape[:-2], lead) != lead:
-            return False
-    except ValueError:
-        return False
-    ab = np.broadcast_to(a, lead + (m, k))
-    bb = np.broadcast_to(b, lead + (k, n))
-    mats = [(ab[i], bb[i], out[i]) for i in np.ndindex(*lead)] if lead else [(a, b, out)]
-    if not all((_operand(x) is not None and _operand(y) is not None
-                and _operand(c) is not None) for x, y, c in mats):
-        return False
+    pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
+    if fc[0] == TRANS:
+        # out.T = b.T @ a.T, its rows contiguous; a transposed operand flips its flag.
+        flip = {NO_TRANS: TRANS, TRANS: NO_TRANS}
+        m, n = n, m
+        fa, fb = (flip[fb[0]], fb[1]), (flip[fa[0]], fa[1])
+        pa, pb, sa, sb = pb, pa, sb, sa
     beta = 1.0 if accumulate else 0.0
-    for x, y, c in mats:
-        _call(fn, x, y, c, beta)
+    so = out.strides[:-2]
+    for idx in itertools.product(*(range(d) for d in lead)):
+        oa = ob = oc = 0
+        for i, x, y, z in zip(idx, sa, sb, so):
+            oa += i * x
+            ob += i * y
+            oc += i * z
+        if m and n:
+            fn(ROW_MAJOR, fa[0], fb[0], m, n, k, 1.0, pa + oa, fa[1], pb + ob, fb[1], beta,
+               pc + oc, fc[1])
     return True
+
+
+def _layout(rows: int, cols: int, s0: int, s1: int, item: int) -> tuple[int, int] | None:
+    """BLAS transpose flag and leading dimension of a ``rows x cols`` matrix of these
+    strides, where its rows or its columns are contiguous; None otherwise."""
+    if (cols <= 1 or s1 == item) and (rows <= 1 or (s0 % item == 0 and s0 // item >= cols)):
+        return NO_TRANS, max(s0 // item if rows > 1 else cols, cols, 1)
+    if (rows <= 1 or s0 == item) and (cols <= 1 or (s1 % item == 0 and s1 // item >= rows)):
+        return TRANS, max(s1 // item if cols > 1 else rows, rows, 1)
+    return None
+
+
+def _lead_strides(x: np.ndarray, lead: tuple) -> list[int] | None:
+    """Byte strides of ``x``'s leading axes broadcast to ``lead`` (0 along a broadcast
+    axis); None where they do not broadcast."""
+    pad = len(lead) - (x.ndim - 2)
+    if pad < 0:
+        return None
+    out = []
+    for i, d in enumerate(lead):
+        j = i - pad
+        if j < 0 or x.shape[j] == 1:
+            out.append(0)
+        elif x.shape[j] == d:
+            out.append(x.strides[j])
+        else:
+            return None
+    return out
 
 
 def vector_function(name: str, dtype: Any) -> Any:

@@ -129,6 +129,11 @@ def test_stacked_products_broadcast_and_accumulate(rng):
     np.testing.assert_allclose(out, 1 + a @ b, rtol=1e-12, atol=1e-12)
     assert _mkl.stacked_product(a, b, out)
     np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
+    # Column-major matrices of the output and a transposed operand.
+    bt = np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2)
+    out_t = np.ones((3, 2, 50, 32)).swapaxes(-1, -2)
+    assert _mkl.stacked_product(a, bt, out_t, accumulate=True)
+    np.testing.assert_allclose(out_t, 1 + a @ b, rtol=1e-12, atol=1e-12)
     assert not _mkl.stacked_product(a, b, np.ones((2, 32, 50)))  # out's axes too few
     assert not _mkl.stacked_product(a, b[..., ::2, :], out[..., :])  # a strided operand
 
