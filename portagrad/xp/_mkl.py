@@ -11,7 +11,9 @@ fully connected 64 x 9216 x 128: 0.96 ms against 1.40), the same times as PyTorc
 The library is ``libmkl_rt`` from the wheel's files, opened through ctypes, switched to
 its sequential threading layer (no OpenMP runtime of its own beside PyTorch's or
 OpenBLAS's) and its 32-bit integer interface before any other call. Several threads
-come from splitting a product's rows over the threads of :mod:`portagrad.xp._threads`.
+come from splitting a product's rows over the threads of :mod:`portagrad.xp._threads`, as
+many as OpenBLAS was set to; OpenBLAS itself is then held at one thread
+(:func:`portagrad.xp._openblas.hold_one_thread`).
 
 As the OpenBLAS binding (:mod:`portagrad.xp._openblas`), this one checks itself at first
 use: ``cblas_?gemm`` in every transposition, float32 and float64, on integer operands
@@ -223,6 +225,11 @@ def _check() -> None:
                 why = f"{type(e).__name__}: {e}"
         if not why:
             state.vector = vector
+            from ._openblas import hold_one_thread
+
+            # MKL runs the products and our threads split them: OpenBLAS's threads,
+            # left to spin after its remaining calls, would take the cores from ours.
+            hold_one_thread()
         state.gemm = None if why else kernels
         state.declined = why
         state.checked = True

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["library", "corename", "transpose_copy", "gemm", "axpy", "set_bundled_blas",
-           "bundled_blas_in_use", "why_declined", "blas_threads", "one_blas_thread"]
+           "bundled_blas_in_use", "why_declined", "blas_threads", "one_blas_thread",
+           "hold_one_thread"]
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CblasRowMajor, CblasNoTrans, CblasTrans
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -305,6 +306,7 @@ class _ThreadCount:
         self.lock = threading.Lock()
         self.depth = 0
         self.saved = 1
+        self.held = False  # hold_one_thread() keeps one block open for good
 
 
 _THREADS = _ThreadCount()
@@ -323,10 +325,45 @@ def blas_threads() -> int:
     kernels = _kernels()
     if kernels is None:
         return 1
+    get = kernels["threads"]["get"]
     with _THREADS.lock:
+        if _THREADS.held and _THREADS.depth == 1:
+            now = int(get())
+            if now > 1:  # set since (threadpoolctl, set_num_threads): taken, and held at 1
+                _THREADS.saved = now
+                kernels["threads"]["set"](1)
         if _THREADS.depth:
             return _THREADS.saved
-        return max(1, int(kernels["threads"]["get"]()))
+        return max(1, int(get()))
+
+
+def hold_one_thread() -> None:
+    """OpenBLAS on one thread from now on, in the whole process, the count it had (or is
+    set to later, when above one) kept as :func:`blas_threads`' answer: for when another
+    library runs the products and our threads split the work, so that OpenBLAS's own
+    threads, which spin for a while after each call, never take the cores from them
+    (measured: a transformer step on two threads took as long as on one, at twice the
+    CPU time, until OpenBLAS stopped spinning). Nothing where the binding is off.
+
+    Examples
+    --------
+    >>> from portagrad.xp._openblas import hold_one_thread
+    >>> callable(hold_one_thread)
+    True
+    """
+    kernels = _kernels()
+    if kernels is None:
+        return
+    get, set_ = kernels["threads"]["get"], kernels["threads"]["set"]
+    with _THREADS.lock:
+        if _THREADS.held:
+            return
+        if _THREADS.depth == 0:
+            _THREADS.saved = max(1, int(get()))
+            if _THREADS.saved != 1:
+                set_(1)
+        _THREADS.depth += 1
+        _THREADS.held = True
 
 
 @contextlib.contextmanager

@@ -71,7 +71,9 @@ def test_an_error_in_a_part_reaches_the_caller(monkeypatch):
 
 
 @pytest.fixture
-def two_blas_threads():
+def two_blas_threads(monkeypatch):
+    # A count of our own: not the process's, which MKL's first use holds at one thread.
+    monkeypatch.setattr(_openblas, "_THREADS", _openblas._ThreadCount())
     kernels = _openblas._kernels()
     if kernels is None:
         pytest.fail(f"NumPy's OpenBLAS binding declined: {_openblas.why_declined()}")
@@ -93,6 +95,20 @@ def test_one_blas_thread_restores_the_count_after_the_last_block(two_blas_thread
             assert get() == 1
         assert get() == 1
     assert get() == 2
+
+
+def test_held_at_one_thread_a_count_set_later_is_taken(two_blas_threads):
+    get = two_blas_threads
+    _openblas.hold_one_thread()
+    assert get() == 1 and _openblas.blas_threads() == 2
+    kernels = _openblas._kernels()
+    kernels["threads"]["set"](3)  # as threadpoolctl would
+    assert _openblas.blas_threads() == 3 and get() == 1
+    with _openblas.one_blas_thread():
+        assert _openblas.blas_threads() == 3
+    assert get() == 1  # the hold outlives every block
+    _openblas.hold_one_thread()  # once is enough
+    assert _openblas._THREADS.depth == 1
 
 
 def test_one_blas_thread_in_overlapping_threads(two_blas_threads):

@@ -11,13 +11,21 @@ import array_api_compat.numpy as npx
 import numpy as np
 import pytest
 
-from portagrad.xp import _openblas, bundled_blas_in_use, pure_standard, set_bundled_blas
+from portagrad.xp import _openblas, bundled_blas_in_use, pure_standard, set_bundled_blas, set_mkl
 from portagrad.xp._matmul import matmul, matmul_into
 from portagrad.xp._optim import adam_update, momentum_update, sgd_update
 
 HAS_LIBRARY = _openblas.library() is not None
 needs_library = pytest.mark.skipif(not HAS_LIBRARY, reason="NumPy bundles no scipy-openblas")
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+@pytest.fixture(autouse=True)
+def openblas_products():
+    """The OpenBLAS binding's own paths: MKL, where it is installed, off (test_mkl.py)."""
+    was = set_mkl(False)
+    yield
+    set_mkl(was)
 
 
 @pytest.fixture
