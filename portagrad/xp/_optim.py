@@ -180,12 +180,19 @@ def _momentum_numpy(xp: Any, param: Any, grad: Any, v: Any, lr: float,
     return param, v
 
 
+# Elements per block of the blocked Adam step: a block of the parameter, its gradient, two
+# moments and a scratch buffer (float32: 1.3 MB) stays in L2 across the step's passes.
+ADAM_BLOCK = 1 << 16
+
+
 def _adam_numpy(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
                 beta2: float, eps: float, step: float, decay: float) -> Any:
     fn = _axpy_for(param, grad)
     if fn is None or _axpy_for(m, grad) is None or _axpy_for(v, grad) is None or (
             vhat is not None and _axpy_for(vhat, grad) is None):
         return NotImplemented
+    if param.size > ADAM_BLOCK:
+        return _adam_blocked(param, grad, m, v, vhat, beta1, beta2, eps, step, decay)
     # One temporary instead of seven.
     tmp = np.multiply(grad, grad)
     m *= beta1
@@ -200,6 +207,46 @@ def _adam_numpy(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1
     if decay != 1.0:
         param *= decay
     _axpy(fn, -step, tmp, param)
+    return param, m, v, vhat
+
+
+def _adam_blocked(param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
+                  beta2: float, eps: float, step: float, decay: float) -> Any:
+    """The default's operations in its order, a block at a time: every pass after the
+    first over a block finds it in L2 (a step over 4M float32 parameters reads and writes
+    each array once instead of three to five times), the blocks in parts over threads."""
+    from ._threads import in_parts, parts
+
+    arrays = [a.reshape(-1) for a in (param, grad, m, v)]
+    hat = None if vhat is None else vhat.reshape(-1)
+    n = arrays[0].shape[0]
+    n_blocks = -(-n // ADAM_BLOCK)
+    c1, c2 = 1.0 - beta1, 1.0 - beta2
+
+    def run(part: slice) -> None:
+        scratch = np.empty(min(n, ADAM_BLOCK), dtype=param.dtype)
+        for b in range(part.start, part.stop):
+            s = slice(b * ADAM_BLOCK, min(n, (b + 1) * ADAM_BLOCK))
+            p, g, mb, vb = (a[s] for a in arrays)
+            t = scratch[:p.shape[0]]
+            mb *= beta1
+            np.multiply(g, c1, out=t)
+            mb += t
+            vb *= beta2
+            np.multiply(g, g, out=t)
+            t *= c2
+            vb += t
+            if hat is not None:
+                np.maximum(hat[s], vb, out=hat[s])
+            np.sqrt(vb if hat is None else hat[s], out=t)
+            t += eps
+            np.divide(mb, t, out=t)
+            if decay != 1.0:
+                p *= decay
+            t *= step
+            p -= t
+
+    in_parts(parts(n_blocks), run)
     return param, m, v, vhat
 
 

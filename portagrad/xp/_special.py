@@ -131,9 +131,9 @@ def _erf_numpy(xp: Any, x: Any) -> Any:
 
     if type(x) is np.ndarray and (x.dtype == np.float32 or x.dtype == np.float64):
         # MKL's vector erf where it is in use: 6x this module's float32 fit, within an ulp.
-        out = vector_math("erf", np.ascontiguousarray(x))
+        out = vector_math("erf", x if x.flags.c_contiguous else np.ascontiguousarray(x))
         if out is not None:
-            return out
+            return out.reshape(x.shape)  # ascontiguousarray makes a 0-d array 1-d
     if type(x) is np.ndarray and x.dtype == np.float32 and x.size:
         return _erf_float32(x)
     try:

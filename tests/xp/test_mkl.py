@@ -261,3 +261,14 @@ def test_softmax_cross_entropy_gradient_from_the_kept_exponentials(rng):
     np.testing.assert_allclose(loss, want_loss, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(g1, want, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(g1, g2)
+
+
+@needs_mkl
+@pytest.mark.parametrize("shape", [(), (1,), (3, 0), (5, 7)])
+def test_erf_keeps_the_shape_of_its_input(shape):
+    from portagrad.xp._special import erf
+
+    x = np.full(shape, 0.5)
+    got = erf(npx, x)
+    assert got.shape == shape and got.dtype == x.dtype
+    np.testing.assert_allclose(got, np.full(shape, 0.5204998778130465), rtol=1e-15)
