@@ -3,8 +3,8 @@
 As a composite (mean, centre, variance, divide, scale, shift: each a recorded op) it walks
 the activation about twenty times forward and backward and keeps several arrays of its
 size for backward. As one primitive it keeps only its input plus the per-channel mean and
-inverse standard deviation, its per-channel sums are ``vecdot`` over the flattened spatial
-axis, and its backward is the closed form
+inverse standard deviation, its kernels (:mod:`portagrad.xp._batchnorm`) take per-channel
+sums in one read of each operand, and its backward is the closed form
 
     gx = w / sigma * (gy - mean(gy) - xhat * mean(gy * xhat))
 
@@ -20,27 +20,13 @@ from typing import Any
 
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
+from ...xp._batchnorm import bn_backward, bn_forward
 from ..std.elementwise import sqrt
 from ..std.reduction import _sum
 from ..std.reduction import mean as _mean
 from ..std.shape import reshape
 
 __all__ = ["batch_norm_train"]
-
-
-def _csum(xp: Any, a: Any, b: Any = None) -> Any:
-    """Per-channel sum over every axis but 1 of ``a`` (or of ``a * b``), as ``(C,)``.
-
-    ``vecdot`` over the flattened spatial axis, then a sum over the batch: one read of
-    each operand and no product array, about three times faster on NumPy than ``sum``
-    over several axes."""
-    n, c = a.shape[0], a.shape[1]
-    a3 = xp.reshape(a, (n, c, -1))
-    if b is None:
-        b3 = xp.ones((1, 1, a3.shape[2]), dtype=a.dtype, device=a.device)
-    else:
-        b3 = xp.reshape(b, (n, c, -1))
-    return xp.sum(xp.vecdot(a3, b3, axis=-1), axis=0)
 
 
 @primitive(saves="inputs")
@@ -50,24 +36,9 @@ def _bn_train(xp: Any, x: Any, w: Any, b: Any, *, bshape: tuple, eps: float,
     of ``x`` per channel (axis 1). The forward appends ``(mean, inv_std, var)`` (raw
     ``bshape`` arrays) to ``stats``: the caller reads the running statistics there and
     the vjp reuses them."""
-    n = _count(x)
-    mean = xp.reshape(_csum(xp, x) / n, bshape)
-    y = x - mean
-    var = xp.reshape(_csum(xp, y, y) / n, bshape)
-    inv = 1.0 / xp.sqrt(var + eps)
+    y, mean, inv, var = bn_forward(xp, x, w, b, bshape, eps)
     stats.append((mean, inv, var))
-    y *= inv if w is None else inv * xp.reshape(w, bshape)  # rebinds on immutable (JAX)
-    if b is not None:
-        y += xp.reshape(b, bshape)
     return y
-
-
-def _count(x: Any) -> int:
-    n = 1
-    for i, s in enumerate(x.shape):
-        if i != 1:
-            n *= s
-    return n
 
 
 @_bn_train.defvjp
@@ -133,26 +104,10 @@ def _(ctx: Any, tx: Variable | None, tw: Variable | None, tb: Variable | None) -
 def _vjp_arrays(xp: Any, gy: Any, x: Any, w: Any, bshape: tuple, mean: Any, inv: Any,
                 e: tuple) -> tuple:
     """The same vjp on raw arrays (backward without ``create_graph``), reusing the
-    forward's statistics: with ``d = x - mean``,
-    ``gx = k * gy - k * inv**2 * sum(gy * d) / n * d - k * sum(gy) / n``, ``k = w * inv``.
-    Arrays it allocates are updated in place."""
-    c = bshape[1]
-    n = _count(x)
-    d = x - mean
-    sgy = _csum(xp, gy)
-    sgd = _csum(xp, gy, d)
-    gx = gw = gb = None
-    if e[0] is not None:
-        k = inv if w is None else inv * xp.reshape(w, bshape)
-        d *= k * inv * inv * xp.reshape(sgd * (-1.0 / n), bshape)
-        d -= k * xp.reshape(sgy * (1.0 / n), bshape)
-        d += gy * k
-        gx = _fresh(d, xp)
-    if e[1] is not None:
-        gw = _fresh(sgd * xp.reshape(inv, (c,)), xp)
-    if e[2] is not None:
-        gb = _fresh(sgy, xp)
-    return gx, gw, gb
+    forward's statistics (:func:`portagrad.xp._batchnorm.bn_backward`)."""
+    want = (e[0] is not None, e[1] is not None, e[2] is not None)
+    grads = bn_backward(xp, gy, x, w, bshape, mean, inv, want)
+    return tuple(None if g is None else _fresh(g, xp) for g in grads)
 
 
 def batch_norm_train(x: Variable, w: Variable | None, b: Variable | None, bshape: tuple,

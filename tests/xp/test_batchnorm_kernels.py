@@ -1,0 +1,60 @@
+"""NumPy's chunked batch-norm kernels against their pure-standard defaults: chunks of one
+and several samples, ragged ones, parts over threads, every choice of gradients."""
+
+from __future__ import annotations
+
+import itertools
+
+import array_api_compat.numpy as npx
+import numpy as np
+import pytest
+
+from portagrad.xp import _batchnorm, _threads, pure_standard
+from portagrad.xp._batchnorm import bn_backward, bn_forward
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 30])  # samples per chunk (bytes below)
+@pytest.mark.parametrize("shape", [(7, 5, 6, 4), (7, 5), (4, 3, 9)])
+def test_chunked_kernels_equal_the_defaults(monkeypatch, dtype, threads, chunk, shape):
+    monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 3 + 4).astype(dtype)
+    sample = x[:1].nbytes
+    monkeypatch.setattr(_batchnorm, "CHUNK_BYTES", min(chunk * sample, 1 << 30))
+    c = shape[1]
+    bshape = (1, c) + (1,) * (len(shape) - 2)
+    gy = rng.standard_normal(shape).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for w, b in ((rng.standard_normal(c).astype(dtype), rng.standard_normal(c).astype(dtype)),
+                 (None, None)):
+        fast = bn_forward(npx, x, w, b, bshape, 1e-5)
+        assert _batchnorm._bn_forward_numpy(npx, x, w, b, bshape, 1e-5) is not NotImplemented
+        with pure_standard():
+            pure = bn_forward(npx, x, w, b, bshape, 1e-5)
+        for f, p in zip(fast, pure):
+            assert f.dtype == p.dtype == dtype and f.shape == p.shape
+            np.testing.assert_allclose(f, p, rtol=tol, atol=tol)
+        mean, inv = pure[1], pure[2]
+        for want in itertools.product((False, True), repeat=3):
+            fast_g = bn_backward(npx, gy, x, w, bshape, mean, inv, want)
+            with pure_standard():
+                pure_g = bn_backward(npx, gy, x, w, bshape, mean, inv, want)
+            for f, p, wanted in zip(fast_g, pure_g, want):
+                if not wanted:
+                    assert f is None and p is None
+                    continue
+                assert f.dtype == p.dtype == dtype and f.shape == p.shape
+                np.testing.assert_allclose(f, p, rtol=tol * 10, atol=tol * 10)
+
+
+def test_layouts_and_dtypes_the_chunks_do_not_take_go_to_the_defaults():
+    x = np.ones((4, 3, 5), order="F")
+    assert _batchnorm._bn_forward_numpy(npx, x, None, None, (1, 3, 1), 1e-5) is NotImplemented
+    x16 = np.ones((4, 3, 5), np.float16)
+    assert _batchnorm._bn_forward_numpy(npx, x16, None, None, (1, 3, 1), 1e-5) is NotImplemented
+    mean, inv = np.zeros((1, 3, 1)), np.ones((1, 3, 1))
+    gy = np.ones((4, 3, 5))[:, :, ::-1]  # not contiguous
+    assert _batchnorm._bn_backward_numpy(npx, gy, np.ones((4, 3, 5)), None, (1, 3, 1), mean,
+                                         inv, (True, True, True)) is NotImplemented
