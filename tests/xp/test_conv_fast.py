@@ -184,3 +184,46 @@ def test_a_forked_child_gets_a_pool_of_its_own():
         child.kill()
     assert not alive and child.exitcode == 0
     assert queue.get(timeout=5) == [1, 2]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_implicit_products_equal_the_pure_standard_path(threads, dtype, monkeypatch):
+    from portagrad.xp import mkl_in_use
+
+    if not mkl_in_use():
+        pytest.skip("the implicit products run on MKL, which is not in use here")
+    monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
+    calls = []
+    for name in ("forward", "weight_grad"):
+        original = getattr(_conv_fast._Implicit, name)
+        monkeypatch.setattr(_conv_fast._Implicit, name,
+                            lambda self, *a, _o=original, _n=name: calls.append(_n) or _o(self, *a))
+    rng = np.random.default_rng(0)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    cases = [  # (spatial, kernel, pad, dilation, sliced input)
+        ((12, 12), (3, 3), ((1, 1), (1, 1)), (1, 1), False),
+        ((9, 10), (3, 2), ((0, 1), (2, 0)), (1, 1), True),
+        ((11, 11), (3, 3), ((0, 0), (0, 0)), (2, 1), False),
+        ((13,), (5,), ((2, 2),), (1,), False),
+        ((16, 16), (5, 5), ((2, 2), (2, 2)), (1, 1), False),
+    ]
+    for spatial, ksize, pad, dilation, sliced in cases:
+        c, o, n = 17, 5, 3
+        x = rng.standard_normal((n, 2 * c if sliced else c) + spatial).astype(dtype)
+        if sliced:
+            x = x[:, ::2]  # samples that are not contiguous
+        w = rng.standard_normal((o, c) + ksize).astype(dtype)
+        b = rng.standard_normal(o).astype(dtype)
+        args = ((1,) * len(spatial), pad, dilation, 1)
+        before = len(calls)
+        y = conv_forward(xp, x, w, *args, bias=b)
+        gy = rng.standard_normal(y.shape).astype(dtype)
+        fast = _kernels(x, w, b, gy, args)
+        assert len(calls) > before
+        with pure_standard():
+            pure = _kernels(x, w, b, gy, args)
+        for f, p in zip(fast, pure):
+            assert f.dtype == p.dtype == dtype and f.shape == p.shape
+            np.testing.assert_allclose(f, p, rtol=tol, atol=tol * np.abs(p).max())
+    assert {"forward", "weight_grad"} <= set(calls)
