@@ -4,13 +4,13 @@ statistics, and the closed-form gradient), on raw arrays.
 The defaults are pure standard: per-channel sums are ``vecdot`` over the flattened
 spatial axis then a sum over the batch (one read of each operand, no product array).
 
-NumPy's fast paths run over chunks of whole samples, each pass after the first over a
-chunk finding it in L2: the forward reads ``x`` for the mean, again for the centred sum
-of squares (the centred chunk in a scratch buffer), and a third time to write ``y``; the
-gradient reads ``x`` and ``gy`` for its two sums and again to write ``gx``. The defaults
-walk the activation about eight times forward and twelve backward; these four and five.
-The chunks split over threads when NumPy's BLAS has several, each part summing its own
-and the parts' sums added.
+NumPy's fast path of the gradient runs over chunks of whole samples, each pass after the
+first over a chunk finding it in cache: it reads ``x`` and ``gy`` for its two sums and
+again to write ``gx``, five walks of the activation where the default takes about
+twelve, and the chunks split over threads when NumPy's BLAS has several (each part sums
+its own; the parts' sums are added). At ResNet's (32, 64, 32, 32) float32 it took 4.75 ms
+against the default's 5.07 on one thread. The forward's default is already five walks;
+chunked the same way it took 3.8 ms against 2.8, and stays as it is.
 """
 
 from __future__ import annotations
@@ -150,10 +150,10 @@ def _by_parts(chunks: list[slice], fn: Any) -> list:
     return in_parts(runs, lambda r: fn(chunks[r]))
 
 
-def _sums(x3: np.ndarray, gy3: np.ndarray | None, mean: np.ndarray, chunks: list[slice]
+def _sums(x3: np.ndarray, gy3: np.ndarray, mean: np.ndarray, chunks: list[slice]
           ) -> tuple[np.ndarray, np.ndarray]:
-    """Per channel ``sum((x - mean) * (gy or x - mean))`` and ``sum(gy)`` (zeros without
-    ``gy``) over runs of chunks, the centred chunk in a scratch buffer."""
+    """Per channel ``sum((x - mean) * gy)`` and ``sum(gy)`` over runs of chunks, the
+    centred chunk in a scratch buffer."""
     m2 = mean.reshape(1, -1, 1)
     ones = np.ones(x3.shape[2], dtype=x3.dtype)
 
@@ -163,12 +163,9 @@ def _sums(x3: np.ndarray, gy3: np.ndarray | None, mean: np.ndarray, chunks: list
         sg = np.zeros(c, dtype=x3.dtype)
         scratch = np.empty((part[0].stop - part[0].start,) + x3.shape[1:], dtype=x3.dtype)
         for s in part:
-            k = s.stop - s.start
-            d = np.subtract(x3[s], m2, out=scratch[:k])
-            other = d if gy3 is None else gy3[s]
-            sd += np.vecdot(d, other).sum(axis=0)
-            if gy3 is not None:
-                sg += (other @ ones).sum(axis=0)
+            d = np.subtract(x3[s], m2, out=scratch[:s.stop - s.start])
+            sd += np.vecdot(d, gy3[s]).sum(axis=0)
+            sg += (gy3[s] @ ones).sum(axis=0)
         return sd, sg
 
     results = _by_parts(chunks, run)
@@ -177,36 +174,6 @@ def _sums(x3: np.ndarray, gy3: np.ndarray | None, mean: np.ndarray, chunks: list
         sd += a
         sg += b
     return sd, sg
-
-
-def _bn_forward_numpy(xp: Any, x: Any, w: Any, b: Any, bshape: tuple, eps: float) -> Any:
-    if not _fits(x) or not x.flags.c_contiguous:
-        return NotImplemented
-    n_all = _count(x)
-    n, c = x.shape[0], x.shape[1]
-    x3 = x.reshape(n, c, -1)
-    dtype = x.dtype
-    ones = np.ones(x3.shape[2], dtype=dtype)
-    mean = ((x3 @ ones).sum(axis=0) / n_all).astype(dtype, copy=False)
-    chunks = _chunks(x3)
-    sq, _ = _sums(x3, None, mean, chunks)
-    var = (sq / n_all).astype(dtype, copy=False)
-    inv = (1.0 / np.sqrt(var + eps)).astype(dtype, copy=False)
-    k = inv if w is None else inv * w.reshape(c)
-    y = np.empty_like(x3)
-    m2, k2 = mean.reshape(1, c, 1), k.reshape(1, c, 1)
-    b2 = None if b is None else b.reshape(1, c, 1)
-
-    def run(part: list[slice]) -> None:
-        for s in part:
-            ys = np.subtract(x3[s], m2, out=y[s])
-            ys *= k2
-            if b2 is not None:
-                ys += b2
-
-    _by_parts(chunks, run)
-    return (y.reshape(x.shape), mean.reshape(bshape), inv.reshape(bshape),
-            var.reshape(bshape))
 
 
 def _bn_backward_numpy(xp: Any, gy: Any, x: Any, w: Any, bshape: tuple, mean: Any,
