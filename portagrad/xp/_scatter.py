@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels import kernel
+from ._openblas import transpose_copy
 
 __all__ = ["index_add"]
 
@@ -97,6 +98,10 @@ def _index_add_numpy(xp: Any, values: Any, indices: Any, axis: int, size: int) -
         acc = np.empty((rows, size), dtype=values.dtype)
         for j in range(rows):
             acc[j] = np.bincount(idx, weights=v2[j], minlength=size)
+        if values.ndim == 2 and axis == 0:
+            # An embedding's gradient, in the weight's own row-major layout: the optimizer
+            # then updates it in place block by block (a transposed one took its default).
+            return transpose_copy(acc)
         return np.moveaxis(acc.reshape((*lead, size)), -1, axis)
     out = np.zeros(_out_shape(values, axis, size), dtype=values.dtype)
     if axis == 0:
