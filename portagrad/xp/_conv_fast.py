@@ -189,8 +189,8 @@ def _forward_part(m: Any, x: Any, w: Any, stride: tuple, pad: tuple, dilation: t
 
 
 # Fewer input channels than this take im2col: one product of C * prod(K) rows beats
-# prod(K) products of C rows each.
-IMPLICIT_MIN_CHANNELS = 16
+# prod(K) products of C rows each (at 32 channels the two were even).
+IMPLICIT_MIN_CHANNELS = 32
 
 
 class _Implicit:
@@ -323,15 +323,19 @@ def _conv_input_grad_fast(xp: Any, gy: Any, w: Any, stride: tuple, pad: tuple,
     n, o = gy.shape[0], gy.shape[1]
     cg, ksize = w.shape[1], tuple(w.shape[2:])
     reach = tuple(d * (k - 1) for k, d in zip(ksize, dilation))
-    if (all(s == 1 for s in stride) and groups * cg >= o
+    if (all(s == 1 for s in stride)
             and all(lo <= r and hi <= r for (lo, hi), r in zip(pad, reach))):
         # At stride 1 the transposed convolution is the forward one of the flipped
         # filters over gy padded by the rest of the kernel's reach: the GEMM writes the
         # gradient itself, no col2im adds, zero fill or crop. With fewer input channels
-        # than output ones (a network's first layers) col2im moves less and stays.
+        # than output ones (a network's first layers) col2im moves less than im2col and
+        # stays, unless that forward runs as implicit products (no columns at all).
         full = tuple((r - lo, r - hi) for (lo, hi), r in zip(pad, reach))
-        return _conv_forward_fast(xp, gy, _flipped(m, w, groups), (1,) * len(stride), full,
-                                  dilation, groups)
+        if groups * cg >= o or _Implicit.of(m, gy, ksize, groups * cg, w.dtype,
+                                            (1,) * len(stride), full, dilation,
+                                            groups) is not None:
+            return _conv_forward_fast(xp, gy, _flipped(m, w, groups), (1,) * len(stride),
+                                      full, dilation, groups)
     kk = _prod(ksize)
     # (G, K * C/G, O/G): the columns of one offset are a contiguous (C/G, width) block.
     wk = m.ascontiguousarray(
