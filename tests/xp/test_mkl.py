@@ -272,3 +272,21 @@ def test_erf_keeps_the_shape_of_its_input(shape):
     got = erf(npx, x)
     assert got.shape == shape and got.dtype == x.dtype
     np.testing.assert_allclose(got, np.full(shape, 0.5204998778130465), rtol=1e-15)
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_on_mkl_within_ulps_of_the_default_and_declines_past_its_range(dtype):
+    from portagrad.xp import _activation
+
+    x = np.linspace(-79, 120, 21000).astype(dtype).reshape(7, -1)
+    fast = _activation.sigmoid(npx, x)
+    assert _activation._sigmoid_numpy(npx, x) is not NotImplemented
+    with pure_standard():
+        pure = _activation.sigmoid(npx, x)
+    assert fast.dtype == dtype and fast.shape == x.shape
+    np.testing.assert_allclose(fast, pure, rtol=4 * np.finfo(dtype).eps, atol=0)
+    # Subnormal results, infinities and NaN: the default's digits.
+    for bad in (-1000.0, np.nan):
+        y = np.array([bad, 0.0], dtype=dtype)
+        assert _activation._sigmoid_numpy(npx, y) is NotImplemented

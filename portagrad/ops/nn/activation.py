@@ -24,6 +24,7 @@ from ...xp import ensure_array
 from ...xp._activation import gelu as _gelu_kernel
 from ...xp._activation import gelu_slope as _gelu_slope_kernel
 from ...xp._activation import relu_grad as _relu_grad_kernel
+from ...xp._activation import sigmoid as _sigmoid_kernel
 from ...xp._special import erf as _erf_kernel
 from .._core import float_arg
 from .._core import float_var as _f
@@ -75,10 +76,7 @@ _relu_grad.nondiff = (1,)
 
 @primitive(saves="outputs", elementwise=True)
 def _sigmoid(xp: Any, x: Any) -> Any:
-    # exp(-|x|) never overflows; the two forms agree and each is accurate on its side.
-    e = xp.exp(-xp.abs(x))
-    r = 1 / (1 + e)
-    return xp.where(x >= 0, r, e * r)
+    return _sigmoid_kernel(xp, x)
 
 
 @_sigmoid.defvjp

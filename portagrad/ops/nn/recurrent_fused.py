@@ -15,6 +15,7 @@ from typing import Any
 
 from ...tape import primitive
 from ...tape._variable import Variable, _leaf
+from ...xp._matmul import matmul as _mm
 from ..std.elementwise import tanh
 from ..std.shape import concat
 from .activation import _sigmoid
@@ -148,7 +149,7 @@ def _lstm_seq(xp: Any, xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: An
     activations go into ``cache`` for the vjp, which runs backpropagation through time on
     raw arrays with one product per weight gradient for the whole sequence."""
     t_len, n = xs.shape[0], xs.shape[1]
-    pre = xp.reshape(xs, (t_len * n, xs.shape[2])) @ w_ih.mT
+    pre = _mm(xp, xp.reshape(xs, (t_len * n, xs.shape[2])), w_ih.mT)
     for b in (b_ih, b_hh):
         if b is not None:
             pre += b  # rebinds on immutable libraries (JAX)
@@ -156,7 +157,7 @@ def _lstm_seq(xp: Any, xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: An
     h, c = h0, c0
     steps, ys = [], []
     for t in range(t_len):
-        g = pre[t, ...] + h @ w_hh.mT
+        g = pre[t, ...] + _mm(xp, h, w_hh.mT)
         i, f, gg, o = _gates(xp, g)
         c = f * c
         c += i * gg
@@ -197,21 +198,21 @@ def _lstm_seq_vjp_arrays(xp: Any, grads: list, arrays: list, saved: tuple,
         dc, d = _step_grads(xp, dc_next, dh, c_prev, (i, f, gg, o), tc)
         dgates.append(d)
         dc_next = dc * f
-        dh_next = d @ w_hh
+        dh_next = _mm(xp, d, w_hh)
     dg = xp.stack(dgates[::-1], axis=0)
     dg2 = xp.reshape(dg, (t_len * n, dg.shape[-1]))
     out: list[Any] = [None] * 7
     if e[0] is not None:
-        out[0] = xp.reshape(dg2 @ w_ih, tuple(xs.shape))
+        out[0] = xp.reshape(_mm(xp, dg2, w_ih), tuple(xs.shape))
     if e[1] is not None:
         out[1] = dh_next
     if e[2] is not None:
         out[2] = dc_next
     if e[3] is not None:
-        out[3] = dg2.mT @ xp.reshape(xs, (t_len * n, xs.shape[2]))
+        out[3] = _mm(xp, dg2.mT, xp.reshape(xs, (t_len * n, xs.shape[2])))
     if e[4] is not None:
         hprev = xp.concat([xp.expand_dims(h0, axis=0), ys[:-1, ...]], axis=0)
-        out[4] = dg2.mT @ xp.reshape(hprev, (t_len * n, hprev.shape[-1]))
+        out[4] = _mm(xp, dg2.mT, xp.reshape(hprev, (t_len * n, hprev.shape[-1])))
     if e[5] is not None or e[6] is not None:
         db = xp.sum(dg2, axis=0)
         out[5] = db if e[5] is not None else None
