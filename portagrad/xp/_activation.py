@@ -124,7 +124,7 @@ def _sigmoid_numpy(xp: Any, x: Any) -> Any:
     exp_ = vector_function("exp", x.dtype)
     if exp_ is None or not float(x.min()) > _SIGMOID_LOW[x.dtype]:  # NaN declines too
         return NotImplemented
-    t = np.negative(x)
+    t = np.negative(x, out=np.empty_like(x))  # an array even for a 0-d x (not a scalar)
     flat = t.reshape(-1)
     exp_(flat, flat)
     t += 1.0

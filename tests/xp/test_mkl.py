@@ -286,6 +286,9 @@ def test_sigmoid_on_mkl_within_ulps_of_the_default_and_declines_past_its_range(d
         pure = _activation.sigmoid(npx, x)
     assert fast.dtype == dtype and fast.shape == x.shape
     np.testing.assert_allclose(fast, pure, rtol=4 * np.finfo(dtype).eps, atol=0)
+    for shape in ((), (1,), (2, 0)):  # a 0-d array stays an array
+        y = _activation.sigmoid(npx, np.full(shape, 0.0, dtype=dtype))
+        assert type(y) is np.ndarray and y.shape == shape and np.all(y == 0.5)
     # Subnormal results, infinities and NaN: the default's digits.
     for bad in (-1000.0, np.nan):
         y = np.array([bad, 0.0], dtype=dtype)
