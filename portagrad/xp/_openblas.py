@@ -343,7 +343,9 @@ def hold_one_thread() -> None:
     library runs the products and our threads split the work, so that OpenBLAS's own
     threads, which spin for a while after each call, never take the cores from them
     (measured: a transformer step on two threads took as long as on one, at twice the
-    CPU time, until OpenBLAS stopped spinning). Nothing where the binding is off.
+    CPU time, until OpenBLAS stopped spinning). A count of one set later (a threadpoolctl
+    limit) cannot be told from the hold's own and is not taken. Nothing where the binding
+    is off.
 
     Examples
     --------
