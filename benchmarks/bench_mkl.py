@@ -25,6 +25,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from portagrad._bench import cnn, lstm, mlp, resnet, transformer  # noqa: E402
 from portagrad._bench._common import Config  # noqa: E402
+from portagrad._bench._timing import paired_ratios  # noqa: E402
 from portagrad.xp import _mkl, mkl_in_use, set_mkl  # noqa: E402
 
 WORKLOADS = {"mlp": mlp.BUILDERS, "cnn": cnn.BUILDERS, "lstm": lstm.BUILDERS,
@@ -76,10 +77,10 @@ def main(argv: list[str] | None = None) -> int:
                     c0 = time.process_time()
                     fn()
                     times[label].append(time.process_time() - c0)
-            ratios = sorted(a / b for a, b in zip(times["on"], times["off"]))
+            lo, mid, hi = paired_ratios(times["on"], times["off"])
             print(f"{name:14s} {statistics.median(times['on']) * 1e3:8.1f} "
-                  f"{statistics.median(times['off']) * 1e3:8.1f}  {ratios[0]:6.3f} / "
-                  f"{statistics.median(ratios):5.3f} / {ratios[-1]:5.3f}")
+                  f"{statistics.median(times['off']) * 1e3:8.1f}  {lo:6.3f} / "
+                  f"{mid:5.3f} / {hi:5.3f}")
             sys.stdout.flush()
     finally:
         set_mkl(was)

@@ -139,8 +139,10 @@ def _blocked(x: Any, gy: Any, body: Any) -> Any:
     if (type(x) is not np.ndarray or not (x.dtype == np.float32 or x.dtype == np.float64)
             or not x.flags.c_contiguous or x.size == 0
             or (gy is not None and (type(gy) is not np.ndarray or gy.dtype != x.dtype
-                                    or gy.shape != x.shape or not gy.flags.c_contiguous))
-            or vector_function("exp", x.dtype) is None):
+                                    or gy.shape != x.shape or not gy.flags.c_contiguous))):
+        return NotImplemented
+    erf_, exp_ = vector_function("erf", x.dtype), vector_function("exp", x.dtype)
+    if erf_ is None or exp_ is None:
         return NotImplemented
     from ._threads import in_parts, parts
 
@@ -149,8 +151,6 @@ def _blocked(x: Any, gy: Any, body: Any) -> Any:
     out = np.empty_like(flat)
     n = flat.shape[0]
     blocks = [(s0, min(n, s0 + GELU_BLOCK)) for s0 in range(0, n, GELU_BLOCK)]
-
-    erf_, exp_ = vector_function("erf", x.dtype), vector_function("exp", x.dtype)
 
     def run(part: slice) -> None:
         scratch = [np.empty(GELU_BLOCK, dtype=x.dtype) for _ in range(2)]

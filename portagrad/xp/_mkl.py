@@ -312,18 +312,7 @@ def gemm(dtype: Any) -> Any:
 def _operand(x: np.ndarray) -> tuple[int, int] | None:
     """BLAS transpose flag and leading dimension of a 2-d array whose rows or columns are
     contiguous; None for other layouts."""
-    rows, cols = x.shape
-    item = x.itemsize
-    s0, s1 = x.strides
-    if x.flags.c_contiguous:
-        return NO_TRANS, max(cols, 1)
-    if x.flags.f_contiguous:
-        return TRANS, max(rows, 1)
-    if s1 == item and s0 % item == 0 and s0 // item >= cols:
-        return NO_TRANS, s0 // item
-    if s0 == item and s1 % item == 0 and s1 // item >= rows:
-        return TRANS, s1 // item
-    return None
+    return _layout(x.shape[0], x.shape[1], x.strides[0], x.strides[1], x.itemsize)
 
 
 def _fits(a: np.ndarray, b: np.ndarray, out: np.ndarray | None) -> Any:
@@ -579,13 +568,13 @@ def vector_math(name: str, x: Any, out: Any = None) -> Any:
     >>> y is None or y.tolist() == [1.0, 1.0, 1.0]
     True
     """
-    if (type(x) is not np.ndarray or not x.flags.c_contiguous or _kernels() is None
+    if (type(x) is not np.ndarray or not x.flags.c_contiguous
             or (out is not None and (type(out) is not np.ndarray or out.shape != x.shape
                                      or out.dtype != x.dtype or not out.flags.c_contiguous
                                      or not out.flags.writeable
                                      or (out is not x and np.may_share_memory(out, x))))):
         return None
-    fn = _STATE.vector.get((name, x.dtype))
+    fn = vector_function(name, x.dtype)
     if fn is None:
         return None
     if out is None:
@@ -597,7 +586,7 @@ def vector_math(name: str, x: Any, out: Any = None) -> Any:
 
     t = threads()
     if t > 1 and flat.shape[0] >= VECTOR_SPLIT:
-        in_parts(parts(flat.shape[0], t), lambda s: _vector_call(fn, flat[s], dest[s]))
+        in_parts(parts(flat.shape[0], t), lambda s: fn(flat[s], dest[s]))
     else:
-        _vector_call(fn, flat, dest)
+        fn(flat, dest)
     return out

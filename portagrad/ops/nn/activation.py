@@ -154,11 +154,6 @@ def _(ctx: Any, gy: Variable) -> tuple:
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def _gelu_slope(xp: Any, x: Any) -> Any:
-    """``Phi(x) + x phi(x)``, the derivative of ``x Phi(x)``, on a raw array."""
-    return _gelu_slope_kernel(xp, x)
-
-
 @primitive(elementwise=True)
 def _gelu_erf(xp: Any, x: Any) -> Any:
     """``x Phi(x) = x (1 + erf(x / sqrt 2)) / 2`` as one primitive: a forward of one erf
@@ -181,13 +176,13 @@ def _(ctx: Any, gy: Variable) -> tuple:
     g, a = gy.array, x.array
     if g.dtype == a.dtype and g.shape == a.shape:
         return (_fresh(_gelu_slope_kernel(xp, a, g), xp),)
-    return (_fresh(g * _gelu_slope(xp, a), xp),)
+    return (_fresh(g * _gelu_slope_kernel(xp, a), xp),)
 
 
 @primitive(elementwise=True)
 def _gelu_erf_slope(xp: Any, x: Any) -> Any:
     """The derivative of the exact GELU, ``Phi(x) + x phi(x)``."""
-    return _gelu_slope(xp, x)
+    return _gelu_slope_kernel(xp, x)
 
 
 @_gelu_erf_slope.defvjp
@@ -222,7 +217,6 @@ def relu(x: Any) -> Variable:
 
 
 
-_SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
