@@ -217,6 +217,7 @@ def relu(x: Any) -> Variable:
 
 
 
+_SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
