@@ -8,7 +8,7 @@ export OMP_NUM_THREADS ?= 1
 
 .PHONY: demo test test-full install lint bench conformance clean gpu-wheels gpu-check
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py portagrad/xp/_cnative.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,torch,jax,mpi,plot,examples,bench]"

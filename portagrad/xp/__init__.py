@@ -78,6 +78,12 @@ from ._namespace import (
 from ._namespace import (
     namespace_of as namespace_of,
 )
+from ._native import (
+    native_in_use as native_in_use,
+)
+from ._native import (
+    set_native as set_native,
+)
 from ._openblas import (
     bundled_blas_in_use as bundled_blas_in_use,
 )

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels import kernel
+from ._native import address, fits_f32, native
 
 __all__ = ["bn_forward", "bn_backward", "channel_sum"]
 
@@ -176,10 +177,52 @@ def _sums(x3: np.ndarray, gy3: np.ndarray, mean: np.ndarray, chunks: list[slice]
     return sd, sg
 
 
+def _channel_parts(c: int) -> list[slice]:
+    from ._threads import parts
+
+    return parts(c)
+
+
+def _bn_forward_numpy(xp: Any, x: Any, w: Any, b: Any, bshape: tuple, eps: float) -> Any:
+    lib = native()
+    if (lib is None or not _fits(x) or not fits_f32(x, w, b)
+            or any(a is not None and a.shape != (x.shape[1],) for a in (w, b))):
+        return NotImplemented
+    from ._threads import in_parts
+
+    n, c = x.shape[0], x.shape[1]
+    y = np.empty_like(x)
+    mean, inv, var = (np.empty(c, dtype=x.dtype) for _ in range(3))
+    args = (x.ctypes.data, y.ctypes.data, address(w), address(b), mean.ctypes.data,
+            inv.ctypes.data, var.ctypes.data, n, c, x.size // (n * c))
+    in_parts(_channel_parts(c), lambda s: lib.bn_forward(*args, s.start, s.stop, eps))
+    return y, mean.reshape(bshape), inv.reshape(bshape), var.reshape(bshape)
+
+
+def _bn_backward_native(lib: Any, gy: Any, x: Any, w: Any, mean: Any, inv: Any,
+                        want: tuple) -> tuple:
+    from ._threads import in_parts
+
+    n, c = x.shape[0], x.shape[1]
+    mean1, inv1 = np.ascontiguousarray(mean.reshape(c)), np.ascontiguousarray(inv.reshape(c))
+    gx = np.empty_like(x) if want[0] else None
+    sgd, sgy = np.empty(c, dtype=x.dtype), np.empty(c, dtype=x.dtype)
+    args = (gy.ctypes.data, x.ctypes.data, address(w), mean1.ctypes.data, inv1.ctypes.data,
+            address(gx), sgd.ctypes.data, sgy.ctypes.data, n, c, x.size // (n * c))
+    in_parts(_channel_parts(c), lambda s: lib.bn_backward(*args, s.start, s.stop,
+                                                          float(_count(x))))
+    return gx, sgd * inv1 if want[1] else None, sgy if want[2] else None
+
+
 def _bn_backward_numpy(xp: Any, gy: Any, x: Any, w: Any, bshape: tuple, mean: Any,
                        inv: Any, want: tuple) -> Any:
     if not _fits(x, gy):
         return NotImplemented
+    lib = native()
+    if (lib is not None and fits_f32(x, w) and (w is None or w.shape == (x.shape[1],))
+            and all(type(a) is np.ndarray and a.dtype == x.dtype and a.size == x.shape[1]
+                    for a in (mean, inv))):
+        return _bn_backward_native(lib, gy, x, w, mean, inv, want)
     n_all = _count(x)
     n, c = x.shape[0], x.shape[1]
     x3, gy3 = x.reshape(n, c, -1), gy.reshape(n, c, -1)

@@ -38,6 +38,7 @@ from typing import Any
 from ._conv import _out_shape, _prod
 from ._mkl import gemm, stacked_product
 from ._namespace import ndarray_module
+from ._native import address, fits_f32, native
 from ._openblas import NO_TRANS, ROW_MAJOR, TRANS
 from ._threads import in_parts as _in_parts
 from ._threads import parts, threads
@@ -215,6 +216,8 @@ class _Implicit:
         self.interior = None if not any(lo or hi for lo, hi in pad) else (slice(None),) + \
             tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, pad))
         self.fn = fn
+        self.spatial = spatial
+        self.rows: tuple | None = None  # the compiled loops' row tables, at first use
 
     @staticmethod
     def of(m: Any, x: Any, ksize: tuple, o: int, dtype: Any, stride: tuple, pad: tuple,
@@ -241,12 +244,54 @@ class _Implicit:
         buf[self.interior if self.interior is not None else ...] = x[s]
         return buf.ctypes.data
 
+    def _native(self, *arrays: Any) -> Any:
+        """The compiled loops where every operand suits them (float32, C order), or None."""
+        lib = native()
+        if lib is None or not fits_f32(*arrays):
+            return None
+        if self.rows is None:
+            import ctypes
+
+            import numpy as np
+
+            spatial, pitch = self.spatial, self.layout.pitch
+            lo = [p[0] for p in self.pad]
+
+            def starts(shape: tuple, shift: list) -> Any:
+                idx = itertools.product(*(range(s) for s in shape[:-1]))
+                return np.array([sum((i + sh) * pi for i, sh, pi in zip(ix, shift, pitch))
+                                 for ix in idx], dtype=np.int64)
+
+            self.rows = (starts(spatial, lo[:-1]) + lo[-1], starts(self.out, [0] * len(lo)),
+                         np.array(self.offsets, dtype=np.int64),
+                         ctypes.cast(self.fn, ctypes.c_void_p).value)
+        return lib
+
+    def _placing(self, np: Any, x: Any, lib_rows: tuple) -> tuple:
+        """The compiled loops' arguments that place a sample: its buffer (None without
+        padding) and its rows."""
+        c = x.shape[1]
+        buf = None if self.interior is None else np.zeros((c, self.plane), dtype=x.dtype)
+        n_rows = _prod(self.spatial[:-1])
+        return buf, (x.ctypes.data, x.shape[0], c, self.plane, n_rows, self.spatial[-1],
+                     lib_rows[0].ctypes.data, address(buf))
+
     def forward(self, x: Any, wk: Any, b: Any, y: Any) -> None:
         """``y (S, O, *out) = conv(x (S, C, *spatial))`` (+ ``b (O, 1, ...)``), ``wk`` the
         filters as ``(prod(K), O, C)``."""
         import numpy as np
 
         c, o = x.shape[1], wk.shape[1]
+        lib = self._native(x, wk, b, y)
+        if lib is not None:
+            in_dst, out_src, offsets, fn = self.rows
+            buf, place = self._placing(np, x, self.rows)
+            acc = np.empty((o, self.layout.width), dtype=x.dtype)
+            lib.conv_implicit_forward(fn, *place, wk.ctypes.data, o, self.layout.width,
+                                      offsets.ctypes.data, len(offsets), acc.ctypes.data,
+                                      _prod(self.out[:-1]), self.out[-1], out_src.ctypes.data,
+                                      y.ctypes.data, address(b))
+            return
         width, item, plane = self.layout.width, x.itemsize, self.plane
         buf = np.zeros((c,) + self.padded, dtype=x.dtype)  # the border stays zero
         acc = np.empty((1, o, width), dtype=x.dtype)
@@ -267,6 +312,17 @@ class _Implicit:
         import numpy as np
 
         c, o = x.shape[1], gy.shape[1]
+        lib = self._native(x, gy)
+        if lib is not None:
+            in_dst, out_src, offsets, fn = self.rows
+            buf, place = self._placing(np, x, self.rows)
+            spread = np.zeros((o, self.layout.width), dtype=x.dtype)  # the gaps stay zero
+            gwk = np.zeros((len(offsets), o, c), dtype=x.dtype)
+            lib.conv_implicit_weight_grad(fn, *place, gy.ctypes.data, o, self.layout.width,
+                                          spread.ctypes.data, offsets.ctypes.data,
+                                          len(offsets), _prod(self.out[:-1]), self.out[-1],
+                                          out_src.ctypes.data, gwk.ctypes.data)
+            return gwk
         width, item, plane = self.layout.width, x.itemsize, self.plane
         buf = np.zeros((c,) + self.padded, dtype=x.dtype)
         spread = np.zeros((1, o, width), dtype=x.dtype)  # the gaps stay zero

@@ -80,11 +80,14 @@ def test_yolo_forward_backward_numpy_and_strict(cls):
         pg.ops.add(pg.ops.add(*losses[:2]), losses[2]).backward()
         results[ns] = ([to_numpy(v.array) for v in (locs, *losses)], _grads(model))
     (o1, g1), (o2, g2) = results["numpy"], results["strict"]
+    # float32 through some fifty batch norms, whose statistics NumPy's fast path sums in
+    # double and the pure path in float32 (each within float32's rounding of the float64
+    # result): outputs a few 1e-5 apart at the end, gradients up to 2e-4 of their largest.
     for a, b in zip(o1, o2):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * max(np.abs(b).max(), 1e-6))
     for name in g1:
         np.testing.assert_allclose(g1[name], g2[name], rtol=1e-3,
-                                   atol=1e-4 * max(np.abs(g1[name]).max(), 1e-6), err_msg=name)
+                                   atol=1e-3 * max(np.abs(g1[name]).max(), 1e-6), err_msg=name)
 
 
 def test_yolo_targets_invert_the_decoding():

@@ -1,6 +1,6 @@
-"""The batch-norm kernels: NumPy's chunked gradient against its pure-standard default
-(chunks of one and several samples, ragged ones, parts over threads, every choice of
-gradients), and the forward's statistics."""
+"""The batch-norm kernels: NumPy's fast paths (the compiled float32 loops, and the chunked
+gradient) against the pure-standard defaults (chunks of one and several samples, ragged
+ones, parts over threads, every choice of gradients), and the forward's statistics."""
 
 from __future__ import annotations
 
@@ -10,15 +10,26 @@ import array_api_compat.numpy as npx
 import numpy as np
 import pytest
 
-from portagrad.xp import _batchnorm, _threads, pure_standard
+from portagrad.xp import _batchnorm, _threads, native_in_use, pure_standard, set_native
 from portagrad.xp._batchnorm import bn_backward, bn_forward
+
+
+@pytest.fixture(params=[True, False], ids=["compiled", "numpy"])
+def compiled(request):
+    """The compiled float32 loops on (where built) or off."""
+    if request.param and not native_in_use():
+        pytest.skip("the compiled kernels are not built here")
+    was = set_native(request.param)
+    yield request.param
+    set_native(was)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("chunk", [1, 3, 1 << 30])  # samples per chunk (bytes below)
 @pytest.mark.parametrize("shape", [(7, 5, 6, 4), (7, 5), (4, 3, 9)])
-def test_chunked_kernels_equal_the_defaults(monkeypatch, dtype, threads, chunk, shape):
+def test_chunked_kernels_equal_the_defaults(monkeypatch, compiled, dtype, threads, chunk,
+                                            shape):
     monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(shape) * 3 + 4).astype(dtype)
@@ -57,3 +68,28 @@ def test_layouts_and_dtypes_the_chunks_do_not_take_go_to_the_defaults():
     gy = np.ones((4, 3, 5))[:, :, ::-1]  # not contiguous
     assert _batchnorm._bn_backward_numpy(npx, gy, np.ones((4, 3, 5)), None, (1, 3, 1), mean,
                                          inv, (True, True, True)) is NotImplemented
+
+
+def test_the_compiled_loops_run_on_contiguous_float32_only(monkeypatch):
+    if not native_in_use():
+        pytest.skip("the compiled kernels are not built here")
+    from portagrad.xp import _native
+
+    calls = []
+    real = _native._module
+
+    class Spy:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(real, name)
+
+    monkeypatch.setattr(_native, "_module", Spy())
+    x = np.ones((4, 3, 5), np.float32)
+    bshape = (1, 3, 1)
+    y, mean, inv, _ = bn_forward(npx, x, None, None, bshape, 1e-5)
+    bn_backward(npx, x, x, None, bshape, mean, inv, (True, True, True))
+    assert calls == ["bn_forward", "bn_backward"]
+    bn_forward(npx, x.astype(np.float64), None, None, bshape, 1e-5)
+    bn_forward(npx, np.ones((4, 6, 5), np.float32)[:, ::2], None, None, bshape, 1e-5)
+    bn_forward(npx, x, np.ones(3), None, bshape, 1e-5)  # a float64 weight
+    assert calls == ["bn_forward", "bn_backward"]

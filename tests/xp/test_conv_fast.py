@@ -232,3 +232,45 @@ def test_implicit_products_equal_the_pure_standard_path(threads, dtype, monkeypa
             assert f.dtype == p.dtype == dtype and f.shape == p.shape
             np.testing.assert_allclose(f, p, rtol=tol, atol=tol * np.abs(p).max())
     assert {"forward", "weight_grad"} <= set(calls)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compiled_implicit_loops_equal_the_python_ones(threads, monkeypatch):
+    from portagrad.xp import mkl_in_use, native_in_use, set_native
+
+    if not (mkl_in_use() and native_in_use()):
+        pytest.skip("the compiled loops call MKL; one of the two is missing here")
+    monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
+    calls = []
+    real = _conv_fast.native
+
+    class Spy:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(real(), name)
+
+    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    rng = np.random.default_rng(1)
+    cases = [  # (spatial, kernel, pad, bias): each one's output has the flat layout
+        ((10, 9), (3, 3), ((1, 1), (1, 1)), True),
+        ((9, 10), (3, 2), ((0, 1), (2, 0)), False),
+        ((16, 16), (3, 3), ((0, 0), (0, 0)), True),
+        ((13,), (5,), ((2, 2),), True),
+    ]
+    for spatial, ksize, pad, with_bias in cases:
+        x = rng.standard_normal((3, 33) + spatial).astype(np.float32)
+        w = rng.standard_normal((7, 33) + ksize).astype(np.float32)
+        b = rng.standard_normal(7).astype(np.float32) if with_bias else None
+        args = ((1,) * len(spatial), pad, (1,) * len(spatial), 1)
+        y = conv_forward(xp, x, w, *args, bias=b)
+        gy = rng.standard_normal(y.shape).astype(np.float32)
+        was = set_native(False)
+        try:
+            python = _kernels(x, w, b, gy, args)
+        finally:
+            set_native(was)
+        before = len(calls)
+        compiled = _kernels(x, w, b, gy, args)
+        assert {"conv_implicit_forward", "conv_implicit_weight_grad"} <= set(calls[before:])
+        for c, p in zip(compiled, python):
+            np.testing.assert_array_equal(c, p)  # the same products in the same order

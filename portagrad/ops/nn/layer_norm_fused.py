@@ -19,11 +19,11 @@ standardized value unchanged, as the composite does.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
+from ...xp._layernorm import ln_backward, ln_forward
 from .._core import float_var, wrap
 from ..std.elementwise import sqrt
 from ..std.reduction import mean as _mean
@@ -40,85 +40,34 @@ def _size(shape: tuple) -> int:
     return n
 
 
-def _row_stats(xp: Any, x2: Any, eps: float) -> tuple[Any, Any, Any]:
-    """Mean and ``1 / sqrt(var + eps)`` of each row of ``x2`` ``(M, K)``, as ``(M, 1)``,
-    and ``x2 - mean`` (a new array)."""
-    k = x2.shape[1]
-    ones = xp.ones((k,), dtype=x2.dtype, device=x2.device)
-    # Two reductions of the whole array bound every row sum and sum of squares: within
-    # the largest float, one product with ones and one vecdot; beyond (or NaN), each row
-    # is divided by its largest magnitude first (where that exceeds 1), eps scaled alike,
-    # which leaves the standardized value unchanged.
-    hi, lo = float(xp.max(x2)), float(xp.min(x2))
-    fmax = float(xp.finfo(x2.dtype).max) / k
-    if max(hi, -lo) < fmax and hi - lo < math.sqrt(fmax):
-        mean = xp.reshape(x2 @ ones, (-1, 1)) * (1.0 / k)
-        d = x2 - mean
-        var = xp.reshape(xp.vecdot(d, d), (-1, 1)) * (1.0 / k)
-        return mean, 1.0 / xp.sqrt(var + eps), d
-    s = xp.max(xp.abs(x2), axis=1, keepdims=True)
-    s = xp.where(s > 1, s, xp.ones_like(s))
-    xs = x2 / s
-    ms = xp.reshape(xs @ ones, (-1, 1)) * (1.0 / k)
-    ds = xs - ms
-    vs = xp.reshape(xp.vecdot(ds, ds), (-1, 1)) * (1.0 / k)
-    mean = ms * s
-    return mean, 1.0 / (xp.sqrt(vs + eps / s / s) * s), x2 - mean
-
-
 @primitive(saves="inputs")
 def _ln(xp: Any, x: Any, w: Any, b: Any, *, nd: int, eps: float, stats: list) -> Any:
     """``(x - mean) * rstd * w + b`` over the trailing ``nd`` axes; the forward puts the
     raw ``(M, 1)`` mean and rstd of the ``M`` rows in ``stats`` for the gradient."""
     shape = tuple(x.shape)
     k = _size(shape[len(shape) - nd:])
-    x2 = xp.reshape(x, (-1, k))
-    mean, rstd, y = _row_stats(xp, x2, eps)
+    y, mean, rstd = ln_forward(xp, xp.reshape(x, (-1, k)),
+                               None if w is None else xp.reshape(w, (k,)),
+                               None if b is None else xp.reshape(b, (k,)), eps)
     stats.clear()
     stats.append((mean, rstd))
-    y *= rstd  # rebinds on immutable libraries (JAX)
-    if w is not None:
-        y *= xp.reshape(w, (k,))
-    if b is not None:
-        y += xp.reshape(b, (k,))
     return xp.reshape(y, shape)
 
 
 def _grad_arrays(xp: Any, x: Any, w: Any, gy: Any, nd: int, stats: list,
                  want: tuple) -> tuple:
     """``(gx, gw, gb)`` on raw arrays from the forward's statistics; ``want`` says which
-    (the others are None). Arrays it allocates are updated in place."""
+    (the others are None)."""
     shape = tuple(x.shape)
     ns = shape[len(shape) - nd:]
     k = _size(ns)
     mean, rstd = stats[0]
-    x2 = xp.reshape(x, (-1, k))
-    g2 = xp.reshape(gy, (-1, k))
-    gx = gw = gb = None
-    if want[0] or want[1]:
-        xh = x2 - mean
-        xh *= rstd
-    if want[1] or want[2]:
-        ones_m = xp.ones((x2.shape[0],), dtype=x2.dtype, device=x2.device)
-        if want[2]:
-            gb = xp.reshape(ones_m @ g2, ns)
-        if want[1]:
-            gw = xp.reshape(ones_m @ (g2 * xh), ns)
-    if want[0]:
-        # gx = rstd * (g - c1) - rstd * c2 * xhat with c1 = mean(g), c2 = mean(g * xhat).
-        g = g2 if w is None else g2 * xp.reshape(w, (k,))
-        ones_k = xp.ones((k,), dtype=x2.dtype, device=x2.device)
-        c1 = xp.reshape(g @ ones_k, (-1, 1)) * (1.0 / k)
-        c2 = xp.reshape(xp.vecdot(g, xh), (-1, 1)) * (-1.0 / k)
-        xh *= c2 * rstd
-        if w is None:
-            g = g2 - c1
-        else:
-            g -= c1
-        g *= rstd
-        g += xh
-        gx = xp.reshape(g, shape)
-    return gx, gw, gb
+    gx, gw, gb = ln_backward(xp, xp.reshape(x, (-1, k)),
+                             None if w is None else xp.reshape(w, (k,)),
+                             xp.reshape(gy, (-1, k)), mean, rstd, want)
+    return (None if gx is None else xp.reshape(gx, shape),
+            None if gw is None else xp.reshape(gw, ns),
+            None if gb is None else xp.reshape(gb, ns))
 
 
 def _standardized(x: Variable, nd: int, eps: float) -> tuple[Variable, Variable, tuple]:

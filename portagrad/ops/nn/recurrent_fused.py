@@ -6,7 +6,8 @@ recorded op) one time step costs some thirty primitive calls forward and backwar
 primitive the step is one call each way. Its backward recomputes the gate activations
 from the saved pre-activations (the arrays are (N, 4H), small next to the products that
 feed them) and, with ``create_graph``, builds the same formula from portagrad ops, so
-every order of derivative stays exact.
+every order of derivative stays exact. The step's pointwise maths on raw arrays, forward
+and backward, are the kernels of :mod:`portagrad.xp._recurrent`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from ...tape import primitive
 from ...tape._variable import Variable, _leaf
 from ...xp._matmul import matmul as _mm
+from ...xp._recurrent import lstm_cell, lstm_cell_grad
 from ..std.elementwise import tanh
 from ..std.shape import concat
 from .activation import _sigmoid
@@ -23,22 +25,12 @@ from .activation import _sigmoid
 __all__ = ["lstm_update", "lstm_sequence", "lstm_steps"]
 
 
-def _gates(xp: Any, a: Any) -> tuple:
-    h = a.shape[-1] // 4
-    # One sigmoid over all four blocks (the cell block's is not used): a quarter more
-    # arithmetic, a third of the calls, which is what counts at (N, 4H) for small N.
-    s = _sigmoid.forward(xp, a)  # the raw kernel of the sigmoid primitive
-    return s[..., :h], s[..., h:2 * h], xp.tanh(a[..., 2 * h:3 * h]), s[..., 3 * h:]
-
-
 @primitive(saves="inputs", nout=2)
 def _lstm(xp: Any, c_prev: Any, gates: Any) -> tuple:
     """``c = sigmoid(f) * c_prev + sigmoid(i) * tanh(g)``, ``h = sigmoid(o) * tanh(c)``
     from ``gates = [i, f, g, o]`` (last axis)."""
-    i, f, g, o = _gates(xp, gates)
-    c = f * c_prev
-    c += i * g
-    return c, o * xp.tanh(c)
+    c, _, h = lstm_cell(xp, gates, c_prev)[4:]
+    return c, h
 
 
 def _cell(c_prev: Variable, gates: Variable) -> tuple:
@@ -90,38 +82,12 @@ def _(ctx: Any, tc_prev: Variable | None, tgates: Variable | None) -> tuple:
     return dc, (dh if do is None else dh + do)
 
 
-def _step_grads(xp: Any, gc: Any, gh: Any, c_prev: Any, acts: tuple, tc: Any,
-                want_gates: bool = True) -> tuple:
-    """Gradients of one step on raw arrays from the incoming ``gc`` (cell) and ``gh``
-    (output): ``(total gradient of c, gradient of the gate pre-activations or None)``."""
-    i, f, g, o = acts
-    # gct = gc + gh * o * (1 - tc^2), in one buffer.
-    gct = tc * tc
-    gct -= 1
-    gct *= -o
-    gct *= gh
-    gct += gc
-    if not want_gates:
-        return gct, None
-    di = gct * g
-    di *= i * (1 - i)
-    df = gct * c_prev
-    df *= f * (1 - f)
-    dg = gct * i
-    dg *= 1 - g * g
-    do = gh * tc
-    do *= o * (1 - o)
-    return gct, xp.concat([di, df, dg, do], axis=-1)
-
-
 def _vjp_arrays(xp: Any, gc: Any, gh: Any, c_prev: Any, gates: Any, e: tuple) -> tuple:
     """The same vjp on raw arrays (backward without ``create_graph``)."""
-    acts = _gates(xp, gates)
-    c = acts[1] * c_prev
-    c += acts[0] * acts[2]
-    gct, d = _step_grads(xp, gc, gh, c_prev, acts, xp.tanh(c), e[1] is not None)
-    g_prev = _leaf(gct * acts[1], xp) if e[0] is not None else None
-    return g_prev, None if d is None else _leaf(d, xp)
+    i, f, g, o, _, tc, _ = lstm_cell(xp, gates, c_prev)
+    g_prev, d = lstm_cell_grad(xp, gc, gh, c_prev, (i, f, g, o), tc,
+                               (e[0] is not None, e[1] is not None))
+    return (None if g_prev is None else _leaf(g_prev, xp)), None if d is None else _leaf(d, xp)
 
 
 def lstm_update(c_prev: Variable, gates: Variable) -> tuple[Variable, Variable]:
@@ -157,12 +123,7 @@ def _lstm_seq(xp: Any, xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: An
     h, c = h0, c0
     steps, ys = [], []
     for t in range(t_len):
-        g = pre[t, ...] + _mm(xp, h, w_hh.mT)
-        i, f, gg, o = _gates(xp, g)
-        c = f * c
-        c += i * gg
-        tc = xp.tanh(c)
-        h = o * tc
+        i, f, gg, o, c, tc, h = lstm_cell(xp, pre[t, ...] + _mm(xp, h, w_hh.mT), c)
         steps.append((i, f, gg, o, c, tc))
         ys.append(h)
     ys_a = xp.stack(ys, axis=0)
@@ -194,10 +155,9 @@ def _lstm_seq_vjp_arrays(xp: Any, grads: list, arrays: list, saved: tuple,
     for t in range(t_len - 1, -1, -1):
         i, f, gg, o, _, tc = steps[t]
         c_prev = steps[t - 1][4] if t > 0 else c0
-        dh = gys[t, ...] + dh_next
-        dc, d = _step_grads(xp, dc_next, dh, c_prev, (i, f, gg, o), tc)
+        dc_next, d = lstm_cell_grad(xp, dc_next, gys[t, ...] + dh_next, c_prev,
+                                    (i, f, gg, o), tc, (True, True))
         dgates.append(d)
-        dc_next = dc * f
         dh_next = _mm(xp, d, w_hh)
     dg = xp.stack(dgates[::-1], axis=0)
     dg2 = xp.reshape(dg, (t_len * n, dg.shape[-1]))

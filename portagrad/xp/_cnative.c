@@ -1,0 +1,481 @@
+/* Compiled float32 kernels for NumPy arrays: batch and layer normalization with their
+ * gradients, the loops of the implicit-product convolutions (the GEMMs are MKL's, passed
+ * in by address) and the pointwise part of an LSTM step forward and backward.
+ *
+ * Every function takes raw addresses and sizes from portagrad.xp._native, which checks
+ * dtypes, shapes and contiguity before calling; each runs without the GIL, so a caller's
+ * thread pool can run several parts at once (channels, rows or samples). Moments
+ * accumulate in double lanes, other sums in double from lanes of float partial sums.
+ * Elementwise results are computed in float in the same order as the pure-standard
+ * defaults, without fused multiply-adds.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+#define WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define WIDE
+#endif
+
+#define LANES 16
+
+typedef void (*sgemm_t)(int, int, int, int, int, int, float, const float *, int,
+                        const float *, int, float, float *, int);
+
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+
+typedef Py_ssize_t idx;
+
+/* -- sums of runs of float ------------------------------------------------------------
+ * The moments accumulate in double lanes: float32 squares can neither overflow nor lose
+ * the small deviations of a large mean. */
+
+WIDE static double run_sum(const float *p, idx n) {
+    double acc[LANES] = {0};
+    idx i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) acc[j] += p[i + j];
+    double s = 0.0;
+    for (int j = 0; j < LANES; j++) s += acc[j];
+    for (; i < n; i++) s += p[i];
+    return s;
+}
+
+/* sum((p - m)^2) */
+WIDE static double run_sq_dev(const float *p, idx n, double m) {
+    double acc[LANES] = {0};
+    idx i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            double d = p[i + j] - m;
+            acc[j] += d * d;
+        }
+    double s = 0.0;
+    for (int j = 0; j < LANES; j++) s += acc[j];
+    for (; i < n; i++) {
+        double d = p[i] - m;
+        s += d * d;
+    }
+    return s;
+}
+
+/* sum(g) and sum(g * (x - m)) */
+WIDE static void run_grad_sums(const float *g, const float *x, idx n, float m, double *sg,
+                               double *sgd) {
+    float a[LANES] = {0}, b[LANES] = {0};
+    idx i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            a[j] += g[i + j];
+            b[j] += g[i + j] * (x[i + j] - m);
+        }
+    double s1 = 0.0, s2 = 0.0;
+    for (int j = 0; j < LANES; j++) {
+        s1 += a[j];
+        s2 += b[j];
+    }
+    for (; i < n; i++) {
+        s1 += g[i];
+        s2 += (double)g[i] * (x[i] - m);
+    }
+    *sg += s1;
+    *sgd += s2;
+}
+
+/* y = (x - m) * k (+ b) */
+WIDE static void run_affine(const float *x, float *y, idx n, float m, float k, float b,
+                            int has_b) {
+    if (has_b) {
+        for (idx i = 0; i < n; i++) {
+            float t = x[i] - m;
+            t = t * k;
+            y[i] = t + b;
+        }
+    } else {
+        for (idx i = 0; i < n; i++) {
+            float t = x[i] - m;
+            y[i] = t * k;
+        }
+    }
+}
+
+/* gx = (x - m) * a - s + g * k */
+WIDE static void run_bn_gx(const float *g, const float *x, float *gx, idx n, float m,
+                           float a, float s, float k) {
+    for (idx i = 0; i < n; i++) {
+        float t = x[i] - m;
+        t = t * a;
+        t = t - s;
+        gx[i] = t + g[i] * k;
+    }
+}
+
+/* Mean and sum of squared deviations of a run; the second pass finds it in cache. */
+static void run_moments(const float *p, idx n, double *mean, double *m2) {
+    double m = run_sum(p, n) / (double)n;
+    *mean = m;
+    *m2 = run_sq_dev(p, n, m);
+}
+
+/* -- batch normalization, (N, C, HW) -------------------------------------------------- */
+
+static PyObject *bn_forward(PyObject *self, PyObject *args) {
+    uintptr_t px, py, pw, pb, pmean, pinv, pvar;
+    idx n, c, hw, c0, c1;
+    double eps;
+    if (!PyArg_ParseTuple(args, "KKKKKKKnnnnnd", &px, &py, &pw, &pb, &pmean, &pinv, &pvar,
+                          &n, &c, &hw, &c0, &c1, &eps))
+        return NULL;
+    const float *x = (const float *)px, *w = (const float *)pw, *b = (const float *)pb;
+    float *y = (float *)py, *mean = (float *)pmean, *inv = (float *)pinv,
+          *var = (float *)pvar;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx ch = c0; ch < c1; ch++) {
+        /* Chan's combination of the planes' moments: one read of x from memory, the
+         * second pass over each plane finds it in cache. */
+        double mu = 0.0, m2 = 0.0, count = 0.0;
+        for (idx s = 0; s < n; s++) {
+            double pm, pq;
+            run_moments(x + (s * c + ch) * hw, hw, &pm, &pq);
+            double tot = count + (double)hw, delta = pm - mu;
+            mu += delta * ((double)hw / tot);
+            m2 += pq + delta * delta * (count * (double)hw / tot);
+            count = tot;
+        }
+        float mf = (float)mu, vf = (float)(m2 / count);
+        float invf = 1.0f / sqrtf(vf + (float)eps);
+        mean[ch] = mf;
+        var[ch] = vf;
+        inv[ch] = invf;
+        float k = w ? invf * w[ch] : invf;
+        float bb = b ? b[ch] : 0.0f;
+        for (idx s = 0; s < n; s++) {
+            idx off = (s * c + ch) * hw;
+            run_affine(x + off, y + off, hw, mf, k, bb, b != NULL);
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *bn_backward(PyObject *self, PyObject *args) {
+    uintptr_t pg, px, pw, pmean, pinv, pgx, psgd, psgy;
+    idx n, c, hw, c0, c1;
+    double count;
+    if (!PyArg_ParseTuple(args, "KKKKKKKKnnnnnd", &pg, &px, &pw, &pmean, &pinv, &pgx, &psgd,
+                          &psgy, &n, &c, &hw, &c0, &c1, &count))
+        return NULL;
+    const float *g = (const float *)pg, *x = (const float *)px, *w = (const float *)pw,
+                *mean = (const float *)pmean, *inv = (const float *)pinv;
+    float *gx = (float *)pgx, *sgd = (float *)psgd, *sgy = (float *)psgy;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx ch = c0; ch < c1; ch++) {
+        double s1 = 0.0, s2 = 0.0;
+        float m = mean[ch];
+        for (idx s = 0; s < n; s++) {
+            idx off = (s * c + ch) * hw;
+            run_grad_sums(g + off, x + off, hw, m, &s1, &s2);
+        }
+        float fd = (float)s2, fg = (float)s1;
+        sgd[ch] = fd;
+        sgy[ch] = fg;
+        if (gx) {
+            /* the NumPy path's terms: a = -k inv^2 sum(g d) / n, s = k sum(g) / n */
+            float iv = inv[ch];
+            float k = w ? iv * w[ch] : iv;
+            float a = k * iv * iv * (float)((double)fd * (-1.0 / count));
+            float sv = k * (float)((double)fg * (1.0 / count));
+            for (idx s = 0; s < n; s++) {
+                idx off = (s * c + ch) * hw;
+                run_bn_gx(g + off, x + off, gx + off, hw, m, a, sv, k);
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* -- layer normalization over rows (M, K) ----------------------------------------------- */
+
+static PyObject *ln_forward(PyObject *self, PyObject *args) {
+    uintptr_t px, pw, pb, py, pmean, prstd;
+    idx k, r0, r1;
+    double eps;
+    if (!PyArg_ParseTuple(args, "KKKKKKnnnd", &px, &pw, &pb, &py, &pmean, &prstd, &k, &r0,
+                          &r1, &eps))
+        return NULL;
+    const float *x = (const float *)px, *w = (const float *)pw, *b = (const float *)pb;
+    float *y = (float *)py, *mean = (float *)pmean, *rstd = (float *)prstd;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx r = r0; r < r1; r++) {
+        const float *xr = x + r * k;
+        float *yr = y + r * k;
+        double mu, m2;
+        run_moments(xr, k, &mu, &m2);
+        float mf = (float)mu;
+        float rs = (float)(1.0 / sqrt(m2 / (double)k + eps));
+        mean[r] = mf;
+        rstd[r] = rs;
+        for (idx i = 0; i < k; i++) {
+            float t = xr[i] - mf;
+            t = t * rs;
+            if (w) t = t * w[i];
+            if (b) t = t + b[i];
+            yr[i] = t;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+WIDE static void ln_row_grad(const float *xr, const float *gr, const float *w, float *gxr,
+                             float *gw, float *gb, float *xh, float *gg, idx k, float m,
+                             float rs) {
+    for (idx i = 0; i < k; i++) {
+        float t = xr[i] - m;
+        xh[i] = t * rs;
+    }
+    if (gw)
+        for (idx i = 0; i < k; i++) gw[i] += gr[i] * xh[i];
+    if (gb)
+        for (idx i = 0; i < k; i++) gb[i] += gr[i];
+    if (!gxr) return;
+    const float *g = gr;
+    if (w) {
+        for (idx i = 0; i < k; i++) gg[i] = gr[i] * w[i];
+        g = gg;
+    }
+    float a1[LANES] = {0}, a2[LANES] = {0};
+    idx i = 0;
+    for (; i + LANES <= k; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            a1[j] += g[i + j];
+            a2[j] += g[i + j] * xh[i + j];
+        }
+    double s1 = 0.0, s2 = 0.0;
+    for (int j = 0; j < LANES; j++) {
+        s1 += a1[j];
+        s2 += a2[j];
+    }
+    for (; i < k; i++) {
+        s1 += g[i];
+        s2 += (double)g[i] * xh[i];
+    }
+    float c1 = (float)(s1 / (double)k), c2 = (float)(s2 * (-1.0 / (double)k));
+    float q = c2 * rs;
+    for (idx j = 0; j < k; j++) {
+        float t = g[j] - c1;
+        t = t * rs;
+        gxr[j] = t + xh[j] * q;
+    }
+}
+
+static PyObject *ln_backward(PyObject *self, PyObject *args) {
+    uintptr_t px, pw, pg, pmean, prstd, pgx, pgw, pgb, pscratch;
+    idx k, r0, r1;
+    if (!PyArg_ParseTuple(args, "KKKKKKKKKnnn", &px, &pw, &pg, &pmean, &prstd, &pgx, &pgw,
+                          &pgb, &pscratch, &k, &r0, &r1))
+        return NULL;
+    const float *x = (const float *)px, *w = (const float *)pw, *g = (const float *)pg,
+                *mean = (const float *)pmean, *rstd = (const float *)prstd;
+    float *gx = (float *)pgx, *gw = (float *)pgw, *gb = (float *)pgb,
+          *scratch = (float *)pscratch;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx r = r0; r < r1; r++)
+        ln_row_grad(x + r * k, g + r * k, w, gx ? gx + r * k : NULL, gw, gb, scratch,
+                    scratch + k, k, mean[r], rstd[r]);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* -- an LSTM step on (N, 4H) gate pre-activations [i, f, g, o] ------------------------- */
+
+static inline float sigmoid_f(float x) {
+    /* exp(-|x|) never overflows; each side's form is accurate there */
+    float e = expf(-fabsf(x));
+    float r = 1.0f / (1.0f + e);
+    return x >= 0.0f ? r : e * r;
+}
+
+static PyObject *lstm_forward(PyObject *self, PyObject *args) {
+    uintptr_t pgates, pc_prev, pact, pc, ptc, ph;
+    idx n, h;
+    if (!PyArg_ParseTuple(args, "KKKKKKnn", &pgates, &pc_prev, &pact, &pc, &ptc, &ph, &n, &h))
+        return NULL;
+    const float *gates = (const float *)pgates, *c_prev = (const float *)pc_prev;
+    float *act = (float *)pact, *c = (float *)pc, *tc = (float *)ptc, *hh = (float *)ph;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx r = 0; r < n; r++) {
+        const float *gr = gates + r * 4 * h;
+        float *ar = act + r * 4 * h;
+        for (idx j = 0; j < 2 * h; j++) ar[j] = sigmoid_f(gr[j]);
+        for (idx j = 2 * h; j < 3 * h; j++) ar[j] = tanhf(gr[j]);
+        for (idx j = 3 * h; j < 4 * h; j++) ar[j] = sigmoid_f(gr[j]);
+        for (idx j = 0; j < h; j++) {
+            idx q = r * h + j;
+            float cv = ar[h + j] * c_prev[q];
+            cv = cv + ar[j] * ar[2 * h + j];
+            float t = tanhf(cv);
+            c[q] = cv;
+            tc[q] = t;
+            hh[q] = ar[3 * h + j] * t;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* gct = gc + gh * o * (1 - tc^2); gates' gradient [di, df, dg, do] (or none); the cell
+ * gradient passed back, gct * f */
+static PyObject *lstm_backward(PyObject *self, PyObject *args) {
+    uintptr_t pgc, pgh, pc_prev, pact, ptc, pgct, pd, pback;
+    idx n, h;
+    if (!PyArg_ParseTuple(args, "KKKKKKKKnn", &pgc, &pgh, &pc_prev, &pact, &ptc, &pgct, &pd,
+                          &pback, &n, &h))
+        return NULL;
+    const float *gc = (const float *)pgc, *gh = (const float *)pgh,
+                *c_prev = (const float *)pc_prev, *act = (const float *)pact,
+                *tc = (const float *)ptc;
+    float *gct = (float *)pgct, *d = (float *)pd, *back = (float *)pback;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx r = 0; r < n; r++) {
+        const float *ar = act + r * 4 * h;
+        float *dr = d ? d + r * 4 * h : NULL;
+        for (idx j = 0; j < h; j++) {
+            idx q = r * h + j;
+            float i = ar[j], f = ar[h + j], g = ar[2 * h + j], o = ar[3 * h + j];
+            float t = tc[q];
+            float u = t * t;
+            u = u - 1.0f;
+            u = u * -o;
+            u = u * gh[q];
+            float v = u + gc[q];
+            gct[q] = v;
+            if (back) back[q] = v * f;
+            if (dr) {
+                dr[j] = v * g * (i * (1.0f - i));
+                dr[h + j] = v * c_prev[q] * (f * (1.0f - f));
+                dr[2 * h + j] = v * i * (1.0f - g * g);
+                dr[3 * h + j] = gh[q] * t * (o * (1.0f - o));
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* -- implicit-product convolutions ------------------------------------------------------
+ * A sample (C, *spatial) is placed in a zero-bordered (C, plane) buffer by rows: row r of
+ * a channel (``in_len`` values) goes to ``in_dst[r]`` of its plane. The output positions
+ * of the flat layout are ``out_rows`` runs of ``out_len`` at ``out_src[r]`` of a
+ * (O, width) row. */
+
+typedef struct {
+    const float *x;
+    idx c, plane, in_rows, in_len, sample;
+    const int64_t *in_dst;
+    float *buf; /* NULL: the sample itself is the padded layout */
+} placing;
+
+static const float *place(const placing *pl, idx s) {
+    const float *src = pl->x + s * pl->sample;
+    if (!pl->buf) return src;
+    for (idx ch = 0; ch < pl->c; ch++) {
+        const float *from = src + ch * pl->in_rows * pl->in_len;
+        float *to = pl->buf + ch * pl->plane;
+        for (idx r = 0; r < pl->in_rows; r++)
+            memcpy(to + pl->in_dst[r], from + r * pl->in_len, (size_t)pl->in_len * 4);
+    }
+    return pl->buf;
+}
+
+static PyObject *conv_implicit_forward(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, px, pin_dst, pbuf, pwk, poffsets, pacc, pout_src, py, pb;
+    idx n, c, plane, in_rows, in_len, o, width, kk, out_rows, out_len;
+    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKnKnnKKK", &pgemm, &px, &n, &c, &plane,
+                          &in_rows, &in_len, &pin_dst, &pbuf, &pwk, &o, &width, &poffsets,
+                          &kk, &pacc, &out_rows, &out_len, &pout_src, &py, &pb))
+        return NULL;
+    sgemm_t gemm = (sgemm_t)pgemm;
+    placing pl = {(const float *)px, c, plane, in_rows, in_len, c * in_rows * in_len,
+                  (const int64_t *)pin_dst, (float *)pbuf};
+    const float *wk = (const float *)pwk, *b = (const float *)pb;
+    const int64_t *offsets = (const int64_t *)poffsets, *out_src = (const int64_t *)pout_src;
+    float *acc = (float *)pacc, *y = (float *)py;
+    idx out_sample = o * out_rows * out_len;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx s = 0; s < n; s++) {
+        const float *pbv = place(&pl, s);
+        for (idx q = 0; q < kk; q++)
+            gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)o, (int)width, (int)c, 1.0f,
+                 wk + q * o * c, (int)c, pbv + offsets[q], (int)plane, q ? 1.0f : 0.0f, acc,
+                 (int)width);
+        float *ys = y + s * out_sample;
+        for (idx ch = 0; ch < o; ch++) {
+            const float *row = acc + ch * width;
+            float bias = b ? b[ch] : 0.0f;
+            for (idx r = 0; r < out_rows; r++) {
+                const float *from = row + out_src[r];
+                float *to = ys + (ch * out_rows + r) * out_len;
+                if (b)
+                    for (idx i = 0; i < out_len; i++) to[i] = from[i] + bias;
+                else
+                    memcpy(to, from, (size_t)out_len * 4);
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *conv_implicit_weight_grad(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, px, pin_dst, pbuf, pgy, pspread, poffsets, pout_src, pgwk;
+    idx n, c, plane, in_rows, in_len, o, width, kk, out_rows, out_len;
+    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKKnnnKK", &pgemm, &px, &n, &c, &plane,
+                          &in_rows, &in_len, &pin_dst, &pbuf, &pgy, &o, &width, &pspread,
+                          &poffsets, &kk, &out_rows, &out_len, &pout_src, &pgwk))
+        return NULL;
+    sgemm_t gemm = (sgemm_t)pgemm;
+    placing pl = {(const float *)px, c, plane, in_rows, in_len, c * in_rows * in_len,
+                  (const int64_t *)pin_dst, (float *)pbuf};
+    const float *gy = (const float *)pgy;
+    const int64_t *offsets = (const int64_t *)poffsets, *out_src = (const int64_t *)pout_src;
+    float *spread = (float *)pspread, *gwk = (float *)pgwk;
+    idx out_sample = o * out_rows * out_len;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx s = 0; s < n; s++) {
+        const float *pbv = place(&pl, s);
+        const float *gs = gy + s * out_sample;
+        for (idx ch = 0; ch < o; ch++)
+            for (idx r = 0; r < out_rows; r++)
+                memcpy(spread + ch * width + out_src[r], gs + (ch * out_rows + r) * out_len,
+                       (size_t)out_len * 4);
+        for (idx q = 0; q < kk; q++)
+            gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)o, (int)c, (int)width, 1.0f, spread,
+                 (int)width, pbv + offsets[q], (int)plane, 1.0f, gwk + q * o * c, (int)c);
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"bn_forward", bn_forward, METH_VARARGS, "Batch-norm forward of channels [c0, c1)."},
+    {"bn_backward", bn_backward, METH_VARARGS, "Batch-norm gradient of channels [c0, c1)."},
+    {"ln_forward", ln_forward, METH_VARARGS, "Layer-norm forward of rows [r0, r1)."},
+    {"ln_backward", ln_backward, METH_VARARGS, "Layer-norm gradient of rows [r0, r1)."},
+    {"lstm_forward", lstm_forward, METH_VARARGS, "An LSTM step's activations and states."},
+    {"lstm_backward", lstm_backward, METH_VARARGS, "An LSTM step's gradients."},
+    {"conv_implicit_forward", conv_implicit_forward, METH_VARARGS,
+     "Implicit-product convolution of samples."},
+    {"conv_implicit_weight_grad", conv_implicit_weight_grad, METH_VARARGS,
+     "Implicit-product weight gradient of samples, added into gwk."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cnative",
+                                    "portagrad's compiled float32 kernels.", -1, methods};
+
+PyMODINIT_FUNC PyInit__cnative(void) { return PyModule_Create(&module); }

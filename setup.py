@@ -1,0 +1,9 @@
+"""The optional compiled kernels (portagrad.xp._cnative); everything else is in
+pyproject.toml. Without a C compiler the build leaves them out and the pure paths run."""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension(
+    "portagrad.xp._cnative", ["portagrad/xp/_cnative.c"], optional=True,
+    # No fused multiply-adds: the elementwise results round as the defaults' do.
+    extra_compile_args=["-O3", "-ffp-contract=off"])])
