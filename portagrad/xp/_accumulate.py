@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ._kernels import kernel
 
 __all__ = ["accumulate"]
@@ -37,6 +39,12 @@ def _accumulate_numpy(xp: Any, total: Any, term: Any) -> Any:
     if (total.ndim >= 2 and term.ndim == total.ndim and total.flags.f_contiguous
             and not total.flags.c_contiguous and term.flags.c_contiguous):
         return term + total
+    if (total.shape == term.shape and total.dtype == term.dtype and total.flags.c_contiguous
+            and term.flags.c_contiguous):
+        from ._threads import elementwise_in_parts
+
+        if elementwise_in_parts(np.add, total, total, term):  # runs, one per thread
+            return total
     total += term
     return total
 

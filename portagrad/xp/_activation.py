@@ -16,14 +16,32 @@ import numpy as np
 
 from ._kernels import kernel
 from ._mkl import vector_function
+from ._native import fits_f32, native
 from ._special import erf
 
-__all__ = ["relu_grad", "gelu", "gelu_slope", "sigmoid"]
+__all__ = ["relu", "relu_grad", "gelu", "gelu_slope", "sigmoid"]
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # Elements per block: a block's float32 buffers (four at most) stay in a 1 MB L2.
 GELU_BLOCK = 1 << 16
+
+
+@kernel
+def relu(xp: Any, x: Any) -> Any:
+    """``max(x, 0)``, NaN kept (a ``where`` on ``x > 0`` would turn it into 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._activation import relu
+    >>> with pure_standard():
+    ...     relu(xp, np.array([-1.0, 2.0, np.nan])).tolist()
+    [0.0, 2.0, nan]
+    """
+    return xp.maximum(x, xp.zeros((), dtype=x.dtype, device=x.device))
 
 
 @kernel
@@ -44,9 +62,44 @@ def relu_grad(xp: Any, gy: Any, y: Any) -> Any:
 
 
 # -- fast paths (attached by portagrad.xp._fastpaths) --------------------------------------
+def _contiguous_pair(a: Any, b: Any) -> bool:
+    return (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape
+            and a.flags.c_contiguous and b.flags.c_contiguous)
+
+
+def _relu_numpy(xp: Any, x: Any) -> Any:
+    # On several threads a large array splits into runs, one per thread.
+    if (type(x) is not np.ndarray or not x.flags.c_contiguous
+            or not np.issubdtype(x.dtype, np.floating)):
+        return NotImplemented
+    from ._threads import elementwise_in_parts
+
+    zero = np.zeros((), dtype=x.dtype)
+    y = np.empty_like(x)
+    if not elementwise_in_parts(lambda a, out: np.maximum(a, zero, out=out), y, x):
+        np.maximum(x, zero, out=y)
+    return y
+
+
+def _relu_mask(gy: Any, y: Any, out: Any) -> Any:
+    # NumPy multiplies by a boolean mask directly: no float copy of the mask. The
+    # compiled loop makes one pass without the mask at all.
+    lib = native()
+    if lib is not None and fits_f32(gy, y, out):
+        lib.relu_grad(gy.ctypes.data, y.ctypes.data, out.ctypes.data, out.size)
+        return out
+    return np.multiply(gy, y > 0, out=out)
+
+
 def _relu_grad_numpy(xp: Any, gy: Any, y: Any) -> Any:
-    # NumPy multiplies by a boolean mask directly: no float copy of the mask.
-    return np.multiply(gy, y > 0)
+    if not (_contiguous_pair(gy, y) and gy.dtype == y.dtype):
+        return np.multiply(gy, y > 0)
+    from ._threads import elementwise_in_parts
+
+    out = np.empty_like(gy)
+    if not elementwise_in_parts(_relu_mask, out, gy, y):
+        _relu_mask(gy, y, out)
+    return out
 
 
 def _relu_grad_cupy(xp: Any, gy: Any, y: Any) -> Any:

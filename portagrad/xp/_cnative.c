@@ -292,6 +292,23 @@ static PyObject *ln_backward(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- ReLU's gradient: gy where y > 0, else 0 (times the mask, so NaN or inf in gy still
+ * gives NaN where y <= 0, as the default's product does) ---------------------------------- */
+
+WIDE static void run_relu_grad(const float *gy, const float *y, float *out, idx n) {
+    for (idx i = 0; i < n; i++) out[i] = gy[i] * (y[i] > 0.0f ? 1.0f : 0.0f);
+}
+
+static PyObject *relu_grad(PyObject *self, PyObject *args) {
+    uintptr_t pgy, py, pout;
+    idx n;
+    if (!PyArg_ParseTuple(args, "KKKn", &pgy, &py, &pout, &n)) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    run_relu_grad((const float *)pgy, (const float *)py, (float *)pout, n);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 /* -- an LSTM step on (N, 4H) gate pre-activations [i, f, g, o] ------------------------- */
 
 static inline float sigmoid_f(float x) {
@@ -467,6 +484,7 @@ static PyMethodDef methods[] = {
     {"bn_backward", bn_backward, METH_VARARGS, "Batch-norm gradient of channels [c0, c1)."},
     {"ln_forward", ln_forward, METH_VARARGS, "Layer-norm forward of rows [r0, r1)."},
     {"ln_backward", ln_backward, METH_VARARGS, "Layer-norm gradient of rows [r0, r1)."},
+    {"relu_grad", relu_grad, METH_VARARGS, "ReLU's gradient from its output."},
     {"lstm_forward", lstm_forward, METH_VARARGS, "An LSTM step's activations and states."},
     {"lstm_backward", lstm_backward, METH_VARARGS, "An LSTM step's gradients."},
     {"conv_implicit_forward", conv_implicit_forward, METH_VARARGS,

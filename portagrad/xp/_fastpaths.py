@@ -41,6 +41,7 @@ __all__ = ["FAST_PATHS", "install"]
 FAST_PATHS: tuple[tuple[Kernel, str, Callable[..., Any]], ...] = (
     # kernel                             library  implementation
     (_accumulate.accumulate,              "numpy", _accumulate._accumulate_numpy),
+    (_activation.relu,                    "numpy", _activation._relu_numpy),
     (_activation.relu_grad,               "numpy", _activation._relu_grad_numpy),
     (_activation.relu_grad,               "cupy",  _activation._relu_grad_cupy),
     (_activation.gelu,                    "numpy", _activation._gelu_numpy),

@@ -12,7 +12,8 @@ The defaults build the window columns by shifted slices and use ``argmax`` (the
 reference). The NumPy and CuPy fast paths of the forward and the gradient never build
 columns: the maximum is a chain of ``maximum`` over one strided slice per kernel offset,
 and the winner of each window is found by comparing those slices with the maximum, offset
-by offset. The gather runs only in second and higher derivatives and keeps its default.
+by offset. On several threads NumPy's batch splits into parts of whole samples, one per
+thread. The gather runs only in second and higher derivatives and keeps its default.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import itertools
 from typing import Any
 
 from ._conv import _col2im, _im2col, _offset_key, _out_shape
-from ._conv_fast import _chunk
+from ._conv_fast import _chunk, _in_parts, _parts
 from ._kernels import kernel
 from ._namespace import ndarray_module
 
@@ -134,11 +135,15 @@ def _max_pool_forward_fast(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tu
     xpad = _padded(m, x, pad, -m.inf)
     keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
     y = m.empty(tuple(x.shape[:2]) + out, dtype=x.dtype)
-    for n0, n1 in _samples(m, xpad):
-        yc, xc = y[n0:n1], xpad[n0:n1]
-        yc[...] = xc[keys[0]]
-        for key in keys[1:]:
-            m.maximum(yc, xc[key], out=yc)
+
+    def run(part: slice) -> None:
+        for n0, n1 in _samples(m, xpad[part]):
+            yc, xc = y[part][n0:n1], xpad[part][n0:n1]
+            yc[...] = xc[keys[0]]
+            for key in keys[1:]:
+                m.maximum(yc, xc[key], out=yc)
+
+    _in_parts(_parts(m, x.shape[0]), run)
     return y
 
 
@@ -150,13 +155,18 @@ def _max_pool_grad_fast(xp: Any, x: Any, y: Any, gy: Any, ksize: tuple, stride: 
     tiles = _tiles(tuple(xpad.shape[2:]), out, ksize, stride, dilation)
     # Windows that tile the input write every element once: no zero fill, no adds.
     gx = (m.empty if tiles else m.zeros)(xpad.shape, dtype=gy.dtype)
-    for n0, n1 in _samples(m, xpad):
-        gxc, gyc = gx[n0:n1], gy[n0:n1]
-        for won, key in _winners(m, xpad[n0:n1], y[n0:n1], keys):
-            if tiles:
-                m.multiply(gyc, won, out=gxc[key])
-            else:
-                gxc[key] += gyc * won
+
+    def run(part: slice) -> None:
+        xs, ys, gxs, gys = xpad[part], y[part], gx[part], gy[part]
+        for n0, n1 in _samples(m, xs):
+            gxc, gyc = gxs[n0:n1], gys[n0:n1]
+            for won, key in _winners(m, xs[n0:n1], ys[n0:n1], keys):
+                if tiles:
+                    m.multiply(gyc, won, out=gxc[key])
+                else:
+                    gxc[key] += gyc * won
+
+    _in_parts(_parts(m, x.shape[0]), run)
     if xpad is x:
         return gx
     crop = (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in

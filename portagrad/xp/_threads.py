@@ -12,6 +12,7 @@ threads than on one.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections.abc import Callable
@@ -20,7 +21,11 @@ from typing import Any
 
 from ._openblas import blas_threads, one_blas_thread
 
-__all__ = ["threads", "parts", "in_parts"]
+__all__ = ["threads", "parts", "in_parts", "elementwise_in_parts", "ELEMENTWISE_PART"]
+
+# Elements each part of a split elementwise operation gets at least: below, one call on
+# one thread costs less than handing parts to the pool (some 20 us).
+ELEMENTWISE_PART = 1 << 17
 
 
 class _Pool:
@@ -98,9 +103,36 @@ def in_parts(slices: list[slice], fn: Callable[[slice], Any]) -> list[Any]:
         return [_inside(fn, slices[0])]
     pool = _POOL.get(len(slices) - 1)
     with one_blas_thread():
-        futures = [pool.submit(_inside, fn, part) for part in slices[1:]]
+        # Each part in a copy of the caller's context: NumPy's errstate (a context
+        # variable) then holds on the pool's threads as on the caller's.
+        futures = [pool.submit(contextvars.copy_context().run, _inside, fn, part)
+                   for part in slices[1:]]
         try:
             first = _inside(fn, slices[0])
         finally:
             wait(futures)  # none still runs once OpenBLAS's count is restored
         return [first] + [f.result() for f in futures]
+
+
+def elementwise_in_parts(fn: Callable[..., Any], out: Any, *arrays: Any) -> bool:
+    """``fn(*arrays, out=out)`` for NumPy ufunc-like ``fn`` over equal-shaped C-ordered
+    arrays, split along their flat layout into one run per thread; False (nothing done)
+    where one thread would do it all: one thread set, or fewer than two parts' worth of
+    elements. NumPy releases the interpreter's lock inside each run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.xp._threads import elementwise_in_parts
+    >>> out = np.empty(3)
+    >>> elementwise_in_parts(np.add, out, np.ones(3), np.ones(3))  # too small to split
+    False
+    """
+    n = out.size
+    k = min(threads(), n // ELEMENTWISE_PART)
+    if k < 2:
+        return False
+    flat = [a.reshape(-1) for a in arrays]
+    dest = out.reshape(-1)
+    in_parts(parts(n, k), lambda s: fn(*(a[s] for a in flat), out=dest[s]))
+    return True

@@ -23,6 +23,7 @@ from ...tape._variable import Variable, _fresh
 from ...xp import ensure_array
 from ...xp._activation import gelu as _gelu_kernel
 from ...xp._activation import gelu_slope as _gelu_slope_kernel
+from ...xp._activation import relu as _relu_kernel
 from ...xp._activation import relu_grad as _relu_grad_kernel
 from ...xp._activation import sigmoid as _sigmoid_kernel
 from ...xp._special import erf as _erf_kernel
@@ -39,8 +40,7 @@ __all__ = ["relu", "gelu", "sigmoid", "log_sigmoid", "softplus", "softsign", "so
 
 @primitive(saves="outputs", elementwise=True)
 def _relu(xp: Any, x: Any) -> Any:
-    # maximum keeps NaN (a where on x > 0 would turn it into 0) and makes one pass.
-    return xp.maximum(x, xp.zeros((), dtype=x.dtype, device=x.device))
+    return _relu_kernel(xp, x)
 
 
 @_relu.defvjp
