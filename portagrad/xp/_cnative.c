@@ -87,8 +87,8 @@ WIDE static void run_grad_sums(const float *g, const float *x, idx n, float m, d
 }
 
 /* y = (x - m) * k (+ b) */
-WIDE static void run_affine(const float *x, float *y, idx n, float m, float k, float b,
-                            int has_b) {
+WIDE static void run_affine(const float *restrict x, float *restrict y, idx n, float m,
+                            float k, float b, int has_b) {
     if (has_b) {
         for (idx i = 0; i < n; i++) {
             float t = x[i] - m;
@@ -104,8 +104,8 @@ WIDE static void run_affine(const float *x, float *y, idx n, float m, float k, f
 }
 
 /* gx = (x - m) * a - s + g * k */
-WIDE static void run_bn_gx(const float *g, const float *x, float *gx, idx n, float m,
-                           float a, float s, float k) {
+WIDE static void run_bn_gx(const float *restrict g, const float *restrict x,
+                           float *restrict gx, idx n, float m, float a, float s, float k) {
     for (idx i = 0; i < n; i++) {
         float t = x[i] - m;
         t = t * a;
@@ -201,6 +201,35 @@ static PyObject *bn_backward(PyObject *self, PyObject *args) {
 
 /* -- layer normalization over rows (M, K) ----------------------------------------------- */
 
+/* y = (x - m) * rs (* w) (+ b) */
+WIDE static void ln_row(const float *restrict x, const float *restrict w,
+                        const float *restrict b, float *restrict y, idx k, float m, float rs) {
+    if (w && b)
+        for (idx i = 0; i < k; i++) {
+            float t = x[i] - m;
+            t = t * rs;
+            t = t * w[i];
+            y[i] = t + b[i];
+        }
+    else if (w)
+        for (idx i = 0; i < k; i++) {
+            float t = x[i] - m;
+            t = t * rs;
+            y[i] = t * w[i];
+        }
+    else if (b)
+        for (idx i = 0; i < k; i++) {
+            float t = x[i] - m;
+            t = t * rs;
+            y[i] = t + b[i];
+        }
+    else
+        for (idx i = 0; i < k; i++) {
+            float t = x[i] - m;
+            y[i] = t * rs;
+        }
+}
+
 static PyObject *ln_forward(PyObject *self, PyObject *args) {
     uintptr_t px, pw, pb, py, pmean, prstd;
     idx k, r0, r1;
@@ -220,13 +249,7 @@ static PyObject *ln_forward(PyObject *self, PyObject *args) {
         float rs = (float)(1.0 / sqrt(m2 / (double)k + eps));
         mean[r] = mf;
         rstd[r] = rs;
-        for (idx i = 0; i < k; i++) {
-            float t = xr[i] - mf;
-            t = t * rs;
-            if (w) t = t * w[i];
-            if (b) t = t + b[i];
-            yr[i] = t;
-        }
+        ln_row(xr, w, b, yr, k, mf, rs);
     }
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
@@ -295,8 +318,12 @@ static PyObject *ln_backward(PyObject *self, PyObject *args) {
 /* -- ReLU's gradient: gy where y > 0, else 0 (times the mask, so NaN or inf in gy still
  * gives NaN where y <= 0, as the default's product does) ---------------------------------- */
 
-WIDE static void run_relu_grad(const float *gy, const float *y, float *out, idx n) {
-    for (idx i = 0; i < n; i++) out[i] = gy[i] * (y[i] > 0.0f ? 1.0f : 0.0f);
+WIDE static void run_relu_grad(const float *restrict gy, const float *restrict y,
+                               float *restrict out, idx n) {
+    for (idx i = 0; i < n; i++) {
+        float m = (float)(y[i] > 0.0f); /* a mask, not a branch: the loop vectorizes */
+        out[i] = gy[i] * m;
+    }
 }
 
 static PyObject *relu_grad(PyObject *self, PyObject *args) {
@@ -318,29 +345,62 @@ static inline float sigmoid_f(float x) {
     return x >= 0.0f ? r : e * r;
 }
 
-static PyObject *lstm_forward(PyObject *self, PyObject *args) {
-    uintptr_t pgates, pc_prev, pact, pc, ptc, ph;
-    idx n, h;
-    if (!PyArg_ParseTuple(args, "KKKKKKnn", &pgates, &pc_prev, &pact, &pc, &ptc, &ph, &n, &h))
-        return NULL;
-    const float *gates = (const float *)pgates, *c_prev = (const float *)pc_prev;
-    float *act = (float *)pact, *c = (float *)pc, *tc = (float *)ptc, *hh = (float *)ph;
-    Py_BEGIN_ALLOW_THREADS
+typedef void (*vml_t)(int, const float *, float *, long long);
+
+/* act = [sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)] per row; with MKL's vector exp and
+ * tanh (vexp, vtanh: not NULL) the transcendental parts run on them, a row's blocks at a
+ * time, else on the C library's expf and tanhf */
+static void lstm_acts(const float *gates, float *act, idx n, idx h, vml_t vexp, vml_t vtanh,
+                      long long mode) {
     for (idx r = 0; r < n; r++) {
         const float *gr = gates + r * 4 * h;
         float *ar = act + r * 4 * h;
-        for (idx j = 0; j < 2 * h; j++) ar[j] = sigmoid_f(gr[j]);
-        for (idx j = 2 * h; j < 3 * h; j++) ar[j] = tanhf(gr[j]);
-        for (idx j = 3 * h; j < 4 * h; j++) ar[j] = sigmoid_f(gr[j]);
+        if (!vexp) {
+            for (idx j = 0; j < 2 * h; j++) ar[j] = sigmoid_f(gr[j]);
+            for (idx j = 2 * h; j < 3 * h; j++) ar[j] = tanhf(gr[j]);
+            for (idx j = 3 * h; j < 4 * h; j++) ar[j] = sigmoid_f(gr[j]);
+            continue;
+        }
+        for (idx j = 0; j < 4 * h; j++) ar[j] = -fabsf(gr[j]);
+        vexp((int)(2 * h), ar, ar, mode);
+        vtanh((int)h, gr + 2 * h, ar + 2 * h, mode);
+        vexp((int)h, ar + 3 * h, ar + 3 * h, mode);
+        for (idx j = 0; j < 4 * h; j++) {
+            if (j == 2 * h) j = 3 * h;
+            float e = ar[j];
+            float q = 1.0f / (1.0f + e);
+            ar[j] = gr[j] >= 0.0f ? q : e * q;
+        }
+    }
+}
+
+static PyObject *lstm_forward(PyObject *self, PyObject *args) {
+    uintptr_t pgates, pc_prev, pact, pc, ptc, ph, pexp, ptanh;
+    idx n, h;
+    long long mode;
+    if (!PyArg_ParseTuple(args, "KKKKKKnnKKL", &pgates, &pc_prev, &pact, &pc, &ptc, &ph, &n,
+                          &h, &pexp, &ptanh, &mode))
+        return NULL;
+    const float *gates = (const float *)pgates, *c_prev = (const float *)pc_prev;
+    float *act = (float *)pact, *c = (float *)pc, *tc = (float *)ptc, *hh = (float *)ph;
+    vml_t vexp = (pexp && ptanh) ? (vml_t)pexp : NULL, vtanh = (vml_t)ptanh;
+    Py_BEGIN_ALLOW_THREADS
+    lstm_acts(gates, act, n, h, vexp, vtanh, mode);
+    for (idx r = 0; r < n; r++) {
+        const float *ar = act + r * 4 * h;
         for (idx j = 0; j < h; j++) {
             idx q = r * h + j;
             float cv = ar[h + j] * c_prev[q];
-            cv = cv + ar[j] * ar[2 * h + j];
-            float t = tanhf(cv);
-            c[q] = cv;
-            tc[q] = t;
-            hh[q] = ar[3 * h + j] * t;
+            c[q] = cv + ar[j] * ar[2 * h + j];
         }
+    }
+    if (vexp)
+        vtanh((int)(n * h), c, tc, mode);
+    else
+        for (idx q = 0; q < n * h; q++) tc[q] = tanhf(c[q]);
+    for (idx r = 0; r < n; r++) {
+        const float *ar = act + r * 4 * h;
+        for (idx j = 0; j < h; j++) hh[r * h + j] = ar[3 * h + j] * tc[r * h + j];
     }
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;

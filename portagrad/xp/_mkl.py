@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["library", "set_mkl", "mkl_in_use", "why_declined", "gemm", "product",
+__all__ = ["library", "set_mkl", "mkl_in_use", "why_declined", "gemm", "vector_address",
+           "product",
            "product_into", "stacked_product", "vector_math", "vector_function",
            "VECTOR_FUNCTIONS"]
 
@@ -537,6 +538,29 @@ def vector_function(name: str, dtype: Any) -> Any:
         _vector_call(fn, x, out)
 
     return call
+
+
+def vector_address(name: str, dtype: Any) -> tuple[int, int]:
+    """The address of MKL's vector function ``name`` for ``dtype`` (C signature
+    ``(int n, const T *a, T *y, int64 mode)``) and the mode to pass it, for compiled loops;
+    ``(0, 0)`` where MKL is not in use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from portagrad.xp._mkl import vector_address
+    >>> address, mode = vector_address("exp", np.dtype(np.float32))
+    >>> address == 0 or mode != 0
+    True
+    """
+    if _kernels() is None:
+        return 0, 0
+    fn = _STATE.vector.get((name, np.dtype(dtype)))
+    if fn is None:
+        return 0, 0
+    import ctypes
+
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0, _VML_MODE
 
 
 def _vector_call(fn: Any, x: np.ndarray, out: np.ndarray) -> None:
