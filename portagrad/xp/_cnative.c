@@ -1,6 +1,7 @@
 /* Compiled float32 kernels for NumPy arrays: batch and layer normalization with their
  * gradients, the loops of the implicit-product convolutions (the GEMMs are MKL's, passed
- * in by address) and the pointwise part of an LSTM step forward and backward.
+ * in by address), scaled dot-product attention forward and backward (its products and
+ * exp on MKL too) and the pointwise part of an LSTM step forward and backward.
  *
  * Every function takes raw addresses and sizes from portagrad.xp._native, which checks
  * dtypes, shapes and contiguity before calling; each runs without the GIL, so a caller's
@@ -445,6 +446,127 @@ static PyObject *lstm_backward(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- scaled dot-product attention over a range of batch items [b0, b1) -----------------
+ * q (B, L, D), k (B, S, D), v (B, S, Dv), the probabilities p (B, L, S), the output
+ * (B, L, Dv); an additive (L, S) mask or none, and causal masking of keys after the
+ * query. The products are MKL's (by address), the exp its vector function. */
+
+/* a row of scores: scaled, keys from ``keep`` on masked (-inf), the mask row added, the
+ * row's maximum subtracted (NaN if any is NaN, as NumPy's max) */
+WIDE static void score_row(float *restrict row, idx n, float sc, const float *restrict mask,
+                           idx keep) {
+    for (idx j = 0; j < n; j++) row[j] = row[j] * sc;
+    for (idx j = keep; j < n; j++) row[j] = -INFINITY;
+    if (mask)
+        for (idx j = 0; j < n; j++) row[j] = row[j] + mask[j];
+    float mx[LANES], nan[LANES];
+    for (int j = 0; j < LANES; j++) mx[j] = -INFINITY, nan[j] = 0.0f;
+    idx i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            float a = row[i + j];
+            mx[j] = a > mx[j] ? a : mx[j];
+            nan[j] = a != a ? 1.0f : nan[j];
+        }
+    float m = -INFINITY, any_nan = 0.0f;
+    for (int j = 0; j < LANES; j++) {
+        m = mx[j] > m ? mx[j] : m;
+        any_nan = nan[j] > any_nan ? nan[j] : any_nan;
+    }
+    for (; i < n; i++) {
+        m = row[i] > m ? row[i] : m;
+        if (row[i] != row[i]) any_nan = 1.0f;
+    }
+    if (any_nan != 0.0f) m = NAN;
+    for (idx j = 0; j < n; j++) row[j] = row[j] - m;
+}
+
+/* ds = (ds - sum(ds * p)) * p * scale, one row */
+WIDE static void ds_row(float *restrict row, const float *restrict p, idx n, float sc) {
+    float acc[LANES] = {0};
+    idx i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) acc[j] += row[i + j] * p[i + j];
+    double dot = 0.0;
+    for (int j = 0; j < LANES; j++) dot += acc[j];
+    for (; i < n; i++) dot += (double)row[i] * p[i];
+    float fd = (float)dot;
+    for (idx j = 0; j < n; j++) {
+        float t = row[j] - fd;
+        t = t * p[j];
+        row[j] = t * sc;
+    }
+}
+
+static PyObject *attention_forward(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, pq, pk, pv, pmask, pp, pout, pexp;
+    idx b0, b1, L, S, D, Dv;
+    double scale;
+    int causal;
+    long long mode;
+    if (!PyArg_ParseTuple(args, "KKKKKKKnnnnnndiKL", &pgemm, &pq, &pk, &pv, &pmask, &pp, &pout,
+                          &b0, &b1, &L, &S, &D, &Dv, &scale, &causal, &pexp, &mode))
+        return NULL;
+    sgemm_t gemm = (sgemm_t)pgemm;
+    vml_t vexp = (vml_t)pexp;
+    const float *q = (const float *)pq, *k = (const float *)pk, *v = (const float *)pv,
+                *mask = (const float *)pmask;
+    float *p = (float *)pp, *out = (float *)pout;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx b = b0; b < b1; b++) {
+        float *pb = p + b * L * S;
+        gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)D, 1.0f, q + b * L * D, (int)D,
+             k + b * S * D, (int)D, 0.0f, pb, (int)S);
+        for (idx i = 0; i < L; i++)
+            score_row(pb + i * S, S, (float)scale, mask ? mask + i * S : NULL,
+                      causal ? i + 1 : S);
+        vexp((int)(L * S), pb, pb, mode);
+        for (idx i = 0; i < L; i++) {
+            float *row = pb + i * S;
+            float fs = (float)run_sum(row, S);
+            for (idx j = 0; j < S; j++) row[j] = row[j] / fs;
+        }
+        gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)Dv, (int)S, 1.0f, pb, (int)S,
+             v + b * S * Dv, (int)Dv, 0.0f, out + b * L * Dv, (int)Dv);
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* gv = p^T g, ds = p * (g v^T - rowsum(p * g v^T)) * scale, gq = ds k, gk = ds^T q; each
+ * output pointer may be 0 (not wanted); ds is a (L, S) scratch of the part's own */
+static PyObject *attention_backward(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, pq, pk, pv, pp, pg, pgq, pgk, pgv, pds;
+    idx b0, b1, L, S, D, Dv;
+    double scale;
+    if (!PyArg_ParseTuple(args, "KKKKKKKKKKnnnnnnd", &pgemm, &pq, &pk, &pv, &pp, &pg, &pgq,
+                          &pgk, &pgv, &pds, &b0, &b1, &L, &S, &D, &Dv, &scale))
+        return NULL;
+    sgemm_t gemm = (sgemm_t)pgemm;
+    const float *q = (const float *)pq, *k = (const float *)pk, *v = (const float *)pv,
+                *p = (const float *)pp, *g = (const float *)pg;
+    float *gq = (float *)pgq, *gk = (float *)pgk, *gv = (float *)pgv, *ds = (float *)pds;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx b = b0; b < b1; b++) {
+        const float *pb = p + b * L * S, *gb = g + b * L * Dv;
+        if (gv)
+            gemm(ROW_MAJOR, TRANS, NO_TRANS, (int)S, (int)Dv, (int)L, 1.0f, pb, (int)S, gb,
+                 (int)Dv, 0.0f, gv + b * S * Dv, (int)Dv);
+        if (!gq && !gk) continue;
+        gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)Dv, 1.0f, gb, (int)Dv,
+             v + b * S * Dv, (int)Dv, 0.0f, ds, (int)S);
+        for (idx i = 0; i < L; i++) ds_row(ds + i * S, pb + i * S, S, (float)scale);
+        if (gq)
+            gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)D, (int)S, 1.0f, ds, (int)S,
+                 k + b * S * D, (int)D, 0.0f, gq + b * L * D, (int)D);
+        if (gk)
+            gemm(ROW_MAJOR, TRANS, NO_TRANS, (int)S, (int)D, (int)L, 1.0f, ds, (int)S,
+                 q + b * L * D, (int)D, 0.0f, gk + b * S * D, (int)D);
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 /* -- implicit-product convolutions ------------------------------------------------------
  * A sample (C, *spatial) is placed in a zero-bordered (C, plane) buffer by rows: row r of
  * a channel (``in_len`` values) goes to ``in_dst[r]`` of its plane. The output positions
@@ -547,6 +669,8 @@ static PyMethodDef methods[] = {
     {"relu_grad", relu_grad, METH_VARARGS, "ReLU's gradient from its output."},
     {"lstm_forward", lstm_forward, METH_VARARGS, "An LSTM step's activations and states."},
     {"lstm_backward", lstm_backward, METH_VARARGS, "An LSTM step's gradients."},
+    {"attention_forward", attention_forward, METH_VARARGS, "Attention of batch items."},
+    {"attention_backward", attention_backward, METH_VARARGS, "Attention's gradients."},
     {"conv_implicit_forward", conv_implicit_forward, METH_VARARGS,
      "Implicit-product convolution of samples."},
     {"conv_implicit_weight_grad", conv_implicit_weight_grad, METH_VARARGS,

@@ -21,6 +21,7 @@ from typing import Any
 from . import (
     _accumulate,
     _activation,
+    _attention,
     _batchnorm,
     _complex_special,
     _conv,
@@ -51,6 +52,8 @@ FAST_PATHS: tuple[tuple[Kernel, str, Callable[..., Any]], ...] = (
     (_complex_special.expm1,              "cupy",  _complex_special._expm1_numpy_like),
     (_complex_special.tanh,               "numpy", _complex_special._tanh_numpy_like),
     (_complex_special.tanh,               "cupy",  _complex_special._tanh_numpy_like),
+    (_attention.sdpa_forward,             "numpy", _attention._sdpa_forward_numpy),
+    (_attention.sdpa_backward,            "numpy", _attention._sdpa_backward_numpy),
     (_batchnorm.bn_forward,               "numpy", _batchnorm._bn_forward_numpy),
     (_batchnorm.bn_backward,              "numpy", _batchnorm._bn_backward_numpy),
     (_conv.conv_forward,                  "numpy", _conv_fast._conv_forward_fast),

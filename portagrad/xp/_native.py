@@ -3,7 +3,8 @@
 present).
 
 They serve the NumPy fast paths of batch and layer normalization (forward and gradient),
-of an LSTM step's pointwise part, and the loops of the implicit-product convolutions,
+of scaled dot-product attention, of an LSTM step's pointwise part, and the loops of the
+implicit-product convolutions,
 which call MKL's GEMM by address: in Python each of those loops cost a few microseconds
 per sample and offset, and held the interpreter's lock between products, so two threads
 waited on each other. Each function

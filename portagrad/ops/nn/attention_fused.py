@@ -9,10 +9,10 @@ inputs); the backward is the closed form
     gv = p^T go,   ds = p * (go v^T - rowsum(p * go v^T)) * scale,
     gq = ds k,     gk = ds^T q
 
-on raw arrays. With ``create_graph`` the same formula is built from portagrad ops on the
-inputs (the probabilities recomputed as functions of them), so every order of derivative
-stays exact. The mask is a constant of the node: boolean (``True`` takes part) or
-floating (added to the scores).
+on raw arrays (the kernels of :mod:`portagrad.xp._attention`). With ``create_graph`` the
+same formula is built from portagrad ops on the inputs (the probabilities recomputed as
+functions of them), so every order of derivative stays exact. The mask is a constant of
+the node: boolean (``True`` takes part) or floating (added to the scores).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 from ...tape import primitive
 from ...tape._variable import Variable, _fresh
+from ...xp._attention import sdpa_backward, sdpa_forward
 from .._core import wrap
 from ..std.elementwise import where
 from ..std.linalg.products import matmul
@@ -32,40 +33,15 @@ from .activation import _softmax
 __all__ = ["attention_fused", "fusable_mask"]
 
 
-def _masked_scores(xp: Any, q: Any, k: Any, scale: float, mask: Any, keep: bool,
-                   causal: bool) -> Any:
-    s = q @ k.mT
-    s *= scale  # rebinds on immutable libraries (JAX)
-    n_l, n_s = s.shape[-2], s.shape[-1]
-    if causal:
-        tri = xp.tril(xp.ones((n_l, n_s), dtype=xp.bool, device=s.device))
-        s = xp.where(tri, s, xp.asarray(-math.inf, dtype=s.dtype, device=s.device))
-    if mask is not None:
-        if keep:
-            s = xp.where(mask, s, xp.asarray(-math.inf, dtype=s.dtype, device=s.device))
-        else:
-            s += mask
-    return s
-
-
-def _softmax_inplace(xp: Any, s: Any) -> Any:
-    """Softmax over the last axis of ``s`` (a new array of its own), written into it where
-    the library allows: what the softmax primitive computes, NaN rows included."""
-    s -= xp.max(s, axis=-1, keepdims=True)
-    e = xp.exp(s)
-    e /= xp.sum(e, axis=-1, keepdims=True)
-    return e
-
-
 @primitive(saves="inputs")
 def _sdpa(xp: Any, q: Any, k: Any, v: Any, *, scale: float, mask: Any, keep: bool,
           causal: bool, cache: list) -> Any:
     """``softmax(q k^T * scale, masked) v``; the probabilities go into ``cache`` for the
     raw-array gradient."""
-    p = _softmax_inplace(xp, _masked_scores(xp, q, k, scale, mask, keep, causal))
+    out, p = sdpa_forward(xp, q, k, v, scale, mask, keep, causal)
     cache.clear()
     cache.append(p)
-    return p @ v
+    return out
 
 
 def _probs(q: Variable, k: Variable, p: dict) -> Variable:
@@ -107,21 +83,9 @@ def _(ctx: Any, go: Variable) -> tuple:
     e = ctx.edges
     p = ctx.params
     xp = ctx.xp
-    pr = p["cache"][0]
-    g = go.array
-    gq = gk = gv = None
-    if e[2] is not None:
-        gv = _fresh(pr.mT @ g, xp)
-    if e[0] is not None or e[1] is not None:
-        ds = g @ v.mT
-        ds -= xp.expand_dims(xp.vecdot(ds, pr), axis=-1)
-        ds *= pr
-        ds *= p["scale"]
-        if e[0] is not None:
-            gq = _fresh(ds @ k, xp)
-        if e[1] is not None:
-            gk = _fresh(ds.mT @ q, xp)
-    return gq, gk, gv
+    grads = sdpa_backward(xp, q, k, v, p["cache"][0], go.array, p["scale"],
+                          tuple(a is not None for a in e))
+    return tuple(None if a is None else _fresh(a, xp) for a in grads)
 
 
 @_sdpa.defjvp

@@ -1,0 +1,200 @@
+"""Kernels of scaled dot-product attention on raw arrays: the forward with its
+probabilities, and the closed-form gradient (the primitive is in
+:mod:`portagrad.ops.nn.attention_fused`).
+
+The defaults are pure standard: the scores' product, the scale, the causal and given
+masks and the softmax each over the whole ``(..., L, S)`` array, in place where the
+library allows. NumPy's fast path of float32 attention with no mask or an additive one
+shared by every batch item runs the compiled loops of :mod:`portagrad.xp._native` one batch
+item (one head of one sample) at a time, its scores still in cache from the product that
+wrote them to the one that reads them, the items split over threads; its products are
+MKL's and its exp MKL's vector function, so it needs MKL in use.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._kernels import kernel
+from ._mkl import gemm, vector_address
+from ._native import address, native
+
+__all__ = ["sdpa_forward", "sdpa_backward"]
+
+
+@kernel
+def sdpa_forward(xp: Any, q: Any, k: Any, v: Any, scale: float, mask: Any, keep: bool,
+                 causal: bool) -> tuple:
+    """``(softmax(q k^T * scale, masked) v, the probabilities)`` for ``q`` ``(..., L, D)``,
+    ``k`` ``(..., S, D)`` and ``v`` ``(..., S, Dv)``; ``mask`` None or broadcasting to
+    ``(..., L, S)`` (boolean with ``keep``: ``True`` takes part; else added), ``causal``
+    masks the keys after each query. A row with every key masked gives NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._attention import sdpa_forward
+    >>> q = np.zeros((1, 2, 4))
+    >>> with pure_standard():
+    ...     out, p = sdpa_forward(xp, q, q, np.array([[[1.0], [3.0]]]), 0.5, None, False,
+    ...                           True)
+    >>> out.ravel().tolist(), p.tolist()
+    ([1.0, 2.0], [[[1.0, 0.0], [0.5, 0.5]]])
+    """
+    s = q @ k.mT
+    s *= scale  # rebinds on immutable libraries (JAX)
+    n_l, n_s = s.shape[-2], s.shape[-1]
+    if causal:
+        tri = xp.tril(xp.ones((n_l, n_s), dtype=xp.bool, device=s.device))
+        s = xp.where(tri, s, xp.asarray(-math.inf, dtype=s.dtype, device=s.device))
+    if mask is not None:
+        if keep:
+            s = xp.where(mask, s, xp.asarray(-math.inf, dtype=s.dtype, device=s.device))
+        else:
+            s += mask
+    s -= xp.max(s, axis=-1, keepdims=True)
+    p = xp.exp(s)
+    p /= xp.sum(p, axis=-1, keepdims=True)
+    return p @ v, p
+
+
+@kernel
+def sdpa_backward(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale: float,
+                  want: tuple) -> tuple:
+    """``(gq, gk, gv)`` of :func:`sdpa_forward` at the cotangent ``g`` of its output, from
+    its probabilities ``p``; ``want`` says which (the others are None):
+    ``gv = p^T g``, ``ds = p * (g v^T - rowsum(p * g v^T)) * scale``, ``gq = ds k``,
+    ``gk = ds^T q``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp import pure_standard
+    >>> from portagrad.xp._attention import sdpa_backward
+    >>> q, p = np.zeros((1, 2, 1)), np.full((1, 2, 2), 0.5)
+    >>> with pure_standard():
+    ...     gq, gk, gv = sdpa_backward(xp, q, q, np.array([[[1.0], [3.0]]]), p,
+    ...                                np.ones((1, 2, 1)), 1.0, (True, False, True))
+    >>> gq.ravel().tolist(), gk, gv.ravel().tolist()
+    ([0.0, 0.0], None, [1.0, 1.0])
+    """
+    gq = gk = gv = None
+    if want[2]:
+        gv = p.mT @ g
+    if want[0] or want[1]:
+        ds = g @ v.mT
+        ds -= xp.expand_dims(xp.vecdot(ds, p), axis=-1)
+        ds *= p
+        ds *= scale
+        if want[0]:
+            gq = ds @ k
+        if want[1]:
+            gk = ds.mT @ q
+    return gq, gk, gv
+
+
+# -- NumPy fast paths (attached by portagrad.xp._fastpaths) --------------------------------
+_F32 = np.dtype(np.float32)
+
+
+def _operands(q: Any, k: Any, v: Any) -> tuple | None:
+    """``(B, L, S, D, Dv)`` and C-ordered ``(B, ., .)`` copies (or views) of float32 NumPy
+    ``q``, ``k``, ``v`` with one leading shape, or None."""
+    if any(type(a) is not np.ndarray or a.dtype != _F32 or a.ndim < 2 for a in (q, k, v)):
+        return None
+    lead = q.shape[:-2]
+    if k.shape[:-2] != lead or v.shape[:-2] != lead or k.shape[-1] != q.shape[-1] \
+            or v.shape[-2] != k.shape[-2] or 0 in q.shape or 0 in k.shape or 0 in v.shape:
+        return None
+    b = int(np.prod(lead)) if lead else 1
+    dims = (b, q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1])
+    flat = tuple(np.ascontiguousarray(a).reshape(b, a.shape[-2], a.shape[-1])
+                 for a in (q, k, v))
+    return dims, flat
+
+
+def _shared_mask(mask: Any, keep: bool, n_l: int, n_s: int) -> tuple[bool, Any]:
+    """Whether the loops take ``mask``, and it as a C-ordered ``(L, S)`` float32 array (or
+    None): no mask, or an additive one whose leading axes are all 1."""
+    if mask is None:
+        return True, None
+    if (keep or type(mask) is not np.ndarray or mask.dtype != _F32 or mask.ndim < 2
+            or mask.shape[-2:] != (n_l, n_s) or any(d != 1 for d in mask.shape[:-2])):
+        return False, None
+    return True, np.ascontiguousarray(mask.reshape(n_l, n_s))
+
+
+def _items(b: int, work: int) -> list[slice]:
+    from ._threads import parts, threads
+
+    # Items split over threads where each part has some work (about 0.1 ms).
+    return parts(b, max(1, min(threads(), work >> 22)))
+
+
+def _sdpa_forward_numpy(xp: Any, q: Any, k: Any, v: Any, scale: float, mask: Any,
+                        keep: bool, causal: bool) -> Any:
+    lib, fn = native(), gemm(_F32)
+    vexp, mode = vector_address("exp", _F32)
+    ops = _operands(q, k, v) if lib is not None and fn is not None and vexp else None
+    if ops is None:
+        return NotImplemented
+    (b, n_l, n_s, d, dv), (qc, kc, vc) = ops
+    takes, m = _shared_mask(mask, keep, n_l, n_s)
+    if not takes:
+        return NotImplemented
+    import ctypes
+
+    from ._threads import in_parts
+
+    p = np.empty((b, n_l, n_s), dtype=_F32)
+    out = np.empty((b, n_l, dv), dtype=_F32)
+    args = (ctypes.cast(fn, ctypes.c_void_p).value, qc.ctypes.data, kc.ctypes.data,
+            vc.ctypes.data, address(m), p.ctypes.data, out.ctypes.data)
+    in_parts(_items(b, b * n_l * n_s * (d + dv)), lambda s: lib.attention_forward(
+        *args, s.start, s.stop, n_l, n_s, d, dv, float(scale), int(bool(causal)), vexp, mode))
+    lead = q.shape[:-2]
+    return out.reshape(lead + (n_l, dv)), p.reshape(lead + (n_l, n_s))
+
+
+def _sdpa_backward_numpy(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale: float,
+                         want: tuple) -> Any:
+    lib, fn = native(), gemm(_F32)
+    ops = _operands(q, k, v) if lib is not None and fn is not None else None
+    if ops is None:
+        return NotImplemented
+    (b, n_l, n_s, d, dv), (qc, kc, vc) = ops
+    lead = q.shape[:-2]
+    if (type(p) is not np.ndarray or p.dtype != _F32 or p.shape != lead + (n_l, n_s)
+            or type(g) is not np.ndarray or g.dtype != _F32 or g.shape != lead + (n_l, dv)):
+        return NotImplemented
+    import ctypes
+
+    from ._threads import in_parts
+
+    pc, gc = np.ascontiguousarray(p), np.ascontiguousarray(g)
+    gq = np.empty((b, n_l, d), dtype=_F32) if want[0] else None
+    gk = np.empty((b, n_s, d), dtype=_F32) if want[1] else None
+    gv = np.empty((b, n_s, dv), dtype=_F32) if want[2] else None
+    args = (ctypes.cast(fn, ctypes.c_void_p).value, qc.ctypes.data, kc.ctypes.data,
+            vc.ctypes.data, pc.ctypes.data, gc.ctypes.data, address(gq), address(gk),
+            address(gv))
+
+    def run(s: slice) -> None:
+        ds = np.empty((n_l, n_s), dtype=_F32)
+        lib.attention_backward(*args, ds.ctypes.data, s.start, s.stop, n_l, n_s, d, dv,
+                               float(scale))
+
+    in_parts(_items(b, b * n_l * n_s * (2 * d + 2 * dv)), run)
+    return (None if gq is None else gq.reshape(q.shape),
+            None if gk is None else gk.reshape(k.shape),
+            None if gv is None else gv.reshape(v.shape))
+
+
+# The kernels are objects, not functions: point doctest at their defaults' examples.
+__test__ = {"sdpa_forward": sdpa_forward.default, "sdpa_backward": sdpa_backward.default}
