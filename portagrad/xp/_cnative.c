@@ -1,7 +1,8 @@
 /* Compiled float32 kernels for NumPy arrays: batch and layer normalization with their
  * gradients, the loops of the implicit-product convolutions (the GEMMs are MKL's, passed
  * in by address), scaled dot-product attention forward and backward (its products and
- * exp on MKL too) and the pointwise part of an LSTM step forward and backward.
+ * exp on MKL too), softmax cross-entropy and its gradient by rows, ReLU's gradient, and the
+ * pointwise part of an LSTM step forward and backward.
  *
  * Every function takes raw addresses and sizes from portagrad.xp._native, which checks
  * dtypes, shapes and contiguity before calling; each runs without the GIL, so a caller's
@@ -567,6 +568,84 @@ static PyObject *attention_backward(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- softmax cross-entropy over the rows [r0, r1) of (M, C) logits ---------------------
+ * Forward: per row its maximum, buf = exp(x - max) (MKL's vector exp), the row sum of buf
+ * and x[t] - max. Gradient: g = buf * (c / sum), then c subtracted at the label. */
+
+WIDE static float row_max(const float *restrict x, idx n) {
+    float mx[LANES], nan[LANES];
+    for (int j = 0; j < LANES; j++) mx[j] = -INFINITY, nan[j] = 0.0f;
+    idx i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            float a = x[i + j];
+            mx[j] = a > mx[j] ? a : mx[j];
+            nan[j] = a != a ? 1.0f : nan[j];
+        }
+    float m = -INFINITY, any_nan = 0.0f;
+    for (int j = 0; j < LANES; j++) {
+        m = mx[j] > m ? mx[j] : m;
+        any_nan = nan[j] > any_nan ? nan[j] : any_nan;
+    }
+    for (; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+        if (x[i] != x[i]) any_nan = 1.0f;
+    }
+    return any_nan != 0.0f ? NAN : m;
+}
+
+WIDE static void run_shift(const float *restrict x, float *restrict y, idx n, float m) {
+    for (idx i = 0; i < n; i++) y[i] = x[i] - m;
+}
+
+WIDE static void run_scale(const float *restrict x, float *restrict y, idx n, float a) {
+    for (idx i = 0; i < n; i++) y[i] = x[i] * a;
+}
+
+static PyObject *softmax_xent_rows(PyObject *self, PyObject *args) {
+    uintptr_t px, pt, pmax, psum, pzt, pbuf, pexp;
+    idx r0, r1, c;
+    long long mode;
+    if (!PyArg_ParseTuple(args, "KKKKKKnnnKL", &px, &pt, &pmax, &psum, &pzt, &pbuf, &r0, &r1,
+                          &c, &pexp, &mode))
+        return NULL;
+    const float *x = (const float *)px;
+    const int64_t *t = (const int64_t *)pt;
+    float *mx = (float *)pmax, *sum = (float *)psum, *zt = (float *)pzt, *buf = (float *)pbuf;
+    vml_t vexp = (vml_t)pexp;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx r = r0; r < r1; r++) {
+        const float *xr = x + r * c;
+        float *br = buf + r * c;
+        float m = row_max(xr, c);
+        run_shift(xr, br, c, m);
+        mx[r] = m;
+        zt[r] = br[t[r]];
+        vexp((int)c, br, br, mode);
+        sum[r] = (float)run_sum(br, c);
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *softmax_xent_grad_rows(PyObject *self, PyObject *args) {
+    uintptr_t pbuf, psum, pc, pt, pg;
+    idx r0, r1, c;
+    if (!PyArg_ParseTuple(args, "KKKKKnnn", &pbuf, &psum, &pc, &pt, &pg, &r0, &r1, &c))
+        return NULL;
+    const float *buf = (const float *)pbuf, *sum = (const float *)psum,
+                *cv = (const float *)pc;
+    const int64_t *t = (const int64_t *)pt;
+    float *g = (float *)pg;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx r = r0; r < r1; r++) {
+        run_scale(buf + r * c, g + r * c, c, cv[r] / sum[r]);
+        g[r * c + t[r]] -= cv[r];
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 /* -- implicit-product convolutions ------------------------------------------------------
  * A sample (C, *spatial) is placed in a zero-bordered (C, plane) buffer by rows: row r of
  * a channel (``in_len`` values) goes to ``in_dst[r]`` of its plane. The output positions
@@ -671,6 +750,9 @@ static PyMethodDef methods[] = {
     {"lstm_backward", lstm_backward, METH_VARARGS, "An LSTM step's gradients."},
     {"attention_forward", attention_forward, METH_VARARGS, "Attention of batch items."},
     {"attention_backward", attention_backward, METH_VARARGS, "Attention's gradients."},
+    {"softmax_xent_rows", softmax_xent_rows, METH_VARARGS, "Softmax-CE forward of rows."},
+    {"softmax_xent_grad_rows", softmax_xent_grad_rows, METH_VARARGS,
+     "Softmax-CE gradient of rows."},
     {"conv_implicit_forward", conv_implicit_forward, METH_VARARGS,
      "Implicit-product convolution of samples."},
     {"conv_implicit_weight_grad", conv_implicit_weight_grad, METH_VARARGS,
