@@ -1,8 +1,8 @@
 /* Compiled float32 kernels for NumPy arrays: batch and layer normalization with their
  * gradients, the loops of the implicit-product convolutions (the GEMMs are MKL's, passed
  * in by address), scaled dot-product attention forward and backward (its products and
- * exp on MKL too), softmax cross-entropy and its gradient by rows, ReLU's gradient, and the
- * pointwise part of an LSTM step forward and backward.
+ * exp on MKL too), softmax cross-entropy and its gradient by rows, 2-d max pooling and its
+ * gradient, ReLU's gradient, and the pointwise part of an LSTM step forward and backward.
  *
  * Every function takes raw addresses and sizes from portagrad.xp._native, which checks
  * dtypes, shapes and contiguity before calling; each runs without the GIL, so a caller's
@@ -646,6 +646,134 @@ static PyObject *softmax_xent_grad_rows(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- 2-d max pooling over the planes [p0, p1) of (N * C, H, W) --------------------------
+ * The window of output (i, j) reads rows i * sh - ph + a * dh and columns j * sw - pw +
+ * b * dw of the plane, those outside it being padding (-inf, never the winner). The
+ * maximum is NaN where the window holds one; the winner is the first (row-major kernel
+ * order) element equal to the maximum (the first NaN, where it is NaN), and the gradient sends gy * (winner ? 1 : 0) to
+ * every element of the window (so an infinite gy gives NaN at the others, as the
+ * masks' products of the NumPy path do). */
+
+typedef struct {
+    idx h, w, ho, wo, kh, kw, sh, sw, ph, pw, dh, dw;
+} pool_shape;
+
+/* the output columns [lo, hi) whose column j * sw - pw + off lies in [0, w) */
+static void pool_cols(const pool_shape *ps, idx off, idx *lo, idx *hi) {
+    idx l = 0, r = ps->wo;
+    while (l < r && l * ps->sw - ps->pw + off < 0) l++;
+    while (r > l && (r - 1) * ps->sw - ps->pw + off >= ps->w) r--;
+    *lo = l;
+    *hi = r;
+}
+
+WIDE static void pool_row_max(const float *restrict xr, float *restrict yr, idx lo, idx hi,
+                              idx sw, idx c0) {
+    for (idx j = lo; j < hi; j++) {
+        float v = xr[j * sw + c0], m = yr[j];
+        yr[j] = (m != m) ? m : ((v > m || v != v) ? v : m);
+    }
+}
+
+/* 2 x 2 windows at stride 2, no padding (the forward): two input rows per output row,
+ * read once */
+static inline float max_nan(float m, float v) { return (m != m) ? m : ((v > m || v != v) ? v : m); }
+
+WIDE static void pool2_row(const float *restrict x0, const float *restrict x1,
+                           float *restrict yr, idx wo) {
+    for (idx j = 0; j < wo; j++) {
+        float m = max_nan(max_nan(max_nan(x0[2 * j], x0[2 * j + 1]), x1[2 * j]), x1[2 * j + 1]);
+        yr[j] = m;
+    }
+}
+
+static int pool2(const pool_shape *ps) {
+    return ps->kh == 2 && ps->kw == 2 && ps->sh == 2 && ps->sw == 2 && ps->ph == 0 &&
+           ps->pw == 0 && ps->dh == 1 && ps->dw == 1;
+}
+
+static PyObject *max_pool2d_forward(PyObject *self, PyObject *args) {
+    uintptr_t px, py;
+    idx p0, p1;
+    pool_shape ps;
+    if (!PyArg_ParseTuple(args, "KKnnnnnnnnnnnnnn", &px, &py, &p0, &p1, &ps.h, &ps.w, &ps.ho,
+                          &ps.wo, &ps.kh, &ps.kw, &ps.sh, &ps.sw, &ps.ph, &ps.pw, &ps.dh,
+                          &ps.dw))
+        return NULL;
+    const float *x = (const float *)px;
+    float *y = (float *)py;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx p = p0; p < p1; p++) {
+        const float *xp = x + p * ps.h * ps.w;
+        float *yp = y + p * ps.ho * ps.wo;
+        if (pool2(&ps)) {
+            for (idx i = 0; i < ps.ho; i++)
+                pool2_row(xp + 2 * i * ps.w, xp + (2 * i + 1) * ps.w, yp + i * ps.wo, ps.wo);
+            continue;
+        }
+        for (idx i = 0; i < ps.ho; i++) {
+            float *yr = yp + i * ps.wo;
+            for (idx j = 0; j < ps.wo; j++) yr[j] = -INFINITY;
+            for (idx a = 0; a < ps.kh; a++) {
+                idx r = i * ps.sh - ps.ph + a * ps.dh;
+                if (r < 0 || r >= ps.h) continue;
+                for (idx b = 0; b < ps.kw; b++) {
+                    idx off = b * ps.dw, lo, hi;
+                    pool_cols(&ps, off, &lo, &hi);
+                    pool_row_max(xp + r * ps.w, yr, lo, hi, ps.sw, off - ps.pw);
+                }
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+WIDE static void pool_row_grad(const float *restrict xr, const float *restrict yr,
+                               const float *restrict gr, float *restrict gxr,
+                               float *restrict found, idx lo, idx hi, idx sw, idx c0) {
+    for (idx j = lo; j < hi; j++) {
+        float v = xr[j * sw + c0], m = yr[j];
+        float won = ((v == m || (v != v && m != m)) && found[j] == 0.0f) ? 1.0f : 0.0f;
+        found[j] = found[j] + won;
+        gxr[j * sw + c0] += gr[j] * won;
+    }
+}
+
+/* gx (zeroed by the caller) += the gradient of the planes [p0, p1); found: wo floats */
+static PyObject *max_pool2d_grad(PyObject *self, PyObject *args) {
+    uintptr_t px, py, pg, pgx, pfound;
+    idx p0, p1;
+    pool_shape ps;
+    if (!PyArg_ParseTuple(args, "KKKKKnnnnnnnnnnnnnn", &px, &py, &pg, &pgx, &pfound, &p0, &p1,
+                          &ps.h, &ps.w, &ps.ho, &ps.wo, &ps.kh, &ps.kw, &ps.sh, &ps.sw,
+                          &ps.ph, &ps.pw, &ps.dh, &ps.dw))
+        return NULL;
+    const float *x = (const float *)px, *y = (const float *)py, *g = (const float *)pg;
+    float *gx = (float *)pgx, *found = (float *)pfound;
+    Py_BEGIN_ALLOW_THREADS
+    for (idx p = p0; p < p1; p++) {
+        const float *xp = x + p * ps.h * ps.w;
+        const float *yp = y + p * ps.ho * ps.wo, *gp = g + p * ps.ho * ps.wo;
+        float *gxp = gx + p * ps.h * ps.w;
+        for (idx i = 0; i < ps.ho; i++) {
+            for (idx j = 0; j < ps.wo; j++) found[j] = 0.0f;
+            for (idx a = 0; a < ps.kh; a++) {
+                idx r = i * ps.sh - ps.ph + a * ps.dh;
+                if (r < 0 || r >= ps.h) continue;
+                for (idx b = 0; b < ps.kw; b++) {
+                    idx off = b * ps.dw, lo, hi;
+                    pool_cols(&ps, off, &lo, &hi);
+                    pool_row_grad(xp + r * ps.w, yp + i * ps.wo, gp + i * ps.wo,
+                                  gxp + r * ps.w, found, lo, hi, ps.sw, off - ps.pw);
+                }
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 /* -- implicit-product convolutions ------------------------------------------------------
  * A sample (C, *spatial) is placed in a zero-bordered (C, plane) buffer by rows: row r of
  * a channel (``in_len`` values) goes to ``in_dst[r]`` of its plane. The output positions
@@ -753,6 +881,8 @@ static PyMethodDef methods[] = {
     {"softmax_xent_rows", softmax_xent_rows, METH_VARARGS, "Softmax-CE forward of rows."},
     {"softmax_xent_grad_rows", softmax_xent_grad_rows, METH_VARARGS,
      "Softmax-CE gradient of rows."},
+    {"max_pool2d_forward", max_pool2d_forward, METH_VARARGS, "2-d max pooling of planes."},
+    {"max_pool2d_grad", max_pool2d_grad, METH_VARARGS, "2-d max pooling's gradient."},
     {"conv_implicit_forward", conv_implicit_forward, METH_VARARGS,
      "Implicit-product convolution of samples."},
     {"conv_implicit_weight_grad", conv_implicit_weight_grad, METH_VARARGS,

@@ -13,7 +13,10 @@ reference). The NumPy and CuPy fast paths of the forward and the gradient never 
 columns: the maximum is a chain of ``maximum`` over one strided slice per kernel offset,
 and the winner of each window is found by comparing those slices with the maximum, offset
 by offset. On several threads NumPy's batch splits into parts of whole samples, one per
-thread. The gather runs only in second and higher derivatives and keeps its default.
+thread. NumPy's float32 2-d pooling runs instead in the compiled loops of
+:mod:`portagrad.xp._native`, a plane at a time (split over threads): one pass over the
+input forward, one over input and output backward. The gather runs only in second and
+higher derivatives and keeps its default.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ._conv import _col2im, _im2col, _offset_key, _out_shape
 from ._conv_fast import _chunk, _in_parts, _parts
 from ._kernels import kernel
 from ._namespace import ndarray_module
+from ._native import fits_f32, native
 
 __all__ = ["max_pool_forward", "max_pool_grad", "max_pool_gather"]
 
@@ -129,9 +133,31 @@ def _tiles(padded: tuple, out: tuple, ksize: tuple, stride: tuple, dilation: tup
                for p, o, k, s, d in zip(padded, out, ksize, stride, dilation))
 
 
+def _pool_shape(x: Any, out: tuple, ksize: tuple, stride: tuple, pad: tuple,
+                dilation: tuple) -> tuple:
+    """The compiled loops' plane geometry of a 2-d pooling."""
+    return (x.shape[2], x.shape[3], out[0], out[1], ksize[0], ksize[1], stride[0], stride[1],
+            pad[0][0], pad[1][0], dilation[0], dilation[1])
+
+
+def _planes(x: Any) -> list[slice]:
+    from ._threads import parts
+
+    return parts(x.shape[0] * x.shape[1])
+
+
 def _max_pool_forward_fast(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tuple,
                            dilation: tuple) -> Any:
     m = ndarray_module(x)
+    lib = native()
+    if lib is not None and x.ndim == 4 and fits_f32(x) and x.size:
+        out = _out_shape(tuple(x.shape[2:]), ksize, stride, pad, dilation)
+        y = m.empty(tuple(x.shape[:2]) + out, dtype=x.dtype)
+        if y.size:
+            geometry = _pool_shape(x, out, ksize, stride, pad, dilation)
+            _in_parts(_planes(x), lambda s: lib.max_pool2d_forward(
+                x.ctypes.data, y.ctypes.data, s.start, s.stop, *geometry))
+        return y
     xpad = _padded(m, x, pad, -m.inf)
     keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
     y = m.empty(tuple(x.shape[:2]) + out, dtype=x.dtype)
@@ -150,6 +176,21 @@ def _max_pool_forward_fast(xp: Any, x: Any, ksize: tuple, stride: tuple, pad: tu
 def _max_pool_grad_fast(xp: Any, x: Any, y: Any, gy: Any, ksize: tuple, stride: tuple,
                         pad: tuple, dilation: tuple) -> Any:
     m = ndarray_module(x)
+    lib = native()
+    if (lib is not None and x.ndim == 4 and fits_f32(x, y, gy) and x.size
+            and y.shape == gy.shape):
+        out = tuple(y.shape[2:])
+        gx = m.zeros(x.shape, dtype=x.dtype)
+        geometry = _pool_shape(x, out, ksize, stride, pad, dilation)
+
+        def run(s: slice) -> None:
+            found = m.empty(max(1, out[1]), dtype=x.dtype)
+            lib.max_pool2d_grad(x.ctypes.data, y.ctypes.data, gy.ctypes.data, gx.ctypes.data,
+                                found.ctypes.data, s.start, s.stop, *geometry)
+
+        if y.size:
+            _in_parts(_planes(x), run)
+        return gx
     xpad = _padded(m, x, pad, -m.inf)
     keys, out = _keys(tuple(x.shape), ksize, stride, pad, dilation)
     tiles = _tiles(tuple(xpad.shape[2:]), out, ksize, stride, dilation)
@@ -193,8 +234,13 @@ def _winners(m: Any, xpad: Any, y: Any, keys: list) -> Any:
     """
     found = None
     last = len(keys) - 1
+    # A window's maximum is NaN where it holds one: its first NaN wins, as in the default.
+    nan = m.isnan(y)
+    nan = nan if bool(nan.any()) else None
     for i, key in enumerate(keys):
         won = xpad[key] == y
+        if nan is not None:
+            won |= m.isnan(xpad[key]) & nan
         if found is None:
             found = won.copy() if last else won
         else:
