@@ -260,3 +260,19 @@ def test_resnet_and_transformer_first_losses_agree_with_torch(name):
     assert set(losses) == ({"portagrad", "torch"} if HAS_TORCH else {"portagrad"})
     if HAS_TORCH:
         check_losses(name, {k: list(v) for k, v in losses.items()}, rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["bench_mkl", "bench_native"])
+def test_switch_benchmarks_time_both_sides(name, capsys):
+    # A fast path switched on and off over the same steps: the first losses agree (or the
+    # script exits) and one line of timings per workload comes out.
+    import importlib
+
+    from portagrad.xp import mkl_in_use, native_in_use
+
+    if not (mkl_in_use() if name == "bench_mkl" else native_in_use()):
+        pytest.skip(f"{name}: its switch has nothing to switch here")
+    mod = importlib.import_module(f"benchmarks.{name}")
+    assert mod.main(["--rounds", "2", "--warmup", "0", "--workloads", "mlp"]) == 0
+    line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("mlp")]
+    assert len(line) == 1 and len(line[0].split()) == 8  # name, on, off, min / med / max

@@ -217,6 +217,7 @@ class _Implicit:
             tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, pad))
         self.fn = fn
         self.spatial = spatial
+        self.ksize, self.dilation = ksize, dilation
         self.rows: tuple | None = None  # the compiled loops' row tables, at first use
 
     @staticmethod
@@ -317,6 +318,18 @@ class _Implicit:
             in_dst, out_src, offsets, fn = self.rows
             buf, place = self._placing(np, x, self.rows)
             spread = np.zeros((o, self.layout.width), dtype=x.dtype)  # the gaps stay zero
+            kw, dw = self.ksize[-1], self.dilation[-1]
+            if kw > 1:
+                # The last kernel axis folded into each product (see _cnative.c).
+                lead = np.ascontiguousarray(offsets[::kw])
+                xk = np.empty((c * kw, self.plane), dtype=x.dtype)
+                fold = np.zeros((len(lead), o, c * kw), dtype=x.dtype)
+                gwk = np.empty((len(offsets), o, c), dtype=x.dtype)
+                lib.conv_implicit_weight_grad_folded(
+                    fn, *place, gy.ctypes.data, o, self.layout.width, spread.ctypes.data,
+                    lead.ctypes.data, len(lead), kw, dw, _prod(self.out[:-1]), self.out[-1],
+                    out_src.ctypes.data, xk.ctypes.data, fold.ctypes.data, gwk.ctypes.data)
+                return gwk
             gwk = np.zeros((len(offsets), o, c), dtype=x.dtype)
             lib.conv_implicit_weight_grad(fn, *place, gy.ctypes.data, o, self.layout.width,
                                           spread.ctypes.data, offsets.ctypes.data,
