@@ -2,7 +2,8 @@
  * gradients, the loops of the implicit-product convolutions (the GEMMs are MKL's, passed
  * in by address), scaled dot-product attention forward and backward (its products and
  * exp on MKL too), softmax cross-entropy and its gradient by rows, 2-d max pooling and its
- * gradient, ReLU's gradient, and the pointwise part of an LSTM step forward and backward.
+ * gradient, ReLU's gradient, Adam's step, and the pointwise part of an LSTM step forward
+ * and backward.
  *
  * Every function takes raw addresses and sizes from portagrad.xp._native, which checks
  * dtypes, shapes and contiguity before calling; each runs without the GIL, so a caller's
@@ -919,12 +920,51 @@ static PyObject *conv_implicit_weight_grad_folded(PyObject *self, PyObject *args
     Py_RETURN_NONE;
 }
 
+/* -- Adam over elements [n0, n1): the default's float32 operations in its order, each
+ * element read and written once ------------------------------------------------------ */
+
+WIDE static void run_adam(float *restrict p, const float *restrict g, float *restrict m,
+                          float *restrict v, idx n, float b1, float c1, float b2, float c2,
+                          float eps, float step, float decay, int decays) {
+    for (idx i = 0; i < n; i++) {
+        float mi = m[i] * b1;
+        mi = mi + g[i] * c1;
+        float gg = g[i] * g[i];
+        float vi = v[i] * b2;
+        vi = vi + gg * c2;
+        float t = sqrtf(vi);
+        t = t + eps;
+        t = mi / t;
+        float pi = decays ? p[i] * decay : p[i];
+        t = t * step;
+        p[i] = pi - t;
+        m[i] = mi;
+        v[i] = vi;
+    }
+}
+
+static PyObject *adam(PyObject *self, PyObject *args) {
+    uintptr_t pp, pg, pm, pv;
+    idx n0, n1;
+    double b1, c1, b2, c2, eps, step, decay;
+    if (!PyArg_ParseTuple(args, "KKKKnnddddddd", &pp, &pg, &pm, &pv, &n0, &n1, &b1, &c1, &b2,
+                          &c2, &eps, &step, &decay))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    run_adam((float *)pp + n0, (const float *)pg + n0, (float *)pm + n0, (float *)pv + n0,
+             n1 - n0, (float)b1, (float)c1, (float)b2, (float)c2, (float)eps, (float)step,
+             (float)decay, decay != 1.0);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"bn_forward", bn_forward, METH_VARARGS, "Batch-norm forward of channels [c0, c1)."},
     {"bn_backward", bn_backward, METH_VARARGS, "Batch-norm gradient of channels [c0, c1)."},
     {"ln_forward", ln_forward, METH_VARARGS, "Layer-norm forward of rows [r0, r1)."},
     {"ln_backward", ln_backward, METH_VARARGS, "Layer-norm gradient of rows [r0, r1)."},
     {"relu_grad", relu_grad, METH_VARARGS, "ReLU's gradient from its output."},
+    {"adam", adam, METH_VARARGS, "One Adam step over a range of elements."},
     {"lstm_forward", lstm_forward, METH_VARARGS, "An LSTM step's activations and states."},
     {"lstm_backward", lstm_backward, METH_VARARGS, "An LSTM step's gradients."},
     {"attention_forward", attention_forward, METH_VARARGS, "Attention of batch items."},

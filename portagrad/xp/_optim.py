@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._kernels import Kernel
+from ._native import fits_f32, native
 from ._openblas import axpy
 
 __all__ = ["sgd_update", "momentum_update", "adam_update", "moments"]
@@ -187,6 +188,10 @@ ADAM_BLOCK = 1 << 16
 
 def _adam_numpy(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
                 beta2: float, eps: float, step: float, decay: float) -> Any:
+    lib = native()
+    if (lib is not None and vhat is None and fits_f32(param, grad, m, v)
+            and param.flags.writeable and grad.shape == param.shape == m.shape == v.shape):
+        return _adam_native(lib, param, grad, m, v, beta1, beta2, eps, step, decay)
     fn = _axpy_for(param, grad)
     if fn is None or _axpy_for(m, grad) is None or _axpy_for(v, grad) is None or (
             vhat is not None and _axpy_for(vhat, grad) is None):
@@ -208,6 +213,21 @@ def _adam_numpy(xp: Any, param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1
         param *= decay
     _axpy(fn, -step, tmp, param)
     return param, m, v, vhat
+
+
+def _adam_native(lib: Any, param: Any, grad: Any, m: Any, v: Any, beta1: float, beta2: float,
+                 eps: float, step: float, decay: float) -> Any:
+    """The default's float32 operations in its order in one compiled pass (each element
+    read and written once), bit for bit the default's; runs of blocks split over threads."""
+    from ._threads import in_parts, parts
+
+    n = param.size
+    n_blocks = -(-n // ADAM_BLOCK)
+    args = (param.ctypes.data, grad.ctypes.data, m.ctypes.data, v.ctypes.data)
+    consts = (beta1, 1.0 - beta1, beta2, 1.0 - beta2, eps, step, decay)
+    in_parts(parts(n_blocks), lambda r: lib.adam(
+        *args, r.start * ADAM_BLOCK, min(n, r.stop * ADAM_BLOCK), *consts))
+    return param, m, v, None
 
 
 def _adam_blocked(param: Any, grad: Any, m: Any, v: Any, vhat: Any, beta1: float,
