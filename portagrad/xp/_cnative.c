@@ -66,6 +66,29 @@ WIDE static double run_sq_dev(const float *p, idx n, double m) {
     return s;
 }
 
+/* the maximum of a run, NaN if any is NaN (as NumPy's max) */
+WIDE static float row_max(const float *restrict x, idx n) {
+    float mx[LANES], nan[LANES];
+    for (int j = 0; j < LANES; j++) mx[j] = -INFINITY, nan[j] = 0.0f;
+    idx i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            float a = x[i + j];
+            mx[j] = a > mx[j] ? a : mx[j];
+            nan[j] = a != a ? 1.0f : nan[j];
+        }
+    float m = -INFINITY, any_nan = 0.0f;
+    for (int j = 0; j < LANES; j++) {
+        m = mx[j] > m ? mx[j] : m;
+        any_nan = nan[j] > any_nan ? nan[j] : any_nan;
+    }
+    for (; i < n; i++) {
+        m = x[i] > m ? x[i] : m;
+        if (x[i] != x[i]) any_nan = 1.0f;
+    }
+    return any_nan != 0.0f ? NAN : m;
+}
+
 /* sum(g) and sum(g * (x - m)) */
 WIDE static void run_grad_sums(const float *g, const float *x, idx n, float m, double *sg,
                                double *sgd) {
@@ -461,25 +484,7 @@ WIDE static void score_row(float *restrict row, idx n, float sc, const float *re
     for (idx j = keep; j < n; j++) row[j] = -INFINITY;
     if (mask)
         for (idx j = 0; j < n; j++) row[j] = row[j] + mask[j];
-    float mx[LANES], nan[LANES];
-    for (int j = 0; j < LANES; j++) mx[j] = -INFINITY, nan[j] = 0.0f;
-    idx i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < LANES; j++) {
-            float a = row[i + j];
-            mx[j] = a > mx[j] ? a : mx[j];
-            nan[j] = a != a ? 1.0f : nan[j];
-        }
-    float m = -INFINITY, any_nan = 0.0f;
-    for (int j = 0; j < LANES; j++) {
-        m = mx[j] > m ? mx[j] : m;
-        any_nan = nan[j] > any_nan ? nan[j] : any_nan;
-    }
-    for (; i < n; i++) {
-        m = row[i] > m ? row[i] : m;
-        if (row[i] != row[i]) any_nan = 1.0f;
-    }
-    if (any_nan != 0.0f) m = NAN;
+    float m = row_max(row, n);
     for (idx j = 0; j < n; j++) row[j] = row[j] - m;
 }
 
@@ -573,27 +578,6 @@ static PyObject *attention_backward(PyObject *self, PyObject *args) {
  * Forward: per row its maximum, buf = exp(x - max) (MKL's vector exp), the row sum of buf
  * and x[t] - max. Gradient: g = buf * (c / sum), then c subtracted at the label. */
 
-WIDE static float row_max(const float *restrict x, idx n) {
-    float mx[LANES], nan[LANES];
-    for (int j = 0; j < LANES; j++) mx[j] = -INFINITY, nan[j] = 0.0f;
-    idx i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < LANES; j++) {
-            float a = x[i + j];
-            mx[j] = a > mx[j] ? a : mx[j];
-            nan[j] = a != a ? 1.0f : nan[j];
-        }
-    float m = -INFINITY, any_nan = 0.0f;
-    for (int j = 0; j < LANES; j++) {
-        m = mx[j] > m ? mx[j] : m;
-        any_nan = nan[j] > any_nan ? nan[j] : any_nan;
-    }
-    for (; i < n; i++) {
-        m = x[i] > m ? x[i] : m;
-        if (x[i] != x[i]) any_nan = 1.0f;
-    }
-    return any_nan != 0.0f ? NAN : m;
-}
 
 WIDE static void run_shift(const float *restrict x, float *restrict y, idx n, float m) {
     for (idx i = 0; i < n; i++) y[i] = x[i] - m;
@@ -841,43 +825,15 @@ static PyObject *conv_implicit_forward(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* The weight gradient of samples, added into gwk (nl * kw, O, C): per sample and kernel
+ * offset, the gradient spread over the flat layout times the shifted sample. The last
+ * kernel axis is folded into the products: kw copies of each channel's padded plane, copy
+ * b starting b * dw further on, make the rows (channel, b) of one operand at a plane's
+ * stride, so one product per offset of the leading kernel axes has C * kw columns instead
+ * of C (at ResNet's 64 channels 135 against 115 GFLOP/s). Results gather in fold
+ * (nl, O, C, kw), zeroed by the caller, then go to gwk. With kw = 1 the sample itself is
+ * the operand (pxk 0) and fold is gwk. */
 static PyObject *conv_implicit_weight_grad(PyObject *self, PyObject *args) {
-    uintptr_t pgemm, px, pin_dst, pbuf, pgy, pspread, poffsets, pout_src, pgwk;
-    idx n, c, plane, in_rows, in_len, o, width, kk, out_rows, out_len;
-    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKKnnnKK", &pgemm, &px, &n, &c, &plane,
-                          &in_rows, &in_len, &pin_dst, &pbuf, &pgy, &o, &width, &pspread,
-                          &poffsets, &kk, &out_rows, &out_len, &pout_src, &pgwk))
-        return NULL;
-    sgemm_t gemm = (sgemm_t)pgemm;
-    placing pl = {(const float *)px, c, plane, in_rows, in_len, c * in_rows * in_len,
-                  (const int64_t *)pin_dst, (float *)pbuf};
-    const float *gy = (const float *)pgy;
-    const int64_t *offsets = (const int64_t *)poffsets, *out_src = (const int64_t *)pout_src;
-    float *spread = (float *)pspread, *gwk = (float *)pgwk;
-    idx out_sample = o * out_rows * out_len;
-    Py_BEGIN_ALLOW_THREADS
-    for (idx s = 0; s < n; s++) {
-        const float *pbv = place(&pl, s);
-        const float *gs = gy + s * out_sample;
-        for (idx ch = 0; ch < o; ch++)
-            for (idx r = 0; r < out_rows; r++)
-                memcpy(spread + ch * width + out_src[r], gs + (ch * out_rows + r) * out_len,
-                       (size_t)out_len * 4);
-        for (idx q = 0; q < kk; q++)
-            gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)o, (int)c, (int)width, 1.0f, spread,
-                 (int)width, pbv + offsets[q], (int)plane, 1.0f, gwk + q * o * c, (int)c);
-    }
-    Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
-}
-
-/* The weight gradient with the last kernel axis folded into the product: per sample, kw
- * copies of each channel's padded plane, copy b starting b * dw further on, make the rows
- * (channel, b) of one operand at a plane's stride, so one product per offset of the
- * leading kernel axes has C * kw columns instead of C (at ResNet's 64 channels 135 against
- * 115 GFLOP/s). Results gather in fold (nl, O, C, kw), zeroed by the caller, then go to
- * gwk (nl * kw, O, C). */
-static PyObject *conv_implicit_weight_grad_folded(PyObject *self, PyObject *args) {
     uintptr_t pgemm, px, pin_dst, pbuf, pgy, pspread, plead, pout_src, pxk, pfold, pgwk;
     idx n, c, plane, in_rows, in_len, o, width, nl, kw, dw, out_rows, out_len;
     if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKKnnnnnKKKK", &pgemm, &px, &n, &c, &plane,
@@ -903,19 +859,23 @@ static PyObject *conv_implicit_weight_grad_folded(PyObject *self, PyObject *args
                        (size_t)out_len * 4);
         /* the tail of copy b (its last b * dw) is never read: a product reads at most
          * lead + width - 1 of a row, within the plane less the kernel's reach */
-        for (idx ch = 0; ch < c; ch++)
-            for (idx b = 0; b < kw; b++)
-                memcpy(xk + (ch * kw + b) * plane, pbv + ch * plane + b * dw,
-                       (size_t)(plane - b * dw) * 4);
+        if (xk)
+            for (idx ch = 0; ch < c; ch++)
+                for (idx b = 0; b < kw; b++)
+                    memcpy(xk + (ch * kw + b) * plane, pbv + ch * plane + b * dw,
+                           (size_t)(plane - b * dw) * 4);
+        const float *src = xk ? xk : pbv;
         for (idx q = 0; q < nl; q++)
             gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)o, (int)ck, (int)width, 1.0f, spread,
-                 (int)width, xk + lead[q], (int)plane, 1.0f, fold + q * o * ck, (int)ck);
+                 (int)width, src + lead[q], (int)plane, 1.0f, fold + q * o * ck, (int)ck);
     }
-    for (idx q = 0; q < nl; q++)
-        for (idx b = 0; b < kw; b++)
-            for (idx oo = 0; oo < o; oo++)
-                for (idx ch = 0; ch < c; ch++)
-                    gwk[((q * kw + b) * o + oo) * c + ch] = fold[(q * o + oo) * ck + ch * kw + b];
+    if (fold != gwk)
+        for (idx q = 0; q < nl; q++)
+            for (idx b = 0; b < kw; b++)
+                for (idx oo = 0; oo < o; oo++)
+                    for (idx ch = 0; ch < c; ch++)
+                        gwk[((q * kw + b) * o + oo) * c + ch] =
+                            fold[(q * o + oo) * ck + ch * kw + b];
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -977,9 +937,7 @@ static PyMethodDef methods[] = {
     {"conv_implicit_forward", conv_implicit_forward, METH_VARARGS,
      "Implicit-product convolution of samples."},
     {"conv_implicit_weight_grad", conv_implicit_weight_grad, METH_VARARGS,
-     "Implicit-product weight gradient of samples, added into gwk."},
-    {"conv_implicit_weight_grad_folded", conv_implicit_weight_grad_folded, METH_VARARGS,
-     "Implicit-product weight gradient, the last kernel axis folded into the product."},
+     "Implicit-product weight gradient of samples, the last kernel axis folded in."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cnative",

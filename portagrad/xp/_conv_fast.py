@@ -318,23 +318,16 @@ class _Implicit:
             in_dst, out_src, offsets, fn = self.rows
             buf, place = self._placing(np, x, self.rows)
             spread = np.zeros((o, self.layout.width), dtype=x.dtype)  # the gaps stay zero
+            # The last kernel axis folded into each product (see _cnative.c).
             kw, dw = self.ksize[-1], self.dilation[-1]
-            if kw > 1:
-                # The last kernel axis folded into each product (see _cnative.c).
-                lead = np.ascontiguousarray(offsets[::kw])
-                xk = np.empty((c * kw, self.plane), dtype=x.dtype)
-                fold = np.zeros((len(lead), o, c * kw), dtype=x.dtype)
-                gwk = np.empty((len(offsets), o, c), dtype=x.dtype)
-                lib.conv_implicit_weight_grad_folded(
-                    fn, *place, gy.ctypes.data, o, self.layout.width, spread.ctypes.data,
-                    lead.ctypes.data, len(lead), kw, dw, _prod(self.out[:-1]), self.out[-1],
-                    out_src.ctypes.data, xk.ctypes.data, fold.ctypes.data, gwk.ctypes.data)
-                return gwk
-            gwk = np.zeros((len(offsets), o, c), dtype=x.dtype)
-            lib.conv_implicit_weight_grad(fn, *place, gy.ctypes.data, o, self.layout.width,
-                                          spread.ctypes.data, offsets.ctypes.data,
-                                          len(offsets), _prod(self.out[:-1]), self.out[-1],
-                                          out_src.ctypes.data, gwk.ctypes.data)
+            lead = np.ascontiguousarray(offsets[::kw])
+            xk = np.empty((c * kw, self.plane), dtype=x.dtype) if kw > 1 else None
+            gwk = (np.empty if kw > 1 else np.zeros)((len(offsets), o, c), dtype=x.dtype)
+            fold = np.zeros((len(lead), o, c * kw), dtype=x.dtype) if kw > 1 else gwk
+            lib.conv_implicit_weight_grad(
+                fn, *place, gy.ctypes.data, o, self.layout.width, spread.ctypes.data,
+                lead.ctypes.data, len(lead), kw, dw, _prod(self.out[:-1]), self.out[-1],
+                out_src.ctypes.data, address(xk), fold.ctypes.data, gwk.ctypes.data)
             return gwk
         width, item, plane = self.layout.width, x.itemsize, self.plane
         buf = np.zeros((c,) + self.padded, dtype=x.dtype)
