@@ -298,22 +298,8 @@ WIDE static void ln_row_grad(const float *xr, const float *gr, const float *w, f
         for (idx i = 0; i < k; i++) gg[i] = gr[i] * w[i];
         g = gg;
     }
-    float a1[LANES] = {0}, a2[LANES] = {0};
-    idx i = 0;
-    for (; i + LANES <= k; i += LANES)
-        for (int j = 0; j < LANES; j++) {
-            a1[j] += g[i + j];
-            a2[j] += g[i + j] * xh[i + j];
-        }
     double s1 = 0.0, s2 = 0.0;
-    for (int j = 0; j < LANES; j++) {
-        s1 += a1[j];
-        s2 += a2[j];
-    }
-    for (; i < k; i++) {
-        s1 += g[i];
-        s2 += (double)g[i] * xh[i];
-    }
+    run_grad_sums(g, xh, k, 0.0f, &s1, &s2); /* sum(g), sum(g * xhat) */
     float c1 = (float)(s1 / (double)k), c2 = (float)(s2 * (-1.0 / (double)k));
     float q = c2 * rs;
     for (idx j = 0; j < k; j++) {
