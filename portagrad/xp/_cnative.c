@@ -772,26 +772,45 @@ static const float *place(const placing *pl, idx s) {
     return pl->buf;
 }
 
+/* kw copies of each channel's plane of a placed sample, copy b starting b * dw further on:
+ * rows (channel, b) at a plane's stride, the last kernel axis folded into one operand. The
+ * tail of copy b (its last b * dw) is never read: a product reads at most lead + width - 1
+ * of a row, within the plane less the kernel's reach. */
+static void fold_copies(const float *pbv, float *xk, idx c, idx kw, idx dw, idx plane) {
+    for (idx ch = 0; ch < c; ch++)
+        for (idx b = 0; b < kw; b++)
+            memcpy(xk + (ch * kw + b) * plane, pbv + ch * plane + b * dw,
+                   (size_t)(plane - b * dw) * 4);
+}
+
+/* The forward of samples: per kernel offset, the filters' slice times the shifted sample,
+ * summed where MKL writes them. With pxk (not 0) the last kernel axis is folded in
+ * (fold_copies): offsets are those of the leading kernel axes and wk is (nl, O, C * kw). */
 static PyObject *conv_implicit_forward(PyObject *self, PyObject *args) {
-    uintptr_t pgemm, px, pin_dst, pbuf, pwk, poffsets, pacc, pout_src, py, pb;
-    idx n, c, plane, in_rows, in_len, o, width, kk, out_rows, out_len;
-    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKnKnnKKK", &pgemm, &px, &n, &c, &plane,
+    uintptr_t pgemm, px, pin_dst, pbuf, pwk, poffsets, pacc, pout_src, py, pb, pxk;
+    idx n, c, plane, in_rows, in_len, o, width, kk, out_rows, out_len, kw, dw;
+    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKnKnnKKKKnn", &pgemm, &px, &n, &c, &plane,
                           &in_rows, &in_len, &pin_dst, &pbuf, &pwk, &o, &width, &poffsets,
-                          &kk, &pacc, &out_rows, &out_len, &pout_src, &py, &pb))
+                          &kk, &pacc, &out_rows, &out_len, &pout_src, &py, &pb, &pxk, &kw,
+                          &dw))
         return NULL;
     sgemm_t gemm = (sgemm_t)pgemm;
     placing pl = {(const float *)px, c, plane, in_rows, in_len, c * in_rows * in_len,
                   (const int64_t *)pin_dst, (float *)pbuf};
     const float *wk = (const float *)pwk, *b = (const float *)pb;
     const int64_t *offsets = (const int64_t *)poffsets, *out_src = (const int64_t *)pout_src;
-    float *acc = (float *)pacc, *y = (float *)py;
-    idx out_sample = o * out_rows * out_len;
+    float *acc = (float *)pacc, *y = (float *)py, *xk = (float *)pxk;
+    idx out_sample = o * out_rows * out_len, k = xk ? c * kw : c;
     Py_BEGIN_ALLOW_THREADS
     for (idx s = 0; s < n; s++) {
-        const float *pbv = place(&pl, s);
+        const float *src = place(&pl, s);
+        if (xk) {
+            fold_copies(src, xk, c, kw, dw, plane);
+            src = xk;
+        }
         for (idx q = 0; q < kk; q++)
-            gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)o, (int)width, (int)c, 1.0f,
-                 wk + q * o * c, (int)c, pbv + offsets[q], (int)plane, q ? 1.0f : 0.0f, acc,
+            gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)o, (int)width, (int)k, 1.0f,
+                 wk + q * o * k, (int)k, src + offsets[q], (int)plane, q ? 1.0f : 0.0f, acc,
                  (int)width);
         float *ys = y + s * out_sample;
         for (idx ch = 0; ch < o; ch++) {
@@ -813,10 +832,9 @@ static PyObject *conv_implicit_forward(PyObject *self, PyObject *args) {
 
 /* The weight gradient of samples, added into gwk (nl * kw, O, C): per sample and kernel
  * offset, the gradient spread over the flat layout times the shifted sample. The last
- * kernel axis is folded into the products: kw copies of each channel's padded plane, copy
- * b starting b * dw further on, make the rows (channel, b) of one operand at a plane's
- * stride, so one product per offset of the leading kernel axes has C * kw columns instead
- * of C (at ResNet's 64 channels 135 against 115 GFLOP/s). Results gather in fold
+ * kernel axis is folded into the products (fold_copies), so one product per offset of the
+ * leading kernel axes has C * kw columns instead of C (at ResNet's 64 channels 135 against
+ * 115 GFLOP/s). Results gather in fold
  * (nl, O, C, kw), zeroed by the caller, then go to gwk. With kw = 1 the sample itself is
  * the operand (pxk 0) and fold is gwk. */
 static PyObject *conv_implicit_weight_grad(PyObject *self, PyObject *args) {
@@ -843,13 +861,7 @@ static PyObject *conv_implicit_weight_grad(PyObject *self, PyObject *args) {
             for (idx r = 0; r < out_rows; r++)
                 memcpy(spread + ch * width + out_src[r], gs + (ch * out_rows + r) * out_len,
                        (size_t)out_len * 4);
-        /* the tail of copy b (its last b * dw) is never read: a product reads at most
-         * lead + width - 1 of a row, within the plane less the kernel's reach */
-        if (xk)
-            for (idx ch = 0; ch < c; ch++)
-                for (idx b = 0; b < kw; b++)
-                    memcpy(xk + (ch * kw + b) * plane, pbv + ch * plane + b * dw,
-                           (size_t)(plane - b * dw) * 4);
+        if (xk) fold_copies(pbv, xk, c, kw, dw, plane);
         const float *src = xk ? xk : pbv;
         for (idx q = 0; q < nl; q++)
             gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)o, (int)ck, (int)width, 1.0f, spread,

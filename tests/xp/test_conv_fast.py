@@ -273,9 +273,7 @@ def test_compiled_implicit_loops_equal_the_python_ones(threads, monkeypatch):
         before = len(calls)
         compiled = _kernels(x, w, b, gy, args)
         assert {"conv_implicit_forward", "conv_implicit_weight_grad"} <= set(calls[before:])
-        # The forward and the input gradient: the same products in the same order. The
-        # weight gradient folds the last kernel axis into its products: other sums.
-        np.testing.assert_array_equal(compiled[0], python[0])
-        np.testing.assert_array_equal(compiled[1], python[1])
-        np.testing.assert_allclose(compiled[2], python[2], rtol=1e-5,
-                                   atol=1e-5 * np.abs(python[2]).max())
+        # The compiled loops fold the last kernel axis into their products (the forward
+        # and the flipped input gradient where there are few channels): other sums.
+        for c, p in zip(compiled, python):
+            np.testing.assert_allclose(c, p, rtol=1e-5, atol=1e-5 * np.abs(p).max())
