@@ -101,6 +101,7 @@ def sdpa_backward(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale: float,
 
 # -- NumPy fast paths (attached by portagrad.xp._fastpaths) --------------------------------
 _F32 = np.dtype(np.float32)
+_INT_MAX = (1 << 31) - 1
 
 
 def _operands(q: Any, k: Any, v: Any) -> tuple | None:
@@ -146,7 +147,7 @@ def _sdpa_forward_numpy(xp: Any, q: Any, k: Any, v: Any, scale: float, mask: Any
         return NotImplemented
     (b, n_l, n_s, d, dv), (qc, kc, vc) = ops
     takes, m = _shared_mask(mask, keep, n_l, n_s)
-    if not takes:
+    if not takes or n_l * n_s >= _INT_MAX:  # MKL's sizes are 32-bit here
         return NotImplemented
     import ctypes
 
@@ -170,8 +171,9 @@ def _sdpa_backward_numpy(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale:
         return NotImplemented
     (b, n_l, n_s, d, dv), (qc, kc, vc) = ops
     lead = q.shape[:-2]
-    if (type(p) is not np.ndarray or p.dtype != _F32 or p.shape != lead + (n_l, n_s)
-            or type(g) is not np.ndarray or g.dtype != _F32 or g.shape != lead + (n_l, dv)):
+    if (n_l * n_s >= _INT_MAX or type(p) is not np.ndarray or p.dtype != _F32
+            or p.shape != lead + (n_l, n_s) or type(g) is not np.ndarray or g.dtype != _F32
+            or g.shape != lead + (n_l, dv)):
         return NotImplemented
     import ctypes
 
