@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ._kernels import kernel
-from ._mkl import vector_function
-from ._native import fits_f32, native
+from ._mkl import vector_address, vector_function
+from ._native import address, fits_f32, native
 from ._special import erf
 
 __all__ = ["relu", "relu_grad", "gelu", "gelu_slope", "sigmoid"]
@@ -204,6 +204,16 @@ def _blocked(x: Any, gy: Any, body: Any) -> Any:
     out = np.empty_like(flat)
     n = flat.shape[0]
     blocks = [(s0, min(n, s0 + GELU_BLOCK)) for s0 in range(0, n, GELU_BLOCK)]
+    lib = native()
+    if lib is not None and x.dtype == np.float32:
+        # The same operations in the compiled loop, on chunks that stay in L1.
+        (verf, mode), (vexp, _) = (vector_address(f, x.dtype) for f in ("erf", "exp"))
+        args = (flat.ctypes.data, address(gflat), out.ctypes.data)
+        slope = int(body is _gelu_slope_block)
+        in_parts(parts(len(blocks)), lambda r: lib.gelu(
+            *args, blocks[r.start][0], blocks[r.stop - 1][1], slope, verf, vexp, mode,
+            _SQRT_HALF, _INV_SQRT_2PI))
+        return out.reshape(x.shape)
 
     def run(part: slice) -> None:
         scratch = [np.empty(GELU_BLOCK, dtype=x.dtype) for _ in range(2)]

@@ -2,8 +2,8 @@
  * gradients, the loops of the implicit-product convolutions (the GEMMs are MKL's, passed
  * in by address), scaled dot-product attention forward and backward (its products and
  * exp on MKL too), softmax cross-entropy and its gradient by rows, 2-d max pooling and its
- * gradient, ReLU's gradient, Adam's step, and the pointwise part of an LSTM step forward
- * and backward.
+ * gradient, ReLU's gradient, GELU and its slope, Adam's step, and the pointwise part of an
+ * LSTM step forward and backward.
  *
  * Every function takes raw addresses and sizes from portagrad.xp._native, which checks
  * dtypes, shapes and contiguity before calling; each runs without the GIL, so a caller's
@@ -916,6 +916,75 @@ static PyObject *adam(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- GELU and its slope over elements [n0, n1), chunks of CHUNK in cache between MKL's
+ * vector erf (and exp) and the arithmetic around them: the NumPy blocks' operations in
+ * their order ------------------------------------------------------------------------- */
+
+#define CHUNK 2048
+
+WIDE static void run_scale_into(const float *restrict x, float *restrict y, idx n, float a) {
+    for (idx i = 0; i < n; i++) y[i] = x[i] * a;
+}
+
+WIDE static void run_gelu_out(const float *restrict x, const float *restrict t,
+                              float *restrict out, idx n) {
+    for (idx i = 0; i < n; i++) {
+        float u = t[i] + 1.0f;
+        u = u * x[i];
+        out[i] = u * 0.5f;
+    }
+}
+
+WIDE static void run_square_half(const float *restrict x, float *restrict b, idx n) {
+    for (idx i = 0; i < n; i++) {
+        float u = x[i] * x[i];
+        b[i] = u * -0.5f;
+    }
+}
+
+WIDE static void run_slope_out(const float *restrict x, const float *restrict a,
+                               const float *restrict b, const float *restrict gy,
+                               float *restrict out, idx n, float inv) {
+    for (idx i = 0; i < n; i++) {
+        float phi = a[i] + 1.0f;
+        phi = phi * 0.5f;
+        float d = b[i] * x[i];
+        d = d * inv;
+        float r = phi + d;
+        out[i] = gy ? r * gy[i] : r;
+    }
+}
+
+static PyObject *gelu(PyObject *self, PyObject *args) {
+    uintptr_t px, pgy, pout, perf, pexp;
+    idx n0, n1;
+    int slope;
+    long long mode;
+    double sqrt_half, inv_sqrt_2pi;
+    if (!PyArg_ParseTuple(args, "KKKnniKKLdd", &px, &pgy, &pout, &n0, &n1, &slope, &perf,
+                          &pexp, &mode, &sqrt_half, &inv_sqrt_2pi))
+        return NULL;
+    const float *x = (const float *)px, *gy = (const float *)pgy;
+    float *out = (float *)pout;
+    vml_t verf = (vml_t)perf, vexp = (vml_t)pexp;
+    Py_BEGIN_ALLOW_THREADS
+    float a[CHUNK], b[CHUNK];
+    for (idx s0 = n0; s0 < n1; s0 += CHUNK) {
+        idx k = n1 - s0 < CHUNK ? n1 - s0 : CHUNK;
+        run_scale_into(x + s0, a, k, (float)sqrt_half);
+        verf((int)k, a, a, mode);
+        if (!slope) {
+            run_gelu_out(x + s0, a, out + s0, k);
+            continue;
+        }
+        run_square_half(x + s0, b, k);
+        vexp((int)k, b, b, mode);
+        run_slope_out(x + s0, a, b, gy ? gy + s0 : NULL, out + s0, k, (float)inv_sqrt_2pi);
+    }
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"bn_forward", bn_forward, METH_VARARGS, "Batch-norm forward of channels [c0, c1)."},
     {"bn_backward", bn_backward, METH_VARARGS, "Batch-norm gradient of channels [c0, c1)."},
@@ -923,6 +992,7 @@ static PyMethodDef methods[] = {
     {"ln_backward", ln_backward, METH_VARARGS, "Layer-norm gradient of rows [r0, r1)."},
     {"relu_grad", relu_grad, METH_VARARGS, "ReLU's gradient from its output."},
     {"adam", adam, METH_VARARGS, "One Adam step over a range of elements."},
+    {"gelu", gelu, METH_VARARGS, "GELU or its slope over a range of elements."},
     {"lstm_forward", lstm_forward, METH_VARARGS, "An LSTM step's activations and states."},
     {"lstm_backward", lstm_backward, METH_VARARGS, "An LSTM step's gradients."},
     {"attention_forward", attention_forward, METH_VARARGS, "Attention of batch items."},
