@@ -4,7 +4,9 @@ The exact GELU and its slope are a handful of elementwise passes each. NumPy's f
 run them a block of elements at a time, every pass over a block that stays in the core's
 L2 cache, with MKL's vector erf and exp (:mod:`portagrad.xp._mkl`), and the blocks split
 over threads when NumPy's BLAS has several: a pass over a 1M-element float32 array that
-left the cache cost about 0.6 ms, over a block in it a quarter of that.
+left the cache cost about 0.6 ms, over a block in it a quarter of that. For float32 the
+same operations run in one compiled loop (:mod:`portagrad.xp._native`) on chunks that stay
+in L1, and ReLU's gradient in one pass without a mask.
 """
 
 from __future__ import annotations
