@@ -2,8 +2,7 @@
  * gradients, the loops of the implicit-product convolutions (the GEMMs are MKL's, passed
  * in by address), scaled dot-product attention forward and backward (its products and
  * exp on MKL too), softmax cross-entropy and its gradient by rows, 2-d max pooling and its
- * gradient, ReLU's gradient, GELU and its slope, Adam's step, and the pointwise part of an
- * LSTM step forward and backward.
+ * gradient, ReLU's gradient, GELU and its slope, and Adam's step.
  *
  * Every function takes raw addresses and sizes from portagrad.xp._native, which checks
  * dtypes, shapes and contiguity before calling; each runs without the GIL, so a caller's
@@ -348,114 +347,7 @@ static PyObject *relu_grad(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* -- an LSTM step on (N, 4H) gate pre-activations [i, f, g, o] ------------------------- */
-
-static inline float sigmoid_f(float x) {
-    /* exp(-|x|) never overflows; each side's form is accurate there */
-    float e = expf(-fabsf(x));
-    float r = 1.0f / (1.0f + e);
-    return x >= 0.0f ? r : e * r;
-}
-
 typedef void (*vml_t)(int, const float *, float *, long long);
-
-/* act = [sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)] per row; with MKL's vector exp and
- * tanh (vexp, vtanh: not NULL) the transcendental parts run on them, a row's blocks at a
- * time, else on the C library's expf and tanhf */
-static void lstm_acts(const float *gates, float *act, idx n, idx h, vml_t vexp, vml_t vtanh,
-                      long long mode) {
-    for (idx r = 0; r < n; r++) {
-        const float *gr = gates + r * 4 * h;
-        float *ar = act + r * 4 * h;
-        if (!vexp) {
-            for (idx j = 0; j < 2 * h; j++) ar[j] = sigmoid_f(gr[j]);
-            for (idx j = 2 * h; j < 3 * h; j++) ar[j] = tanhf(gr[j]);
-            for (idx j = 3 * h; j < 4 * h; j++) ar[j] = sigmoid_f(gr[j]);
-            continue;
-        }
-        for (idx j = 0; j < 4 * h; j++) ar[j] = -fabsf(gr[j]);
-        vexp((int)(2 * h), ar, ar, mode);
-        vtanh((int)h, gr + 2 * h, ar + 2 * h, mode);
-        vexp((int)h, ar + 3 * h, ar + 3 * h, mode);
-        for (idx j = 0; j < 4 * h; j++) {
-            if (j == 2 * h) j = 3 * h;
-            float e = ar[j];
-            float q = 1.0f / (1.0f + e);
-            ar[j] = gr[j] >= 0.0f ? q : e * q;
-        }
-    }
-}
-
-static PyObject *lstm_forward(PyObject *self, PyObject *args) {
-    uintptr_t pgates, pc_prev, pact, pc, ptc, ph, pexp, ptanh;
-    idx n, h;
-    long long mode;
-    if (!PyArg_ParseTuple(args, "KKKKKKnnKKL", &pgates, &pc_prev, &pact, &pc, &ptc, &ph, &n,
-                          &h, &pexp, &ptanh, &mode))
-        return NULL;
-    const float *gates = (const float *)pgates, *c_prev = (const float *)pc_prev;
-    float *act = (float *)pact, *c = (float *)pc, *tc = (float *)ptc, *hh = (float *)ph;
-    vml_t vexp = (pexp && ptanh) ? (vml_t)pexp : NULL, vtanh = (vml_t)ptanh;
-    Py_BEGIN_ALLOW_THREADS
-    lstm_acts(gates, act, n, h, vexp, vtanh, mode);
-    for (idx r = 0; r < n; r++) {
-        const float *ar = act + r * 4 * h;
-        for (idx j = 0; j < h; j++) {
-            idx q = r * h + j;
-            float cv = ar[h + j] * c_prev[q];
-            c[q] = cv + ar[j] * ar[2 * h + j];
-        }
-    }
-    if (vexp)
-        vtanh((int)(n * h), c, tc, mode);
-    else
-        for (idx q = 0; q < n * h; q++) tc[q] = tanhf(c[q]);
-    for (idx r = 0; r < n; r++) {
-        const float *ar = act + r * 4 * h;
-        for (idx j = 0; j < h; j++) hh[r * h + j] = ar[3 * h + j] * tc[r * h + j];
-    }
-    Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
-}
-
-/* gct = gc + gh * o * (1 - tc^2); gates' gradient [di, df, dg, do] (or none); the cell
- * gradient passed back, gct * f */
-static PyObject *lstm_backward(PyObject *self, PyObject *args) {
-    uintptr_t pgc, pgh, pc_prev, pact, ptc, pgct, pd, pback;
-    idx n, h;
-    if (!PyArg_ParseTuple(args, "KKKKKKKKnn", &pgc, &pgh, &pc_prev, &pact, &ptc, &pgct, &pd,
-                          &pback, &n, &h))
-        return NULL;
-    const float *gc = (const float *)pgc, *gh = (const float *)pgh,
-                *c_prev = (const float *)pc_prev, *act = (const float *)pact,
-                *tc = (const float *)ptc;
-    float *gct = (float *)pgct, *d = (float *)pd, *back = (float *)pback;
-    Py_BEGIN_ALLOW_THREADS
-    for (idx r = 0; r < n; r++) {
-        const float *ar = act + r * 4 * h;
-        float *dr = d ? d + r * 4 * h : NULL;
-        for (idx j = 0; j < h; j++) {
-            idx q = r * h + j;
-            float i = ar[j], f = ar[h + j], g = ar[2 * h + j], o = ar[3 * h + j];
-            float t = tc[q];
-            float u = t * t;
-            u = u - 1.0f;
-            u = u * -o;
-            u = u * gh[q];
-            float v = u + gc[q];
-            gct[q] = v;
-            if (back) back[q] = v * f;
-            if (dr) {
-                dr[j] = v * g * (i * (1.0f - i));
-                dr[h + j] = v * c_prev[q] * (f * (1.0f - f));
-                dr[2 * h + j] = v * i * (1.0f - g * g);
-                dr[3 * h + j] = gh[q] * t * (o * (1.0f - o));
-            }
-        }
-    }
-    Py_END_ALLOW_THREADS
-    Py_RETURN_NONE;
-}
 
 /* -- scaled dot-product attention over a range of batch items [b0, b1) -----------------
  * q (B, L, D), k (B, S, D), v (B, S, Dv), the probabilities p (B, L, S), the output
@@ -993,8 +885,6 @@ static PyMethodDef methods[] = {
     {"relu_grad", relu_grad, METH_VARARGS, "ReLU's gradient from its output."},
     {"adam", adam, METH_VARARGS, "One Adam step over a range of elements."},
     {"gelu", gelu, METH_VARARGS, "GELU or its slope over a range of elements."},
-    {"lstm_forward", lstm_forward, METH_VARARGS, "An LSTM step's activations and states."},
-    {"lstm_backward", lstm_backward, METH_VARARGS, "An LSTM step's gradients."},
     {"attention_forward", attention_forward, METH_VARARGS, "Attention of batch items."},
     {"attention_backward", attention_backward, METH_VARARGS, "Attention's gradients."},
     {"softmax_xent_rows", softmax_xent_rows, METH_VARARGS, "Softmax-CE forward of rows."},

@@ -31,7 +31,6 @@ from . import (
     _matmul,
     _optim,
     _pool,
-    _recurrent,
     _scatter,
     _special,
 )
@@ -84,8 +83,6 @@ FAST_PATHS: tuple[tuple[Kernel, str, Callable[..., Any]], ...] = (
     (_pool.max_pool_forward,              "cupy",  _pool._max_pool_forward_fast),
     (_pool.max_pool_grad,                 "numpy", _pool._max_pool_grad_fast),
     (_pool.max_pool_grad,                 "cupy",  _pool._max_pool_grad_fast),
-    (_recurrent.lstm_cell,                "numpy", _recurrent._lstm_cell_numpy),
-    (_recurrent.lstm_cell_grad,           "numpy", _recurrent._lstm_cell_grad_numpy),
     (_scatter.index_add,                  "numpy", _scatter._index_add_numpy),
     (_scatter.index_add,                  "cupy",  _scatter._index_add_cupy),
     (_scatter.index_add,                  "torch", _scatter._index_add_torch),

@@ -3,11 +3,11 @@
 present).
 
 They serve the NumPy fast paths of batch and layer normalization (forward and gradient),
-of scaled dot-product attention, 2-d max pooling, softmax cross-entropy, Adam's step, an
-LSTM step's pointwise part, GELU and its slope, and ReLU's gradient, and the loops of the
-implicit-product convolutions, which call MKL's GEMM by address: in Python each of those
-loops cost a few microseconds per sample and offset, and held the interpreter's lock
-between products, so two threads waited on each other. Each function runs without that
+of scaled dot-product attention, 2-d max pooling, softmax cross-entropy, Adam's step,
+GELU and its slope, and ReLU's gradient, and the loops of the implicit-product
+convolutions, which call MKL's GEMM by address: in Python each of those loops cost a few
+microseconds per sample and offset, and held the interpreter's lock between products, so
+two threads waited on each other. Each function runs without that
 lock over a range of channels, rows, batch items or samples, so the thread pool of
 :mod:`portagrad.xp._threads` runs the parts at once.
 

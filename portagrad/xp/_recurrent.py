@@ -4,22 +4,18 @@ states from the gate pre-activations, and the step's gradients (the primitives a
 
 The defaults are pure standard: one sigmoid over all four gate blocks (the cell block's is
 not used: a quarter more arithmetic, a third of the calls, which is what counts at
-``(N, 4H)`` for small ``N``), then the cell update. NumPy's fast path of float32 steps
-runs the compiled loops of :mod:`portagrad.xp._native`: one pass over the gates and one
-over the states each way, where the defaults make some ten NumPy calls forward and twelve
-backward per step.
+``(N, 4H)`` for small ``N``), then the cell update. They have no fast path: a compiled
+loop over an LSTM language model's (20, 800) gates took 62 us forward against the
+default's 31 on NumPy (whose float32 tanh is several times MKL's vector tanh at these
+lengths) and 30 against 32 backward.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ._activation import sigmoid
 from ._kernels import kernel
-from ._mkl import vector_address
-from ._native import address, fits_f32, native
 
 __all__ = ["lstm_cell", "lstm_cell_grad"]
 
@@ -92,54 +88,6 @@ def lstm_cell_grad(xp: Any, gc: Any, gh: Any, c_prev: Any, acts: tuple, tc: Any,
         do *= o * (1 - o)
         d = xp.concat([di, df, dg, do], axis=-1)
     return (gct * f if want[0] else None), d
-
-
-# -- NumPy fast paths (attached by portagrad.xp._fastpaths) --------------------------------
-def _lstm_cell_numpy(xp: Any, gates: Any, c_prev: Any) -> Any:
-    lib = native()
-    if (lib is None or not fits_f32(gates, c_prev) or gates.ndim != 2
-            or gates.shape[1] % 4 or c_prev.shape != (gates.shape[0], gates.shape[1] // 4)):
-        return NotImplemented
-    n, h = c_prev.shape
-    act = np.empty_like(gates)
-    c, tc, hh = (np.empty_like(c_prev) for _ in range(3))
-    # MKL's vector exp and tanh where MKL is in use (each within 4 ulp, as its self-test
-    # checks), else the C library's.
-    (vexp, mode), (vtanh, _) = (vector_address(f, gates.dtype) for f in ("exp", "tanh"))
-    lib.lstm_forward(gates.ctypes.data, c_prev.ctypes.data, act.ctypes.data, c.ctypes.data,
-                     tc.ctypes.data, hh.ctypes.data, n, h, vexp, vtanh, mode)
-    return act[:, :h], act[:, h:2 * h], act[:, 2 * h:3 * h], act[:, 3 * h:], c, tc, hh
-
-
-def _whole(acts: tuple) -> Any:
-    """The ``(N, 4H)`` array whose blocks the four activations are, or None."""
-    base = acts[0].base
-    if (type(base) is not np.ndarray or any(a.base is not base for a in acts)
-            or base.ndim != 2 or base.shape[1] != 4 * acts[0].shape[-1]
-            or any(a.shape != acts[0].shape for a in acts)):
-        return None
-    h, item = acts[0].shape[-1], base.itemsize
-    if any(a.ctypes.data != base.ctypes.data + k * h * item for k, a in enumerate(acts)):
-        return None
-    return base
-
-
-def _lstm_cell_grad_numpy(xp: Any, gc: Any, gh: Any, c_prev: Any, acts: tuple, tc: Any,
-                          want: tuple) -> Any:
-    lib = native()
-    if lib is None or not fits_f32(gc, gh, c_prev, tc) or tc.ndim != 2:
-        return NotImplemented
-    act = _whole(acts)
-    if (act is None or not fits_f32(act) or any(a.shape != tc.shape for a in (gc, gh, c_prev))
-            or act.shape[0] != tc.shape[0]):
-        return NotImplemented
-    n, h = tc.shape
-    gct = np.empty_like(tc)
-    back = np.empty_like(tc) if want[0] else None
-    d = np.empty_like(act) if want[1] else None
-    lib.lstm_backward(gc.ctypes.data, gh.ctypes.data, c_prev.ctypes.data, act.ctypes.data,
-                      tc.ctypes.data, gct.ctypes.data, address(d), address(back), n, h)
-    return back, d
 
 
 # The kernels are objects, not functions: point doctest at their defaults' examples.
