@@ -6,6 +6,7 @@ listed in :mod:`portagrad.xp._fastpaths`.
 """
 
 from . import _fastpaths as _fastpaths
+from . import _malloc as _malloc
 from ._default import (
     default_namespace as default_namespace,
 )
@@ -94,3 +95,5 @@ from ._scatter import index_add as index_add
 
 # Every library's fast path is attached here, from the one table of them.
 _fastpaths.install()
+
+_malloc.tune()
