@@ -103,6 +103,11 @@ def _start(name: str, spec: Spec, threads: int, path: str, cfg: Config) -> _Work
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
+    if spec.impl != "portagrad":
+        # Importing the benchmark package imports portagrad, which raises glibc malloc's
+        # thresholds (portagrad.xp._malloc): PyTorch and NumPy keep the malloc their own
+        # users get.
+        env["PORTAGRAD_MALLOC"] = "0"
     args = ["--workload", name, "--variant", spec.name, "--impl", spec.impl,
             "--problem", path, "--threads", str(threads), "--seed", str(cfg.seed),
             "--check-steps", str(cfg.check_steps), "--backend", cfg.backend]
