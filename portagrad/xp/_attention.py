@@ -132,10 +132,9 @@ def _shared_mask(mask: Any, keep: bool, n_l: int, n_s: int) -> tuple[bool, Any]:
 
 
 def _items(b: int, work: int) -> list[slice]:
-    from ._threads import parts, threads
+    from ._threads import parts_for
 
-    # Items split over threads where each part has some work (about 0.1 ms).
-    return parts(b, max(1, min(threads(), work >> 22)))
+    return parts_for(b, work, 1 << 22)  # about 0.1 ms of products a part
 
 
 def _sdpa_forward_numpy(xp: Any, q: Any, k: Any, v: Any, scale: float, mask: Any,

@@ -224,6 +224,7 @@ class _Implicit:
         self.spatial = spatial
         self.ksize, self.dilation = ksize, dilation
         self.rows: tuple | None = None  # the compiled loops' row tables, at first use
+        self.folded: tuple | None = None  # (filters, their fold): once, for every part
 
     @staticmethod
     def of(m: Any, x: Any, ksize: tuple, o: int, dtype: Any, stride: tuple, pad: tuple,
@@ -282,6 +283,15 @@ class _Implicit:
         return buf, (x.ctypes.data, x.shape[0], c, self.plane, n_rows, self.spatial[-1],
                      lib_rows[0].ctypes.data, address(buf))
 
+    def _fold(self, np: Any, wk: Any, offsets: Any, kw: int) -> tuple:
+        """The leading kernel axes' offsets and the filters ``(nl, O, C * kw)``, made once
+        for every part of the batch (the parts pass the same ``wk``)."""
+        if self.folded is None or self.folded[0] is not wk:
+            nl, o, c = len(offsets) // kw, wk.shape[1], wk.shape[2]
+            folded = np.ascontiguousarray(np.moveaxis(wk.reshape((nl, kw, o, c)), 1, -1))
+            self.folded = (wk, np.ascontiguousarray(offsets[::kw]), folded.reshape(nl, o, -1))
+        return self.folded[1], self.folded[2]
+
     def forward(self, x: Any, wk: Any, b: Any, y: Any) -> None:
         """``y (S, O, *out) = conv(x (S, C, *spatial))`` (+ ``b (O, 1, ...)``), ``wk`` the
         filters as ``(prod(K), O, C)``."""
@@ -298,9 +308,7 @@ class _Implicit:
             if kw > 1 and min(c, o) < FOLD_BELOW:
                 # The last kernel axis folded into each product (see _cnative.c): its
                 # inner size C * kw instead of C.
-                offsets = np.ascontiguousarray(offsets[::kw])
-                wk = np.ascontiguousarray(np.moveaxis(
-                    wk.reshape((len(offsets), kw, o, c)), 1, -1)).reshape(len(offsets), o, -1)
+                offsets, wk = self._fold(np, wk, offsets, kw)
                 xk = np.empty((c * kw, self.plane), dtype=x.dtype)
             lib.conv_implicit_forward(fn, *place, wk.ctypes.data, o, self.layout.width,
                                       offsets.ctypes.data, len(offsets), acc.ctypes.data,

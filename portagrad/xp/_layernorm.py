@@ -127,10 +127,9 @@ def ln_backward(xp: Any, x2: Any, w: Any, g2: Any, mean: Any, rstd: Any,
 
 # -- NumPy fast paths (attached by portagrad.xp._fastpaths) --------------------------------
 def _row_parts(m: int, k: int) -> list[slice]:
-    from ._threads import parts, threads
+    from ._threads import parts_for
 
-    # Rows split over threads only where each part has some work (64K elements).
-    return parts(m, max(1, min(threads(), m * k >> 16)))
+    return parts_for(m, m * k, 1 << 16)  # 64K elements a part at least
 
 
 def _ln_forward_numpy(xp: Any, x2: Any, w: Any, b: Any, eps: float) -> Any:

@@ -118,10 +118,9 @@ def _labels(x: Any, t: Any) -> Any:
 
 
 def _row_parts(x: Any) -> list[slice]:
-    from ._threads import parts, threads
+    from ._threads import parts_for
 
-    rows = x.size // x.shape[-1]
-    return parts(rows, max(1, min(threads(), x.size >> 16)))
+    return parts_for(x.size // x.shape[-1], x.size, 1 << 16)  # 64K elements a part
 
 
 def _xent_native(x: Any, t: Any) -> tuple | None:

@@ -235,8 +235,8 @@ def _winners(m: Any, xpad: Any, y: Any, keys: list) -> Any:
     found = None
     last = len(keys) - 1
     # A window's maximum is NaN where it holds one: its first NaN wins, as in the default.
-    nan = m.isnan(y)
-    nan = nan if bool(nan.any()) else None
+    # (max propagates NaN: one reduction, no mask, where there is none)
+    nan = m.isnan(y) if y.size and bool(m.isnan(y.max())) else None
     for i, key in enumerate(keys):
         won = xpad[key] == y
         if nan is not None:

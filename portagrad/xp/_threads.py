@@ -21,7 +21,8 @@ from typing import Any
 
 from ._openblas import blas_threads, one_blas_thread
 
-__all__ = ["threads", "parts", "in_parts", "elementwise_in_parts", "ELEMENTWISE_PART"]
+__all__ = ["threads", "parts", "parts_for", "in_parts", "elementwise_in_parts",
+           "ELEMENTWISE_PART"]
 
 # Elements each part of a split elementwise operation gets at least: below, one call on
 # one thread costs less than handing parts to the pool (some 20 us).
@@ -78,6 +79,19 @@ def parts(n: int, k: int | None = None) -> list[slice]:
     """
     k = max(1, min(threads() if k is None else k, n))
     return [slice(i * n // k, (i + 1) * n // k) for i in range(k)]
+
+
+def parts_for(n: int, work: int, per_part: int) -> list[slice]:
+    """:func:`parts` of ``range(n)``, but no more parts than ``work // per_part`` (at least
+    one): a kernel splits only where each part has about ``per_part`` units of work.
+
+    Examples
+    --------
+    >>> from portagrad.xp._threads import parts_for
+    >>> parts_for(8, work=100, per_part=1000)
+    [slice(0, 8, None)]
+    """
+    return parts(n, max(1, min(threads(), work // per_part)))
 
 
 def _inside(fn: Callable[[slice], Any], part: slice) -> Any:
