@@ -23,6 +23,7 @@ import numpy as np
 
 from ..tape import _variable as _tv
 from ..tape import grad as _tape_grad
+from ..tape._node import edge_parent
 from ..tape._variable import Variable as _TapeVariable
 from ..xp._namespace import is_array
 from .config import config
@@ -417,8 +418,9 @@ def _walk(y: _TapeVariable) -> tuple[list, list]:
         for e in node.edges:
             if e is None:
                 continue
-            if type(e) is tuple:
-                stack.append(e[0])
+            p = edge_parent(e)
+            if p is not None:
+                stack.append(p[0])
             elif id(e) not in seen_vars:
                 seen_vars.add(id(e))
                 leaves.append(e)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
+from operator import iadd
 from typing import Any
 
 from .._errors import GradientError, ShapeError, describe
@@ -22,7 +23,7 @@ from ..xp._accumulate import accumulate
 from ..xp._namespace import LIBRARY_SCALAR_TYPES, library_scalar_to_array
 from ._hooks import HOOKED_LEAVES, HOOKED_NODES, apply_hooks
 from ._mode import set_debug, set_grad_enabled, state
-from ._node import Node, check_finite
+from ._node import Node, check_finite, edge_parent
 from ._shapes import sum_to
 from ._variable import _HOOKED, Variable, _Fresh, _leaf
 
@@ -93,7 +94,7 @@ class _Run:
                 if t.creator is not None:
                     self.inner[id(t.creator)] = (t.creator, t.index)
             self.needed, self.through = _prune([r for r, _ in roots], targets)
-        self.buffers: dict[Node, list] = {}
+        self.buffers: dict[Node, Any] = {}  # a Variable (one output) or a list
         self.heap: list = []
         self.counter = 0
         # Leaves with gradient hooks: backward sums their gradients apart (``parts``) and
@@ -123,9 +124,13 @@ class _Run:
                 continue
             buf = buffers.get(c)
             if buf is None:
-                buf = buffers[c] = [None] * c.prim.nout
                 heappush(self.heap, (-c.generation, self.counter, c))
                 self.counter += 1
+            if c.prim.nout == 1:
+                buffers[c] = g if buf is None else self.acc(buf, g)
+                continue
+            if buf is None:
+                buf = buffers[c] = [None] * c.prim.nout
             i = y.index
             buf[i] = g if buf[i] is None else self.acc(buf[i], g)
 
@@ -187,21 +192,22 @@ class _Run:
         debug, hooked_nodes = state.debug, HOOKED_NODES or None
         while heap:
             node = heappop(heap)[2]
+            # The gradient of a node of one output, or a list of one per output.
             gys = buffers.pop(node)
+            prim = node.prim
+            single = prim.nout == 1
             if owned:
-                for gy in gys:
-                    owned.discard(id(gy))
-            if hooked_nodes is not None and id(node) in hooked_nodes:
-                _node_hooks(node, gys, symbolic)
-            if inner and id(node) in inner:
-                self._keep_inner(node, gys)
+                owned.difference_update((id(gys),) if single else map(id, gys))
+            if (hooked_nodes is not None and id(node) in hooked_nodes) or (
+                    inner and id(node) in inner):
+                gys = self._intercept(node, gys, single, hooked_nodes)
             edges = node.edges
             if not edges:
                 node._freed_error("inputs and outputs")
             if needed is not None and id(node) not in through:
                 continue  # it only created a target: its gradient is kept, its vjp not run
-            prim, vjp = node.prim, node.prim.vjp
-            gy_arg = gys[0] if prim.nout == 1 else _zeros_for_missing(node, gys)
+            vjp = prim.vjp
+            gy_arg = gys if single else _zeros_for_missing(node, gys)
             if debug or vjp is None or (prim.sums_into and not symbolic):
                 gxs, into = self._call_vjp(node, gy_arg, debug)
             else:
@@ -219,43 +225,58 @@ class _Run:
                         gx = sum_to(gx, shape=tuple(shapes[i]))
                     if debug:
                         _check_gradient(node, gx, i)
+                    te = type(e)
                     if into is not None and gx is into[i]:
                         pass  # the vjp summed it into the input's gradient (see _call_vjp)
-                    elif type(e) is tuple:
-                        parent, idx = e
+                    elif te is Node or te is tuple:
+                        parent = e if te is Node else e[0]
                         if needed is not None and id(parent) not in needed:
                             continue
                         pbuf = buffers.get(parent)
                         if pbuf is None:
-                            pbuf = buffers[parent] = [None] * parent.prim.nout
                             heappush(heap, (-parent.generation, counter, parent))
                             counter += 1
-                        old = pbuf[idx]
-                        if old is not None:
-                            pbuf[idx] = acc(old, gx)
+                        if parent.prim.nout == 1:
+                            buffers[parent] = (gx if type(gx) is not _Fresh else keep(gx)) \
+                                if pbuf is None else acc(pbuf, gx)
                         else:
-                            pbuf[idx] = gx if type(gx) is not _Fresh else keep(gx)
+                            self._into_output(parent, pbuf, e[1] if te is tuple else 0, gx)
                         continue
                     elif leaves_in_place:
                         old = e.grad_var
                         if old is None:
                             e.grad_var = gx if type(gx) is not _Fresh else keep(gx)
                         elif id(old) in owned and old.array.dtype is gx.array.dtype:
-                            a = old.array
-                            if a.ndim > 1:
-                                a = accumulate(old.xp, a, gx.array)
-                            else:
-                                a += gx.array
-                            old.array = a
+                            a = old.array  # as _sum_into, inlined
+                            old.array = (accumulate(old.xp, a, gx.array) if a.ndim > 1
+                                         else iadd(a, gx.array))
                         else:
                             e.grad_var = acc(old, gx)
                     else:
                         self.add_leaf(e, gx)
-                if pending is not None and type(e) is not tuple:
+                if pending is not None and type(e) is not tuple and type(e) is not Node:
                     self.arrive(e)
             if not retain_graph:  # Node.release, inlined (once per node)
                 node.saved_inputs = node.saved_outputs = node.out_tangents = None
                 node.edges = ()
+
+    def _into_output(self, parent: Node, buf: list | None, idx: int, gx: Variable) -> None:
+        """Sum ``gx`` into what output ``idx`` of ``parent``, a node of several outputs, has
+        received (``buf``, None before the first)."""
+        if buf is None:
+            buf = self.buffers[parent] = [None] * parent.prim.nout
+        old = buf[idx]
+        buf[idx] = self.keep(gx) if old is None else self.acc(old, gx)
+
+    def _intercept(self, node: Node, gys: Any, single: bool, hooked_nodes: Any) -> Any:
+        """The gradients of ``node`` (as backprop holds them) after its outputs' gradient
+        hooks, kept first where ``grad`` asked for an output of ``node``."""
+        listed = [gys] if single else gys
+        if hooked_nodes is not None and id(node) in hooked_nodes:
+            _node_hooks(node, listed, self.symbolic)
+        if self.inner and id(node) in self.inner:
+            self._keep_inner(node, listed)
+        return listed[0] if single else listed
 
     def _call_vjp(self, node: Node, gy: Any, debug: bool) -> tuple[Any, list | None]:
         """The vjp's gradients for a node that takes ``ctx.sum_into`` or runs under debug
@@ -292,10 +313,11 @@ class _Run:
         for e in edges:
             t = None
             if e is not None:
-                if type(e) is tuple:
-                    pb = buffers.get(e[0])
+                p = edge_parent(e)
+                if p is not None:
+                    pb = buffers.get(p[0])
                     if pb is not None:
-                        t = pb[e[1]]
+                        t = pb if p[0].prim.nout == 1 else pb[p[1]]
                 elif targets is None:
                     t = e.grad_var
                 elif id(e) in targets:
@@ -426,10 +448,11 @@ def _count_hooked_edges(roots: Sequence[tuple[Variable, Variable]],
         for e in node.edges:
             if e is None:
                 continue
-            if type(e) is tuple:
-                if id(e[0]) not in seen:
-                    seen.add(id(e[0]))
-                    stack.append(e[0])
+            p = edge_parent(e)
+            if p is not None:
+                if id(p[0]) not in seen:
+                    seen.add(id(p[0]))
+                    stack.append(p[0])
             elif e._hooks or id(e) in intercept:
                 pending.setdefault(id(e), [0, e])[0] += 1
     return pending
@@ -464,15 +487,17 @@ def _prune(outputs: list[Variable], targets: dict[int, Variable]) -> tuple[set[i
             reach[nid] = False
             stack.append((node, True))
             for e in node.edges:
-                if type(e) is tuple and id(e[0]) not in reach:
-                    stack.append((e[0], False))
+                p = edge_parent(e)
+                if p is not None and id(p[0]) not in reach:
+                    stack.append((p[0], False))
             continue
         via = False
         for e in node.edges:
             if e is None:
                 continue
-            if type(e) is tuple:
-                if reach.get(id(e[0]), False):
+            p = edge_parent(e)
+            if p is not None:
+                if reach.get(id(p[0]), False):
                     via = True
             elif id(e) in target_leaves:
                 via = True

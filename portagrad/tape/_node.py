@@ -22,7 +22,7 @@ from ._forward import propagate
 from ._mode import CAST, DEBUG, FORWARD, RECORD, state
 from ._variable import Variable, _init_variable, _leaf, _new, _output, _snapshot
 
-__all__ = ["Primitive", "Node", "primitive", "PRIMITIVES"]
+__all__ = ["Primitive", "Node", "primitive", "PRIMITIVES", "edge_parent"]
 
 PRIMITIVES: dict[str, Primitive] = {}
 
@@ -156,8 +156,11 @@ def primitive(name: str | None = None, *, saves: str = "inputs", elementwise: bo
 class Node:
     """One application of a primitive in the graph.
 
-    ``edges[i]`` is where the gradient of input ``i`` goes: the parent ``Node`` and output
-    index, a leaf ``Variable``, or ``None`` when input ``i`` needs no gradient.
+    ``edges[i]`` is where the gradient of input ``i`` goes: the parent ``Node`` itself for
+    its output 0, a tuple of the parent and output index for a later output, a leaf
+    ``Variable``, or ``None`` when input ``i`` needs no gradient (:func:`edge_parent`
+    reads one). Output 0, by far the usual one, takes no tuple: a tuple per recorded input
+    was one more object for the cyclic garbage collector to track.
     """
 
     # saved_inputs, saved_outputs, out_meta, out_tangents (forward mode), stack and
@@ -227,7 +230,7 @@ class Node:
 
     def parents(self) -> list[Node]:
         """The nodes that created this node's inputs."""
-        return [e[0] for e in self.edges if e is not None and type(e) is tuple]
+        return [p[0] for p in map(edge_parent, self.edges) if p is not None]
 
     def release(self) -> None:
         """Drop what backward needed; later backward through this node is an error."""
@@ -247,6 +250,17 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<Node {self.prim.name} gen={self.generation}>"
+
+
+def edge_parent(e: Any) -> tuple[Node, int] | None:
+    """The node and output index that the edge ``e`` (see :class:`Node`) leads to; None
+    for the edge of a leaf, or no edge."""
+    t = type(e)
+    if t is Node:
+        return e, 0
+    if t is tuple:
+        return e
+    return None
 
 
 def _init_node(node: Node, prim: Primitive, edges: tuple, generation: int, params: dict,
@@ -377,7 +391,7 @@ def apply(prim: Primitive, args: tuple, params: dict) -> Any:
                 if prim.save_in:
                     a._kept = True
             else:
-                edges.append((c, a.index))
+                edges.append(c if a.index == 0 else (c, a.index))
                 if c.generation > gen:
                     gen = c.generation
             shapes.append(a.array.shape)
@@ -528,7 +542,7 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
         if c is None:
             ea = a
         else:
-            ea = (c, a.index)
+            ea = c if a.index == 0 else (c, a.index)
             gen = c.generation
         sa = aa.shape
     else:
@@ -538,7 +552,7 @@ def apply2(prim: Primitive, a: Any, b: Any) -> Variable:
         if c is None:
             eb = b
         else:
-            eb = (c, b.index)
+            eb = c if b.index == 0 else (c, b.index)
             if c.generation > gen:
                 gen = c.generation
         sb = bb.shape

@@ -71,6 +71,7 @@ FAST_PATHS: tuple[tuple[Kernel, str, Callable[..., Any]], ...] = (
     (_loss.softmax_xent_grad,             "numpy", _loss._softmax_xent_grad_fast),
     (_loss.softmax_xent_grad,             "cupy",  _loss._softmax_xent_grad_fast),
     (_matmul.matmul,                      "numpy", _matmul._matmul_numpy),
+    (_matmul.matmul_bias,                 "numpy", _matmul._matmul_bias_numpy),
     (_matmul.matmul_like,                 "numpy", _matmul._matmul_like_numpy),
     (_matmul.matmul_into,                 "numpy", _matmul._matmul_into_numpy),
     (_optim.sgd_update,                   "numpy", _optim._sgd_numpy),

@@ -48,7 +48,7 @@ from . import _mkl
 from ._kernels import kernel
 from ._openblas import NO_TRANS, ROW_MAJOR, TRANS, corename, gemm, transpose_copy
 
-__all__ = ["matmul", "matmul_like", "matmul_into"]
+__all__ = ["matmul", "matmul_bias", "matmul_like", "matmul_into"]
 
 # OpenBLAS cores whose sgemm was measured faster in the transposed form (table above).
 _TRANSPOSED_CORES = frozenset({"skylakex"})
@@ -92,6 +92,33 @@ def _matmul_numpy(xp: Any, a: Any, b: Any) -> Any:
     if not _transposed(a, b):
         return NotImplemented
     return transpose_copy(b.mT @ a.mT)
+
+
+@kernel
+def matmul_bias(xp: Any, a: Any, b: Any, bias: Any) -> Any:
+    """``a @ b + bias`` for 2-d ``a`` and ``b`` and a ``bias`` of the product's dtype, one
+    value per column: a linear layer's forward.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import array_api_compat.numpy as xp
+    >>> from portagrad.xp._matmul import matmul_bias
+    >>> matmul_bias(xp, np.array([[1.0, 2.0]]), np.eye(2), np.array([0.5, 1.0]))
+    array([[1.5, 3. ]])
+    """
+    y = matmul(xp, a, b)
+    y += bias  # into the fresh product (rebinds on immutable libraries: JAX)
+    return y
+
+
+def _matmul_bias_numpy(xp: Any, a: Any, b: Any, bias: Any) -> Any:
+    # The bias written into each thread's part of the output before its product is added
+    # there (GEMM with beta = 1): no separate pass over the output, and none on one thread.
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim != 2 or b.ndim != 2:
+        return NotImplemented
+    p = _mkl.product(a, b, bias)
+    return NotImplemented if p is None else p
 
 
 @kernel

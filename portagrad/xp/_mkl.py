@@ -352,48 +352,72 @@ def _call(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float) -> 
     return True
 
 
-def _split(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float) -> bool:
+def _split(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float,
+           bias: np.ndarray | None = None) -> bool:
+    """``_call`` over parts of the output, one per thread; with ``bias`` (1-d, one per
+    column of ``c``), each part first writes it into its own rows and adds its product
+    there, so the bias costs no pass of its own over the output."""
     from ._threads import in_parts, parts, threads
 
     m, k = a.shape
     n = b.shape[1]
     t = threads()
     if t < 2 or m * n * k < SPLIT_WORK:
-        return _call(fn, a, b, c, beta)
+        if bias is not None:
+            c[...] = bias
+        return _call(fn, a, b, c, 1.0 if bias is not None else beta)
     if _operand(a) is None or _operand(b) is None or _operand(c) is None:
         return False
+    if bias is not None:
+        beta = 1.0
     # Along the longer of the output's two axes: each part keeps a long product.
     if m >= n:
-        done = in_parts(parts(m, t), lambda s: _call(fn, a[s], b, c[s], beta))
+        def rows(s: slice) -> bool:
+            if bias is not None:
+                c[s] = bias
+            return _call(fn, a[s], b, c[s], beta)
+
+        done = in_parts(parts(m, t), rows)
     else:
-        done = in_parts(parts(n, t), lambda s: _call(fn, a, b[:, s], c[:, s], beta))
+        def cols(s: slice) -> bool:
+            if bias is not None:
+                c[:, s] = bias[s]
+            return _call(fn, a, b[:, s], c[:, s], beta)
+
+        done = in_parts(parts(n, t), cols)
     return all(done)
 
 
-def product(a: Any, b: Any) -> Any:
-    """``a @ b`` of two 2-d NumPy float arrays of one dtype, on MKL (several threads when
-    NumPy's BLAS has several: the rows or columns split among them); None where MKL is
-    not in use or does not take these operands (NumPy's product then runs).
+def product(a: Any, b: Any, bias: Any = None) -> Any:
+    """``a @ b`` (``+ bias``) of two 2-d NumPy float arrays of one dtype, on MKL (several
+    threads when NumPy's BLAS has several: the rows or columns split among them); None
+    where MKL is not in use or does not take these operands (NumPy's product then runs).
 
     Parameters
     ----------
     a, b : numpy.ndarray
         2-d, float32 or float64, each with contiguous rows or columns.
+    bias : numpy.ndarray, optional
+        ``(b.shape[1],)`` of the operands' dtype, added to every row: written into the
+        output first, and the product added onto it (GEMM with beta = 1).
 
     Examples
     --------
     >>> import numpy as np
     >>> from portagrad.xp._mkl import product
     >>> a = np.ones((64, 64), np.float32)
-    >>> p = product(a, a)
-    >>> p is None or float(p[0, 0]) == 64.0
+    >>> p = product(a, a, np.full(64, 0.5, np.float32))
+    >>> p is None or float(p[0, 0]) == 64.5
     True
     """
     fn = _fits(a, b, None)
     if fn is None:
         return None
+    if bias is not None and (type(bias) is not np.ndarray or bias.dtype != a.dtype
+                             or bias.shape != (b.shape[1],)):
+        return None
     out = np.empty((a.shape[0], b.shape[1]), dtype=a.dtype)
-    return out if _split(fn, a, b, out, 0.0) else None
+    return out if _split(fn, a, b, out, 0.0, bias) else None
 
 
 def product_into(a: Any, b: Any, out: Any, accumulate: bool = False) -> bool:

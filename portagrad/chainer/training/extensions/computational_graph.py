@@ -9,6 +9,7 @@ import subprocess
 from typing import Any
 
 from ...._errors import PortagradTypeError
+from ....tape._node import edge_parent
 from ....tape._variable import Variable as _TapeVariable
 from ...config import config
 from ..extension import Extension
@@ -75,8 +76,9 @@ def dump_dot(root: Any, variable_style: dict | None = None,
             for e in node.edges:
                 if e is None:
                     continue
-                if type(e) is tuple:
-                    parent = e[0]
+                p = edge_parent(e)
+                if p is not None:
+                    parent = p[0]
                     lines.append(f"{id(parent)} -> {nid};")
                     stack.append((parent, None))
                 else:
