@@ -77,7 +77,7 @@ class _Run:
 
     __slots__ = ("targets", "leaf_grads", "inner", "inner_grads", "needed", "through",
                  "buffers", "heap", "counter", "pending", "owned", "symbolic", "acc", "keep",
-                 "intercept", "parts")
+                 "intercept", "parts", "real_dtype")
 
     def __init__(self, roots: Sequence[tuple[Variable, Variable]], create_graph: bool,
                  targets: dict[int, Variable] | None) -> None:
@@ -102,6 +102,8 @@ class _Run:
         self.intercept = ({k for k, v in list(HOOKED_LEAVES.items()) if v._grad_hooks}
                           if targets is None and HOOKED_LEAVES else None) or None
         self.parts: dict[int, Variable] = {}
+        # The last gradient dtype found real (see Primitive.vjp_real).
+        self.real_dtype: Any = None
         self.pending = (_count_hooked_edges(roots, self.intercept or ())
                         if targets is None and (_HOOKED or self.intercept) else None)
         self.owned: set[int] = set()
@@ -192,8 +194,7 @@ class _Run:
         debug, hooked_nodes = state.debug, HOOKED_NODES or None
         while heap:
             node = heappop(heap)[2]
-            # The gradient of a node of one output, or a list of one per output.
-            gys = buffers.pop(node)
+            gys = buffers.pop(node)  # see self.buffers
             prim = node.prim
             single = prim.nout == 1
             if owned:
@@ -210,6 +211,9 @@ class _Run:
             gy_arg = gys if single else _zeros_for_missing(node, gys)
             if debug or vjp is None or (prim.sums_into and not symbolic):
                 gxs, into = self._call_vjp(node, gy_arg, debug)
+            elif (not symbolic and single and vjp is prim.vjp_plain
+                  and (gys.array.dtype is self.real_dtype or self._real(gys))):
+                gxs, into = prim.vjp_real(node, gys), None
             else:
                 gxs, into = vjp(node, gy_arg), None
             if type(gxs) is not tuple and type(gxs) is not list:
@@ -259,6 +263,14 @@ class _Run:
             if not retain_graph:  # Node.release, inlined (once per node)
                 node.saved_inputs = node.saved_outputs = node.out_tangents = None
                 node.edges = ()
+
+    def _real(self, g: Variable) -> bool:
+        """Whether ``g`` is not complex (its dtype then kept as ``real_dtype``)."""
+        dt = g.array.dtype
+        if g.xp.isdtype(dt, "complex floating"):
+            return False
+        self.real_dtype = dt
+        return True
 
     def _into_output(self, parent: Node, buf: list | None, idx: int, gx: Variable) -> None:
         """Sum ``gx`` into what output ``idx`` of ``parent``, a node of several outputs, has

@@ -39,9 +39,9 @@ class Primitive:
     the broadcast shape and the framework sums them back to each input's shape.
     """
 
-    __slots__ = ("name", "forward", "vjp", "vjp_recorded", "vjp_unrecorded", "jvp", "linear",
-                 "nondiff", "save_in", "save_out", "elementwise", "nout", "binop", "sums_into",
-                 "__dict__")
+    __slots__ = ("name", "forward", "vjp", "vjp_recorded", "vjp_unrecorded", "vjp_real",
+                 "vjp_plain", "jvp", "linear", "nondiff", "save_in", "save_out", "elementwise",
+                 "nout", "binop", "sums_into", "__dict__")
 
     def __init__(self, name: str, forward: Callable[..., Any], saves: str = "inputs",
                  elementwise: bool = False, nout: int = 1) -> None:
@@ -52,6 +52,12 @@ class Primitive:
         self.vjp: Callable[..., Any] | None = None
         self.vjp_recorded: Callable[..., Any] | None = None
         self.vjp_unrecorded: Callable[..., Any] | None = None
+        # The rule ``vjp`` comes to when backward records nothing and the upstream
+        # gradient is real, which backward then calls itself (two calls fewer per node),
+        # valid while ``vjp`` is still ``vjp_plain``: a wrapper that changes what real
+        # gradients get, set on ``vjp`` later, leaves them apart, and ``vjp`` runs.
+        self.vjp_real: Callable[..., Any] | None = None
+        self.vjp_plain: Callable[..., Any] | None = None
         # Forward mode (see ._forward): an explicit tangent rule, or the positions of the
         # arguments in which the primitive is jointly linear (its derivative in the
         # others being zero), so that the tangent is the primitive of the tangents.
@@ -95,8 +101,9 @@ class Primitive:
 
     def _choose_vjp(self) -> None:
         recorded, unrecorded = self.vjp_recorded, self.vjp_unrecorded
+        self.vjp_real = unrecorded if unrecorded is not None else recorded
         if recorded is None or unrecorded is None:
-            self.vjp = recorded
+            self.vjp = self.vjp_plain = recorded
             return
 
         def vjp(ctx: Any, gy: Any) -> Any:
@@ -104,7 +111,7 @@ class Primitive:
                 return recorded(ctx, gy)
             return unrecorded(ctx, gy)
 
-        self.vjp = vjp
+        self.vjp = self.vjp_plain = vjp
 
     def defjvp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``fn(ctx, *tangents)``, returning the output tangent(s) ``J t``.

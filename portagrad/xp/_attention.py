@@ -104,9 +104,55 @@ _F32 = np.dtype(np.float32)
 _INT_MAX = (1 << 31) - 1
 
 
+def _strides(a: np.ndarray) -> tuple[int, int] | None:
+    """The element strides between the matrices of ``a`` (its leading axes taken as one)
+    and between their rows, where the rows are contiguous; None for other layouts."""
+    item = a.itemsize
+    *lead, rows, cols = a.shape
+    *lead_st, s_row, s_col = a.strides
+    if (cols > 1 and s_col != item) or s_row % item or any(s % item for s in lead_st):
+        return None
+    ld = s_row // item if rows > 1 else cols
+    if ld < cols or ld < 0:
+        return None
+    step = None
+    for d, s in zip(reversed(lead), reversed(lead_st)):
+        if d == 1:
+            continue
+        if step is None:
+            step, span = s // item, d
+        elif s // item != step * span:
+            return None  # leading axes that one stride does not walk
+        else:
+            span *= d
+    if step is not None and step < 0:
+        return None
+    return (rows * ld if step is None else step), ld
+
+
+def _stack(a: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """``a`` and its strides (:func:`_strides`), or a C-ordered copy and its strides."""
+    st = _strides(a)
+    if st is None:
+        a = np.ascontiguousarray(a)
+        st = (a.shape[-2] * a.shape[-1], a.shape[-1])
+    return a, st[0], st[1]
+
+
+def _like(a: tuple, b: int, rows: int, cols: int) -> tuple[np.ndarray, int, int]:
+    """A new ``(b, rows, cols)`` float32 stack in the layout of the stack ``a`` (from
+    :func:`_stack`): time-major ``(rows, b, cols)`` memory where ``a``'s matrices are
+    interleaved (its items closer than its rows), so that the reshapes back to the model's
+    layout are views; else C order."""
+    if b > 1 and rows > 1 and a[1] < a[2]:
+        return np.empty((rows, b, cols), dtype=_F32).transpose(1, 0, 2), cols, b * cols
+    return np.empty((b, rows, cols), dtype=_F32), rows * cols, cols
+
+
 def _operands(q: Any, k: Any, v: Any) -> tuple | None:
-    """``(B, L, S, D, Dv)`` and C-ordered ``(B, ., .)`` copies (or views) of float32 NumPy
-    ``q``, ``k``, ``v`` with one leading shape, or None."""
+    """``(B, L, S, D, Dv)`` and, for each of float32 NumPy ``q``, ``k``, ``v`` with one
+    leading shape, the array (a C-ordered copy where its rows are not contiguous) and
+    its strides; or None."""
     if any(type(a) is not np.ndarray or a.dtype != _F32 or a.ndim < 2 for a in (q, k, v)):
         return None
     lead = q.shape[:-2]
@@ -115,9 +161,7 @@ def _operands(q: Any, k: Any, v: Any) -> tuple | None:
         return None
     b = int(np.prod(lead)) if lead else 1
     dims = (b, q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1])
-    flat = tuple(np.ascontiguousarray(a).reshape(b, a.shape[-2], a.shape[-1])
-                 for a in (q, k, v))
-    return dims, flat
+    return dims, tuple(_stack(a) for a in (q, k, v))
 
 
 def _shared_mask(mask: Any, keep: bool, n_l: int, n_s: int) -> tuple[bool, Any]:
@@ -144,7 +188,7 @@ def _sdpa_forward_numpy(xp: Any, q: Any, k: Any, v: Any, scale: float, mask: Any
     ops = _operands(q, k, v) if lib is not None and fn is not None and vexp else None
     if ops is None:
         return NotImplemented
-    (b, n_l, n_s, d, dv), (qc, kc, vc) = ops
+    (b, n_l, n_s, d, dv), (qs, ks, vs) = ops
     takes, m = _shared_mask(mask, keep, n_l, n_s)
     if not takes or n_l * n_s >= _INT_MAX:  # MKL's sizes are 32-bit here
         return NotImplemented
@@ -153,13 +197,14 @@ def _sdpa_forward_numpy(xp: Any, q: Any, k: Any, v: Any, scale: float, mask: Any
     from ._threads import in_parts
 
     p = np.empty((b, n_l, n_s), dtype=_F32)
-    out = np.empty((b, n_l, dv), dtype=_F32)
-    args = (ctypes.cast(fn, ctypes.c_void_p).value, qc.ctypes.data, kc.ctypes.data,
-            vc.ctypes.data, address(m), p.ctypes.data, out.ctypes.data)
+    out = _like(qs, b, n_l, dv)
+    lay = np.array([x for s in (qs, ks, vs, out) for x in s[1:]], dtype=np.int64)
+    args = (ctypes.cast(fn, ctypes.c_void_p).value, qs[0].ctypes.data, ks[0].ctypes.data,
+            vs[0].ctypes.data, address(m), p.ctypes.data, out[0].ctypes.data, lay.ctypes.data)
     in_parts(_items(b, b * n_l * n_s * (d + dv)), lambda s: lib.attention_forward(
         *args, s.start, s.stop, n_l, n_s, d, dv, float(scale), int(bool(causal)), vexp, mode))
     lead = q.shape[:-2]
-    return out.reshape(lead + (n_l, dv)), p.reshape(lead + (n_l, n_s))
+    return out[0].reshape(lead + (n_l, dv)), p.reshape(lead + (n_l, n_s))
 
 
 def _sdpa_backward_numpy(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale: float,
@@ -168,7 +213,7 @@ def _sdpa_backward_numpy(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale:
     ops = _operands(q, k, v) if lib is not None and fn is not None else None
     if ops is None:
         return NotImplemented
-    (b, n_l, n_s, d, dv), (qc, kc, vc) = ops
+    (b, n_l, n_s, d, dv), (qs, ks, vs) = ops
     lead = q.shape[:-2]
     if (n_l * n_s >= _INT_MAX or type(p) is not np.ndarray or p.dtype != _F32
             or p.shape != lead + (n_l, n_s) or type(g) is not np.ndarray or g.dtype != _F32
@@ -178,23 +223,26 @@ def _sdpa_backward_numpy(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale:
 
     from ._threads import in_parts
 
-    pc, gc = np.ascontiguousarray(p), np.ascontiguousarray(g)
-    gq = np.empty((b, n_l, d), dtype=_F32) if want[0] else None
-    gk = np.empty((b, n_s, d), dtype=_F32) if want[1] else None
-    gv = np.empty((b, n_s, dv), dtype=_F32) if want[2] else None
-    args = (ctypes.cast(fn, ctypes.c_void_p).value, qc.ctypes.data, kc.ctypes.data,
-            vc.ctypes.data, pc.ctypes.data, gc.ctypes.data, address(gq), address(gk),
-            address(gv))
+    pc, gs = np.ascontiguousarray(p), _stack(g)
+    # Each gradient in its input's layout: the vjps of the reshapes that made the heads
+    # are then views too.
+    none = (None, 0, 0)
+    gq = _like(qs, b, n_l, d) if want[0] else none
+    gk = _like(ks, b, n_s, d) if want[1] else none
+    gv = _like(vs, b, n_s, dv) if want[2] else none
+    lay = np.array([x for s in (qs, ks, vs, gs, gq, gk, gv) for x in s[1:]], dtype=np.int64)
+    args = (ctypes.cast(fn, ctypes.c_void_p).value, qs[0].ctypes.data, ks[0].ctypes.data,
+            vs[0].ctypes.data, pc.ctypes.data, gs[0].ctypes.data, address(gq[0]),
+            address(gk[0]), address(gv[0]))
 
     def run(s: slice) -> None:
         ds = np.empty((n_l, n_s), dtype=_F32)
-        lib.attention_backward(*args, ds.ctypes.data, s.start, s.stop, n_l, n_s, d, dv,
-                               float(scale))
+        lib.attention_backward(*args, ds.ctypes.data, lay.ctypes.data, s.start, s.stop, n_l,
+                               n_s, d, dv, float(scale))
 
     in_parts(_items(b, b * n_l * n_s * (2 * d + 2 * dv)), run)
-    return (None if gq is None else gq.reshape(q.shape),
-            None if gk is None else gk.reshape(k.shape),
-            None if gv is None else gv.reshape(v.shape))
+    return tuple(None if x[0] is None else x[0].reshape(a.shape)
+                 for x, a in zip((gq, gk, gv), (q, k, v)))
 
 
 # The kernels are objects, not functions: point doctest at their defaults' examples.

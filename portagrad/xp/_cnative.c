@@ -350,9 +350,11 @@ static PyObject *relu_grad(PyObject *self, PyObject *args) {
 typedef void (*vml_t)(int, const float *, float *, long long);
 
 /* -- scaled dot-product attention over a range of batch items [b0, b1) -----------------
- * q (B, L, D), k (B, S, D), v (B, S, Dv), the probabilities p (B, L, S), the output
- * (B, L, Dv); an additive (L, S) mask or none, and causal masking of keys after the
- * query. The products are MKL's (by address), the exp its vector function. */
+ * q (B, L, D), k (B, S, D), v (B, S, Dv) and the output (B, L, Dv), each a stack of
+ * matrices with contiguous rows at its own strides (a time-major (L, B, D) layout read as
+ * it is), the probabilities p (B, L, S) in C order; an additive (L, S) mask or none, and
+ * causal masking of keys after the query. The products are MKL's (by address), the exp
+ * its vector function. */
 
 /* a row of scores: scaled, keys from ``keep`` on masked (-inf), the mask row added, the
  * row's maximum subtracted (NaN if any is NaN, as NumPy's max) */
@@ -384,24 +386,28 @@ WIDE static void ds_row(float *restrict row, const float *restrict p, idx n, flo
 }
 
 static PyObject *attention_forward(PyObject *self, PyObject *args) {
-    uintptr_t pgemm, pq, pk, pv, pmask, pp, pout, pexp;
+    uintptr_t pgemm, pq, pk, pv, pmask, pp, pout, pexp, play;
     idx b0, b1, L, S, D, Dv;
     double scale;
     int causal;
     long long mode;
-    if (!PyArg_ParseTuple(args, "KKKKKKKnnnnnndiKL", &pgemm, &pq, &pk, &pv, &pmask, &pp, &pout,
-                          &b0, &b1, &L, &S, &D, &Dv, &scale, &causal, &pexp, &mode))
+    if (!PyArg_ParseTuple(args, "KKKKKKKKnnnnnndiKL", &pgemm, &pq, &pk, &pv, &pmask, &pp,
+                          &pout, &play, &b0, &b1, &L, &S, &D, &Dv, &scale, &causal, &pexp,
+                          &mode))
         return NULL;
     sgemm_t gemm = (sgemm_t)pgemm;
     vml_t vexp = (vml_t)pexp;
     const float *q = (const float *)pq, *k = (const float *)pk, *v = (const float *)pv,
                 *mask = (const float *)pmask;
     float *p = (float *)pp, *out = (float *)pout;
+    /* per matrix of q, k, v, out: the stride between batch items and between rows, in
+     * elements (each row contiguous) */
+    const long long *lay = (const long long *)play;
     Py_BEGIN_ALLOW_THREADS
     for (idx b = b0; b < b1; b++) {
         float *pb = p + b * L * S;
-        gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)D, 1.0f, q + b * L * D, (int)D,
-             k + b * S * D, (int)D, 0.0f, pb, (int)S);
+        gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)D, 1.0f, q + b * lay[0],
+             (int)lay[1], k + b * lay[2], (int)lay[3], 0.0f, pb, (int)S);
         for (idx i = 0; i < L; i++)
             score_row(pb + i * S, S, (float)scale, mask ? mask + i * S : NULL,
                       causal ? i + 1 : S);
@@ -412,7 +418,7 @@ static PyObject *attention_forward(PyObject *self, PyObject *args) {
             for (idx j = 0; j < S; j++) row[j] = row[j] / fs;
         }
         gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)Dv, (int)S, 1.0f, pb, (int)S,
-             v + b * S * Dv, (int)Dv, 0.0f, out + b * L * Dv, (int)Dv);
+             v + b * lay[4], (int)lay[5], 0.0f, out + b * lay[6], (int)lay[7]);
     }
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
@@ -421,32 +427,35 @@ static PyObject *attention_forward(PyObject *self, PyObject *args) {
 /* gv = p^T g, ds = p * (g v^T - rowsum(p * g v^T)) * scale, gq = ds k, gk = ds^T q; each
  * output pointer may be 0 (not wanted); ds is a (L, S) scratch of the part's own */
 static PyObject *attention_backward(PyObject *self, PyObject *args) {
-    uintptr_t pgemm, pq, pk, pv, pp, pg, pgq, pgk, pgv, pds;
+    uintptr_t pgemm, pq, pk, pv, pp, pg, pgq, pgk, pgv, pds, play;
     idx b0, b1, L, S, D, Dv;
     double scale;
-    if (!PyArg_ParseTuple(args, "KKKKKKKKKKnnnnnnd", &pgemm, &pq, &pk, &pv, &pp, &pg, &pgq,
-                          &pgk, &pgv, &pds, &b0, &b1, &L, &S, &D, &Dv, &scale))
+    if (!PyArg_ParseTuple(args, "KKKKKKKKKKKnnnnnnd", &pgemm, &pq, &pk, &pv, &pp, &pg, &pgq,
+                          &pgk, &pgv, &pds, &play, &b0, &b1, &L, &S, &D, &Dv, &scale))
         return NULL;
     sgemm_t gemm = (sgemm_t)pgemm;
     const float *q = (const float *)pq, *k = (const float *)pk, *v = (const float *)pv,
                 *p = (const float *)pp, *g = (const float *)pg;
     float *gq = (float *)pgq, *gk = (float *)pgk, *gv = (float *)pgv, *ds = (float *)pds;
+    /* item and row strides (elements) of q, k, v, g, gq, gk, gv, as the forward's */
+    const long long *lay = (const long long *)play;
     Py_BEGIN_ALLOW_THREADS
     for (idx b = b0; b < b1; b++) {
-        const float *pb = p + b * L * S, *gb = g + b * L * Dv;
+        const float *pb = p + b * L * S, *gb = g + b * lay[6];
+        int ldg = (int)lay[7];
         if (gv)
             gemm(ROW_MAJOR, TRANS, NO_TRANS, (int)S, (int)Dv, (int)L, 1.0f, pb, (int)S, gb,
-                 (int)Dv, 0.0f, gv + b * S * Dv, (int)Dv);
+                 ldg, 0.0f, gv + b * lay[12], (int)lay[13]);
         if (!gq && !gk) continue;
-        gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)Dv, 1.0f, gb, (int)Dv,
-             v + b * S * Dv, (int)Dv, 0.0f, ds, (int)S);
+        gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)Dv, 1.0f, gb, ldg,
+             v + b * lay[4], (int)lay[5], 0.0f, ds, (int)S);
         for (idx i = 0; i < L; i++) ds_row(ds + i * S, pb + i * S, S, (float)scale);
         if (gq)
             gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)D, (int)S, 1.0f, ds, (int)S,
-                 k + b * S * D, (int)D, 0.0f, gq + b * L * D, (int)D);
+                 k + b * lay[2], (int)lay[3], 0.0f, gq + b * lay[8], (int)lay[9]);
         if (gk)
             gemm(ROW_MAJOR, TRANS, NO_TRANS, (int)S, (int)D, (int)L, 1.0f, ds, (int)S,
-                 q + b * L * D, (int)D, 0.0f, gk + b * S * D, (int)D);
+                 q + b * lay[0], (int)lay[1], 0.0f, gk + b * lay[10], (int)lay[11]);
     }
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;

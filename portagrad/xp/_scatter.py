@@ -4,8 +4,8 @@
 torch, so it silently drops gradient; the default here sorts the indices and takes
 differences of a cumulative sum, which is exact for integers and accumulates floats in
 float64 where the device has it. Each library's fast path accumulates repeated indices
-natively: ``np.bincount`` row by row for real floats (else ``np.add.at``),
-``cupyx.scatter_add``, torch's ``index_add_``, JAX's
+natively: NumPy's sums the runs of a stable sort in float64 for floats (else
+``np.add.at``), CuPy's ``cupyx.scatter_add``, torch's ``index_add_``, JAX's
 ``.at[].add``.
 """
 
@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ._kernels import kernel
-from ._openblas import transpose_copy
 
 __all__ = ["index_add"]
 
@@ -80,35 +79,50 @@ def _out_shape(values: Any, axis: int, size: int) -> list[int]:
     return shape
 
 
-# Row-wise ``np.bincount`` (float64 accumulation, like the default path) is several times
-# faster than ``np.add.at`` for real floats; it is used while the rows are few and the
-# output is not much longer than the index (each row allocates ``size`` counts).
-_BINCOUNT_MAX_ROWS = 4096
+# Repeats of one index up to which NumPy's scatter-add sums by passes over the ranks.
+_RANK_PASSES = 32
 
 
 def _index_add_numpy(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:
-    k = values.shape[axis] if values.ndim else 0
-    rows = values.size // k if k else 0
-    if (values.dtype.kind == "f" and 0 < rows <= _BINCOUNT_MAX_ROWS
-            and size <= 4 * k + 4096):
-        v = np.moveaxis(values, axis, -1)
-        lead = v.shape[:-1]
-        v2 = v.reshape(rows, k)
-        idx = np.asarray(indices).reshape(-1)
-        acc = np.empty((rows, size), dtype=values.dtype)
-        for j in range(rows):
-            acc[j] = np.bincount(idx, weights=v2[j], minlength=size)
-        if values.ndim == 2 and axis == 0:
-            # An embedding's gradient, in the weight's own row-major layout: the optimizer
-            # then updates it in place block by block (a transposed one took its default).
-            return transpose_copy(acc)
-        return np.moveaxis(acc.reshape((*lead, size)), -1, axis)
-    out = np.zeros(_out_shape(values, axis, size), dtype=values.dtype)
-    if axis == 0:
-        np.add.at(out, indices, values)
+    v = np.moveaxis(values, axis, 0) if axis else values
+    kind = values.dtype.kind
+    if kind not in "fc" or v.shape[0] == 0:
+        out = np.zeros(_out_shape(values, axis, size), dtype=values.dtype)
+        if axis == 0:
+            np.add.at(out, indices, values)
+        else:
+            np.add.at(np.moveaxis(out, axis, 0), indices, v)
+        return out
+    # Sorted by index (stably: each index's values keep their order), the values of each
+    # index summed in float64 (complex128), as the default accumulates: the first of
+    # each run taken, then its second ones added, its third, ... (one pass per rank,
+    # every pass a distinct set of rows); past _RANK_PASSES repeats of one index, by
+    # np.add.at on the runs. Time and memory go with the values, not with ``size`` (a
+    # bincount per column allocated ``size`` counts each: an embedding's 256 columns of
+    # 1024 tokens into 5000 rows took 1.75 ms, these passes 0.63).
+    idx = np.asarray(indices).reshape(-1)
+    n = idx.shape[0]
+    order = np.argsort(idx, kind="stable")
+    ordered = idx[order]
+    first = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+    starts = np.flatnonzero(first)
+    run = np.cumsum(first) - 1
+    rank = np.arange(n) - starts[run]
+    rows = v.reshape(n, -1)[order].astype(np.float64 if kind == "f" else np.complex128,
+                                          copy=False)
+    top = int(rank.max())
+    if top <= _RANK_PASSES:
+        sums = rows[starts]
+        for r in range(1, top + 1):
+            at = rank == r
+            sums[run[at]] += rows[at]
     else:
-        np.add.at(np.moveaxis(out, axis, 0), indices, np.moveaxis(values, axis, 0))
-    return out
+        sums = np.zeros((starts.shape[0], rows.shape[1]), dtype=rows.dtype)
+        np.add.at(sums, run, rows)
+    out = np.zeros((size, rows.shape[1]), dtype=values.dtype)
+    out[ordered[starts]] = sums
+    out = out.reshape((size,) + v.shape[1:])
+    return np.moveaxis(out, 0, axis) if axis else out
 
 
 def _index_add_cupy(xp: Any, values: Any, indices: Any, axis: int, size: int) -> Any:

@@ -88,3 +88,52 @@ def test_inputs_the_loops_do_not_take_go_to_the_defaults():
     p = np.full((2, 3, 3), 1 / 3, np.float32)
     assert bwd(npx, x, x, x, p, x, 1.0, (True, True, True)) is not NotImplemented
     assert bwd(npx, x, x, x, p[:1], x, 1.0, (True, True, True)) is NotImplemented
+
+
+def _views(rng, n, h, rows, cols):
+    """The same (n h, rows, cols) stack three ways: in C order, time-major (the heads of a
+    (rows, n, h cols) projection, as multi-head attention makes them), and with every
+    other column (which the loops copy)."""
+    base = rng.standard_normal((rows, n, h * cols)).astype(np.float32)
+    time_major = base.reshape(rows, n * h, cols).transpose(1, 0, 2)
+    wide = np.repeat(np.ascontiguousarray(time_major), 2, axis=-1)[..., ::2]
+    return [np.ascontiguousarray(time_major), time_major, wide]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_strided_operands_are_read_in_place_and_results_take_their_layout(monkeypatch,
+                                                                          threads):
+    monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
+    monkeypatch.setattr(_attention, "_items", lambda b, work: _threads.parts(b, threads))
+    rng = np.random.default_rng(1)
+    n, h, n_l, d = 2, 3, 5, 4
+    qs, ks, vs, gs = (_views(rng, n, h, n_l, d) for _ in range(4))
+    for i, (q, k, v, g) in enumerate(zip(qs, ks, vs, gs)):
+        assert (_attention._strides(q) is None) == (i == 2)
+        fast = sdpa_forward(npx, q, k, v, 0.5, None, False, True)
+        with pure_standard():
+            pure = sdpa_forward(npx, q, k, v, 0.5, None, False, True)
+        for f, p in zip(fast, pure):
+            np.testing.assert_allclose(f, p, rtol=1e-5, atol=1e-6)
+        # a time-major query gives a time-major output: its heads merge back as a view
+        interleaved = q.strides[0] < q.strides[1]
+        assert (fast[0].strides[0] < fast[0].strides[1]) == interleaved
+        got = sdpa_backward(npx, q, k, v, pure[1], g, 0.5, (True, True, True))
+        with pure_standard():
+            ref = sdpa_backward(npx, q, k, v, pure[1], g, 0.5, (True, True, True))
+        for f, p, a in zip(got, ref, (q, k, v)):
+            np.testing.assert_allclose(f, p, rtol=1e-5, atol=1e-5)
+            assert (f.strides[0] < f.strides[1]) == (a.strides[0] < a.strides[1])
+
+
+def test_strides_of_stacks():
+    x = np.zeros((4, 3, 6, 5), np.float32)
+    assert _attention._strides(x) == (30, 5)
+    assert _attention._strides(x.reshape(12, 6, 5)) == (30, 5)
+    assert _attention._strides(x.transpose(2, 0, 1, 3)[:, :, :1]) is None  # two strides
+    assert _attention._strides(x[..., ::2]) is None  # columns apart
+    assert _attention._strides(x.transpose(0, 1, 3, 2)) is None  # columns down the rows
+    assert _attention._strides(np.zeros((6, 12, 5), np.float32).transpose(1, 0, 2)) \
+        == (5, 60)
+    assert _attention._strides(np.broadcast_to(np.zeros((6, 5), np.float32), (3, 6, 5))) \
+        == (0, 5)

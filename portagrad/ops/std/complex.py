@@ -212,7 +212,10 @@ def _install_convention() -> None:
     for name in _HOLOMORPHIC:
         prim = PRIMITIVES.get(name)
         if prim is not None and prim.vjp is not None and not hasattr(prim.vjp, "__wrapped__"):
+            plain = prim.vjp is prim.vjp_plain
             prim.vjp = holomorphic(prim.vjp)
+            if plain:  # real gradients take the rule as they are (see Primitive.vjp_real)
+                prim.vjp_plain = prim.vjp
     absolute = PRIMITIVES.get("abs")
     if absolute is not None and absolute.vjp is not None and not hasattr(absolute.vjp,
                                                                          "__wrapped__"):
