@@ -194,15 +194,14 @@ def _sdpa_forward_numpy(xp: Any, q: Any, k: Any, v: Any, scale: float, mask: Any
         return NotImplemented
     import ctypes
 
-    from ._threads import in_parts
-
     p = np.empty((b, n_l, n_s), dtype=_F32)
     out = _like(qs, b, n_l, dv)
     lay = np.array([x for s in (qs, ks, vs, out) for x in s[1:]], dtype=np.int64)
-    args = (ctypes.cast(fn, ctypes.c_void_p).value, qs[0].ctypes.data, ks[0].ctypes.data,
-            vs[0].ctypes.data, address(m), p.ctypes.data, out[0].ctypes.data, lay.ctypes.data)
-    in_parts(_items(b, b * n_l * n_s * (d + dv)), lambda s: lib.attention_forward(
-        *args, s.start, s.stop, n_l, n_s, d, dv, float(scale), int(bool(causal)), vexp, mode))
+    lib.attention_forward(ctypes.cast(fn, ctypes.c_void_p).value, qs[0].ctypes.data,
+                          ks[0].ctypes.data, vs[0].ctypes.data, address(m), p.ctypes.data,
+                          out[0].ctypes.data, lay.ctypes.data, b, n_l, n_s, d, dv,
+                          float(scale), int(bool(causal)), vexp, mode,
+                          len(_items(b, b * n_l * n_s * (d + dv))))
     lead = q.shape[:-2]
     return out[0].reshape(lead + (n_l, dv)), p.reshape(lead + (n_l, n_s))
 
@@ -221,8 +220,6 @@ def _sdpa_backward_numpy(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale:
         return NotImplemented
     import ctypes
 
-    from ._threads import in_parts
-
     pc, gs = np.ascontiguousarray(p), _stack(g)
     # Each gradient in its input's layout: the vjps of the reshapes that made the heads
     # are then views too.
@@ -231,16 +228,13 @@ def _sdpa_backward_numpy(xp: Any, q: Any, k: Any, v: Any, p: Any, g: Any, scale:
     gk = _like(ks, b, n_s, d) if want[1] else none
     gv = _like(vs, b, n_s, dv) if want[2] else none
     lay = np.array([x for s in (qs, ks, vs, gs, gq, gk, gv) for x in s[1:]], dtype=np.int64)
-    args = (ctypes.cast(fn, ctypes.c_void_p).value, qs[0].ctypes.data, ks[0].ctypes.data,
-            vs[0].ctypes.data, pc.ctypes.data, gs[0].ctypes.data, address(gq[0]),
-            address(gk[0]), address(gv[0]))
-
-    def run(s: slice) -> None:
-        ds = np.empty((n_l, n_s), dtype=_F32)
-        lib.attention_backward(*args, ds.ctypes.data, lay.ctypes.data, s.start, s.stop, n_l,
-                               n_s, d, dv, float(scale))
-
-    in_parts(_items(b, b * n_l * n_s * (2 * d + 2 * dv)), run)
+    n_parts = len(_items(b, b * n_l * n_s * (2 * d + 2 * dv)))
+    ds = np.empty((n_parts, n_l, n_s), dtype=_F32)  # a scratch per part
+    lib.attention_backward(ctypes.cast(fn, ctypes.c_void_p).value, qs[0].ctypes.data,
+                           ks[0].ctypes.data, vs[0].ctypes.data, pc.ctypes.data,
+                           gs[0].ctypes.data, address(gq[0]), address(gk[0]), address(gv[0]),
+                           ds.ctypes.data, lay.ctypes.data, b, n_l, n_s, d, dv, float(scale),
+                           n_parts)
     return tuple(None if x[0] is None else x[0].reshape(a.shape)
                  for x, a in zip((gq, gk, gv), (q, k, v)))
 

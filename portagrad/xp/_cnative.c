@@ -14,8 +14,13 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
 #define WIDE __attribute__((target_clones("avx2", "default")))
@@ -31,6 +36,224 @@ typedef void (*sgemm_t)(int, int, int, int, int, int, float, const float *, int,
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 
 typedef Py_ssize_t idx;
+
+/* -- a pool of threads for parts of compiled work ---------------------------------------
+ * ``run_parts(fn, ctx, n)`` runs fn(ctx, 0 .. n-1) at once: part 0 on the calling thread
+ * (which holds no GIL by then), the others on threads of this pool, none of which ever
+ * runs Python. Between tasks a worker spins for SPIN_NS before it sleeps: handing a part
+ * to a sleeping thread took 75-90 us on the 2-core machine (the wake-up of an idle core),
+ * a spinning one takes about 1 us, and a layer's products come tens of microseconds
+ * apart. One task at a time: a second caller meanwhile runs its parts itself, in turn.
+ * A forked child starts with no workers (they are not copied) and makes new ones. */
+
+typedef void (*part_fn)(void *ctx, int part, int nparts);
+
+#define SPIN_NS 200000L
+#define MAX_WORKERS 63
+
+/* ``ticket``: a task's number (high bits) and part count (low 8 bits) in one word, so a
+ * worker reads them together; ``fn`` and ``ctx`` are written before it, and rewritten
+ * only once every part of the task before has ended. */
+static struct {
+    pthread_mutex_t mu, busy;
+    pthread_cond_t cv;
+    int workers;
+    _Atomic unsigned long ticket;
+    _Atomic int pending, sleeping;
+    part_fn fn;
+    void *ctx;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
+           0, 0, 0, NULL, NULL};
+
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static void relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+typedef struct {
+    unsigned long me, seen;
+} worker_start;
+
+static void *worker_main(void *arg) {
+    /* the ticket when it was made, not when it starts: a task posted in between is its */
+    unsigned long me = ((worker_start *)arg)->me, seen = ((worker_start *)arg)->seen;
+    free(arg);
+    for (;;) {
+        long t0 = now_ns();
+        unsigned spins = 0;
+        unsigned long t;
+        while ((t = atomic_load_explicit(&pool.ticket, memory_order_acquire)) == seen) {
+            relax();
+            if ((++spins & 255) == 0) {
+                if (now_ns() - t0 < SPIN_NS) {
+                    sched_yield();  /* a thread waiting for this core gets it */
+                    continue;
+                }
+                pthread_mutex_lock(&pool.mu);
+                atomic_fetch_add(&pool.sleeping, 1);
+                while (atomic_load(&pool.ticket) == seen) pthread_cond_wait(&pool.cv, &pool.mu);
+                atomic_fetch_sub(&pool.sleeping, 1);
+                pthread_mutex_unlock(&pool.mu);
+            }
+        }
+        seen = t;
+        if (me < (t & 255)) {
+            pool.fn(pool.ctx, (int)me, (int)(t & 255));
+            atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_release);
+        }
+    }
+    return NULL;
+}
+
+static void pool_after_fork(void) {
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_mutex_init(&pool.busy, NULL);
+    pthread_cond_init(&pool.cv, NULL);
+    pool.workers = 0;
+    atomic_store(&pool.sleeping, 0);
+    atomic_store(&pool.pending, 0);
+}
+
+/* start workers 1 .. n-1 where missing; how many parts can run at once after */
+static int pool_grow(int n) {
+    static int registered = 0;
+    if (!registered) {
+        pthread_atfork(NULL, NULL, pool_after_fork);
+        registered = 1;
+    }
+    while (pool.workers < n - 1 && pool.workers < MAX_WORKERS) {
+        pthread_t t;
+        pthread_attr_t attr;
+        worker_start *start = malloc(sizeof(worker_start));
+        if (!start) break;
+        start->me = (unsigned long)(pool.workers + 1);
+        start->seen = atomic_load(&pool.ticket);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int err = pthread_create(&t, &attr, worker_main, start);
+        pthread_attr_destroy(&attr);
+        if (err) {
+            free(start);
+            break;
+        }
+        pool.workers++;
+    }
+    return pool.workers + 1;
+}
+
+/* call without the GIL */
+static void run_parts(part_fn fn, void *ctx, int n) {
+    if (n > 1 && pthread_mutex_trylock(&pool.busy) == 0) {
+        int most = pool_grow(n);
+        if (n > most) n = most;
+        if (n > 1) {
+            pool.fn = fn;
+            pool.ctx = ctx;
+            atomic_store(&pool.pending, n - 1);
+            unsigned long t = atomic_load(&pool.ticket);
+            atomic_store(&pool.ticket, (((t >> 8) + 1) << 8) | (unsigned long)n);
+            if (atomic_load(&pool.sleeping)) {
+                pthread_mutex_lock(&pool.mu);
+                pthread_cond_broadcast(&pool.cv);
+                pthread_mutex_unlock(&pool.mu);
+            }
+            fn(ctx, 0, n);
+            unsigned spins = 0;
+            while (atomic_load_explicit(&pool.pending, memory_order_acquire)) {
+                relax();
+                if ((++spins & 1023) == 0) sched_yield();
+            }
+            pthread_mutex_unlock(&pool.busy);
+            return;
+        }
+        pthread_mutex_unlock(&pool.busy);
+    }
+    for (int i = 0; i < n; i++) fn(ctx, i, n);
+}
+
+/* the part's share [lo, hi) of range(total) */
+static void share(idx total, int part, int nparts, idx *lo, idx *hi) {
+    *lo = total * part / nparts;
+    *hi = total * (part + 1) / nparts;
+}
+
+/* -- a GEMM split by rows or columns of its output over the pool ----------------------
+ * C = alpha op(A) op(B) + beta C (row-major, 32-bit sizes as MKL's LP64), float32 or
+ * float64; with a bias (one value per column of C), each part first writes it into its
+ * block of C and adds its product there (beta = 1). */
+
+typedef void (*dgemm_t)(int, int, int, int, int, int, double, const double *, int,
+                        const double *, int, double, double *, int);
+
+typedef struct {
+    void *gemm;
+    int f64, ta, tb, axis;
+    idx m, n, k, lda, ldb, ldc;
+    double beta;
+    const char *a, *b, *bias;
+    char *c;
+} gemm_task;
+
+static void gemm_part(void *ctx, int part, int nparts) {
+    gemm_task *t = (gemm_task *)ctx;
+    size_t item = t->f64 ? 8 : 4;
+    idx lo, hi, m = t->m, n = t->n;
+    const char *a = t->a, *b = t->b;
+    char *c = t->c;
+    share(t->axis ? n : m, part, nparts, &lo, &hi);
+    if (hi <= lo) return;
+    if (t->axis == 0) {
+        a += (size_t)(t->ta == NO_TRANS ? lo * t->lda : lo) * item;
+        c += (size_t)(lo * t->ldc) * item;
+        m = hi - lo;
+    } else {
+        b += (size_t)(t->tb == NO_TRANS ? lo : lo * t->ldb) * item;
+        c += (size_t)lo * item;
+        n = hi - lo;
+    }
+    double beta = t->beta;
+    if (t->bias) {
+        const char *bias = t->bias + (size_t)(t->axis ? lo : 0) * item;
+        for (idx r = 0; r < m; r++) memcpy(c + (size_t)(r * t->ldc) * item, bias, n * item);
+        beta = 1.0;
+    }
+    if (t->f64)
+        ((dgemm_t)t->gemm)(ROW_MAJOR, t->ta, t->tb, (int)m, (int)n, (int)t->k, 1.0,
+                           (const double *)a, (int)t->lda, (const double *)b, (int)t->ldb,
+                           beta, (double *)c, (int)t->ldc);
+    else
+        ((sgemm_t)t->gemm)(ROW_MAJOR, t->ta, t->tb, (int)m, (int)n, (int)t->k, 1.0f,
+                           (const float *)a, (int)t->lda, (const float *)b, (int)t->ldb,
+                           (float)beta, (float *)c, (int)t->ldc);
+}
+
+static PyObject *gemm_parts(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, pa, pb, pc, pbias;
+    gemm_task t;
+    int nparts;
+    if (!PyArg_ParseTuple(args, "KiiinnnKnKndKnKi", &pgemm, &t.f64, &t.ta, &t.tb, &t.m, &t.n,
+                          &t.k, &pa, &t.lda, &pb, &t.ldb, &t.beta, &pc, &t.ldc, &pbias,
+                          &nparts))
+        return NULL;
+    t.gemm = (void *)pgemm;
+    t.a = (const char *)pa;
+    t.b = (const char *)pb;
+    t.c = (char *)pc;
+    t.bias = (const char *)pbias;
+    /* along the longer of the output's axes: each part keeps a long product */
+    t.axis = t.m >= t.n ? 0 : 1;
+    Py_BEGIN_ALLOW_THREADS
+    run_parts(gemm_part, &t, nparts);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
 
 /* -- sums of runs of float ------------------------------------------------------------
  * The moments accumulate in double lanes: float32 squares can neither overflow nor lose
@@ -349,7 +572,7 @@ static PyObject *relu_grad(PyObject *self, PyObject *args) {
 
 typedef void (*vml_t)(int, const float *, float *, long long);
 
-/* -- scaled dot-product attention over a range of batch items [b0, b1) -----------------
+/* -- scaled dot-product attention of B batch items, split over the pool's threads -----
  * q (B, L, D), k (B, S, D), v (B, S, Dv) and the output (B, L, Dv), each a stack of
  * matrices with contiguous rows at its own strides (a time-major (L, B, D) layout read as
  * it is), the probabilities p (B, L, S) in C order; an additive (L, S) mask or none, and
@@ -385,78 +608,112 @@ WIDE static void ds_row(float *restrict row, const float *restrict p, idx n, flo
     }
 }
 
-static PyObject *attention_forward(PyObject *self, PyObject *args) {
-    uintptr_t pgemm, pq, pk, pv, pmask, pp, pout, pexp, play;
-    idx b0, b1, L, S, D, Dv;
-    double scale;
-    int causal;
+typedef struct {
+    sgemm_t gemm;
+    vml_t vexp;
     long long mode;
-    if (!PyArg_ParseTuple(args, "KKKKKKKKnnnnnndiKL", &pgemm, &pq, &pk, &pv, &pmask, &pp,
-                          &pout, &play, &b0, &b1, &L, &S, &D, &Dv, &scale, &causal, &pexp,
-                          &mode))
-        return NULL;
-    sgemm_t gemm = (sgemm_t)pgemm;
-    vml_t vexp = (vml_t)pexp;
-    const float *q = (const float *)pq, *k = (const float *)pk, *v = (const float *)pv,
-                *mask = (const float *)pmask;
-    float *p = (float *)pp, *out = (float *)pout;
-    /* per matrix of q, k, v, out: the stride between batch items and between rows, in
-     * elements (each row contiguous) */
-    const long long *lay = (const long long *)play;
-    Py_BEGIN_ALLOW_THREADS
+    const float *q, *k, *v, *mask, *p_in, *g;
+    float *p, *out, *gq, *gk, *gv, *ds;
+    const long long *lay;
+    idx B, L, S, D, Dv;
+    float scale;
+    int causal;
+} attention_task;
+
+static void attention_forward_part(void *ctx, int part, int nparts) {
+    attention_task *t = (attention_task *)ctx;
+    const long long *lay = t->lay;
+    idx L = t->L, S = t->S, D = t->D, Dv = t->Dv, b0, b1;
+    share(t->B, part, nparts, &b0, &b1);
     for (idx b = b0; b < b1; b++) {
-        float *pb = p + b * L * S;
-        gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)D, 1.0f, q + b * lay[0],
-             (int)lay[1], k + b * lay[2], (int)lay[3], 0.0f, pb, (int)S);
+        float *pb = t->p + b * L * S;
+        t->gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)D, 1.0f, t->q + b * lay[0],
+                (int)lay[1], t->k + b * lay[2], (int)lay[3], 0.0f, pb, (int)S);
         for (idx i = 0; i < L; i++)
-            score_row(pb + i * S, S, (float)scale, mask ? mask + i * S : NULL,
-                      causal ? i + 1 : S);
-        vexp((int)(L * S), pb, pb, mode);
+            score_row(pb + i * S, S, t->scale, t->mask ? t->mask + i * S : NULL,
+                      t->causal ? i + 1 : S);
+        t->vexp((int)(L * S), pb, pb, t->mode);
         for (idx i = 0; i < L; i++) {
             float *row = pb + i * S;
             float fs = (float)run_sum(row, S);
             for (idx j = 0; j < S; j++) row[j] = row[j] / fs;
         }
-        gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)Dv, (int)S, 1.0f, pb, (int)S,
-             v + b * lay[4], (int)lay[5], 0.0f, out + b * lay[6], (int)lay[7]);
+        t->gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)Dv, (int)S, 1.0f, pb, (int)S,
+                t->v + b * lay[4], (int)lay[5], 0.0f, t->out + b * lay[6], (int)lay[7]);
     }
+}
+
+static PyObject *attention_forward(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, pq, pk, pv, pmask, pp, pout, pexp, play;
+    attention_task t;
+    double scale;
+    int nparts;
+    if (!PyArg_ParseTuple(args, "KKKKKKKKnnnnndiKLi", &pgemm, &pq, &pk, &pv, &pmask, &pp,
+                          &pout, &play, &t.B, &t.L, &t.S, &t.D, &t.Dv, &scale, &t.causal,
+                          &pexp, &t.mode, &nparts))
+        return NULL;
+    t.gemm = (sgemm_t)pgemm;
+    t.vexp = (vml_t)pexp;
+    t.q = (const float *)pq, t.k = (const float *)pk, t.v = (const float *)pv;
+    t.mask = (const float *)pmask;
+    t.p = (float *)pp, t.out = (float *)pout;
+    /* per matrix of q, k, v, out: the stride between batch items and between rows, in
+     * elements (each row contiguous) */
+    t.lay = (const long long *)play;
+    t.scale = (float)scale;
+    Py_BEGIN_ALLOW_THREADS
+    run_parts(attention_forward_part, &t, nparts);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
 /* gv = p^T g, ds = p * (g v^T - rowsum(p * g v^T)) * scale, gq = ds k, gk = ds^T q; each
- * output pointer may be 0 (not wanted); ds is a (L, S) scratch of the part's own */
+ * output pointer may be 0 (not wanted) */
+static void attention_backward_part(void *ctx, int part, int nparts) {
+    attention_task *t = (attention_task *)ctx;
+    const long long *lay = t->lay;
+    idx L = t->L, S = t->S, D = t->D, Dv = t->Dv, b0, b1;
+    float *ds = t->ds + part * L * S;
+    share(t->B, part, nparts, &b0, &b1);
+    for (idx b = b0; b < b1; b++) {
+        const float *pb = t->p_in + b * L * S, *gb = t->g + b * lay[6];
+        int ldg = (int)lay[7];
+        if (t->gv)
+            t->gemm(ROW_MAJOR, TRANS, NO_TRANS, (int)S, (int)Dv, (int)L, 1.0f, pb, (int)S, gb,
+                    ldg, 0.0f, t->gv + b * lay[12], (int)lay[13]);
+        if (!t->gq && !t->gk) continue;
+        t->gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)Dv, 1.0f, gb, ldg,
+                t->v + b * lay[4], (int)lay[5], 0.0f, ds, (int)S);
+        for (idx i = 0; i < L; i++) ds_row(ds + i * S, pb + i * S, S, t->scale);
+        if (t->gq)
+            t->gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)D, (int)S, 1.0f, ds, (int)S,
+                    t->k + b * lay[2], (int)lay[3], 0.0f, t->gq + b * lay[8], (int)lay[9]);
+        if (t->gk)
+            t->gemm(ROW_MAJOR, TRANS, NO_TRANS, (int)S, (int)D, (int)L, 1.0f, ds, (int)S,
+                    t->q + b * lay[0], (int)lay[1], 0.0f, t->gk + b * lay[10], (int)lay[11]);
+    }
+}
+
 static PyObject *attention_backward(PyObject *self, PyObject *args) {
     uintptr_t pgemm, pq, pk, pv, pp, pg, pgq, pgk, pgv, pds, play;
-    idx b0, b1, L, S, D, Dv;
+    attention_task t;
     double scale;
-    if (!PyArg_ParseTuple(args, "KKKKKKKKKKKnnnnnnd", &pgemm, &pq, &pk, &pv, &pp, &pg, &pgq,
-                          &pgk, &pgv, &pds, &play, &b0, &b1, &L, &S, &D, &Dv, &scale))
+    int nparts;
+    if (!PyArg_ParseTuple(args, "KKKKKKKKKKKnnnnndi", &pgemm, &pq, &pk, &pv, &pp, &pg, &pgq,
+                          &pgk, &pgv, &pds, &play, &t.B, &t.L, &t.S, &t.D, &t.Dv, &scale,
+                          &nparts))
         return NULL;
-    sgemm_t gemm = (sgemm_t)pgemm;
-    const float *q = (const float *)pq, *k = (const float *)pk, *v = (const float *)pv,
-                *p = (const float *)pp, *g = (const float *)pg;
-    float *gq = (float *)pgq, *gk = (float *)pgk, *gv = (float *)pgv, *ds = (float *)pds;
-    /* item and row strides (elements) of q, k, v, g, gq, gk, gv, as the forward's */
-    const long long *lay = (const long long *)play;
+    t.gemm = (sgemm_t)pgemm;
+    t.q = (const float *)pq, t.k = (const float *)pk, t.v = (const float *)pv;
+    t.p_in = (const float *)pp, t.g = (const float *)pg;
+    t.gq = (float *)pgq, t.gk = (float *)pgk, t.gv = (float *)pgv;
+    /* ds: an (L, S) scratch per part; lay: the item and row strides (elements) of q, k, v,
+     * g, gq, gk, gv, as the forward's */
+    t.ds = (float *)pds;
+    t.lay = (const long long *)play;
+    t.scale = (float)scale;
     Py_BEGIN_ALLOW_THREADS
-    for (idx b = b0; b < b1; b++) {
-        const float *pb = p + b * L * S, *gb = g + b * lay[6];
-        int ldg = (int)lay[7];
-        if (gv)
-            gemm(ROW_MAJOR, TRANS, NO_TRANS, (int)S, (int)Dv, (int)L, 1.0f, pb, (int)S, gb,
-                 ldg, 0.0f, gv + b * lay[12], (int)lay[13]);
-        if (!gq && !gk) continue;
-        gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)S, (int)Dv, 1.0f, gb, ldg,
-             v + b * lay[4], (int)lay[5], 0.0f, ds, (int)S);
-        for (idx i = 0; i < L; i++) ds_row(ds + i * S, pb + i * S, S, (float)scale);
-        if (gq)
-            gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)D, (int)S, 1.0f, ds, (int)S,
-                 k + b * lay[2], (int)lay[3], 0.0f, gq + b * lay[8], (int)lay[9]);
-        if (gk)
-            gemm(ROW_MAJOR, TRANS, NO_TRANS, (int)S, (int)D, (int)L, 1.0f, ds, (int)S,
-                 q + b * lay[0], (int)lay[1], 0.0f, gk + b * lay[10], (int)lay[11]);
-    }
+    run_parts(attention_backward_part, &t, nparts);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -887,6 +1144,7 @@ static PyObject *gelu(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"gemm_parts", gemm_parts, METH_VARARGS, "A GEMM split over the pool's threads."},
     {"bn_forward", bn_forward, METH_VARARGS, "Batch-norm forward of channels [c0, c1)."},
     {"bn_backward", bn_backward, METH_VARARGS, "Batch-norm gradient of channels [c0, c1)."},
     {"ln_forward", ln_forward, METH_VARARGS, "Layer-norm forward of rows [r0, r1)."},

@@ -368,6 +368,8 @@ def _split(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float,
         return _call(fn, a, b, c, 1.0 if bias is not None else beta)
     if _operand(a) is None or _operand(b) is None or _operand(c) is None:
         return False
+    if _pooled(fn, a, b, c, beta, bias, t):
+        return True
     if bias is not None:
         beta = 1.0
     # Along the longer of the output's two axes: each part keeps a long product.
@@ -386,6 +388,28 @@ def _split(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float,
 
         done = in_parts(parts(n, t), cols)
     return all(done)
+
+
+def _pooled(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float,
+            bias: np.ndarray | None, t: int) -> bool:
+    """The split product on the compiled loops' own threads (``gemm_parts``, which hand a
+    part over in about a microsecond where the pool of :mod:`portagrad.xp._threads` takes
+    tens), where they are built and ``c``'s rows are contiguous; False otherwise."""
+    from ._native import address, native
+
+    lib = native()
+    fc = _operand(c)
+    if lib is None or fc is None or fc[0] != NO_TRANS:
+        return False
+    fa, fb = _operand(a), _operand(b)
+    import ctypes
+
+    m, k = a.shape
+    n = b.shape[1]
+    lib.gemm_parts(ctypes.cast(fn, ctypes.c_void_p).value, int(a.dtype.itemsize == 8),
+                   fa[0], fb[0], m, n, k, a.ctypes.data, fa[1], b.ctypes.data, fb[1],
+                   float(beta), c.ctypes.data, fc[1], address(bias), t)
+    return True
 
 
 def product(a: Any, b: Any, bias: Any = None) -> Any:

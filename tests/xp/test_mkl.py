@@ -4,12 +4,13 @@ layouts and dtypes they decline, the split over threads, and the self-test's ref
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 
 import array_api_compat.numpy as npx
 import numpy as np
 import pytest
 
-from portagrad.xp import _mkl, _threads, mkl_in_use, pure_standard, set_mkl
+from portagrad.xp import _mkl, _threads, mkl_in_use, native_in_use, pure_standard, set_mkl
 from portagrad.xp._conv import conv_forward, conv_input_grad, conv_weight_grad
 from portagrad.xp._matmul import matmul, matmul_into
 
@@ -111,6 +112,7 @@ def test_split_over_threads_equals_one_product(rng, monkeypatch, shape):
     monkeypatch.setattr(_mkl, "_call", lambda *args: calls.append(args[3].shape) or call(*args))
     monkeypatch.setattr(_threads, "blas_threads", lambda: 2)
     monkeypatch.setattr(_mkl, "SPLIT_WORK", 1)
+    monkeypatch.setattr(_mkl, "_pooled", lambda *args: False)  # the Python threads' split
     two = _mkl.product(a, b)
     # Along the longer of the output's axes, one part per thread.
     assert len(calls) == 2 and sum(c[0 if m >= n else 1] for c in calls) == max(m, n)
@@ -118,6 +120,66 @@ def test_split_over_threads_equals_one_product(rng, monkeypatch, shape):
     out = np.ones((m, n), np.float32, order="F")
     assert _mkl.product_into(a, b, out, accumulate=True)
     np.testing.assert_allclose(out, one + 1, rtol=1e-5, atol=1e-5)
+
+
+@needs_mkl
+@pytest.mark.skipif(not native_in_use(), reason="the compiled loops are not built here")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_threads", [2, 3])
+def test_split_on_the_compiled_pool_equals_one_product(rng, monkeypatch, dtype, n_threads):
+    monkeypatch.setattr(_mkl, "SPLIT_WORK", 1)
+    pooled, calls = _mkl._pooled, []
+    monkeypatch.setattr(_mkl, "_pooled", lambda *args: calls.append(1) or pooled(*args))
+    for (m, k, n), la, lb in itertools.product([(300, 20, 100), (40, 20, 601), (1, 64, 700)],
+                                               ("C", "F", "rows"), ("C", "F")):
+        a = _layout(rng.standard_normal((m, k)).astype(dtype), la)
+        b = _layout(rng.standard_normal((k, n)).astype(dtype), lb)
+        bias = rng.standard_normal(n).astype(dtype)
+        monkeypatch.setattr(_threads, "blas_threads", lambda: 1)
+        one = _mkl.product(a, b)
+        with_bias = _mkl.product(a, b, bias)
+        monkeypatch.setattr(_threads, "blas_threads", lambda: n_threads)
+        calls.clear()
+        tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12)
+        np.testing.assert_allclose(_mkl.product(a, b), one, **tol)
+        np.testing.assert_allclose(_mkl.product(a, b, bias), with_bias, **tol)
+        np.testing.assert_allclose(with_bias, one + bias, **tol)
+        out = np.ones((m, n), dtype)
+        assert _mkl.product_into(a, b, out, accumulate=True)
+        np.testing.assert_allclose(out, one + 1, **tol)
+        assert len(calls) == 3
+
+
+@needs_mkl
+@pytest.mark.skipif(not native_in_use(), reason="the compiled loops are not built here")
+def test_the_compiled_pool_serves_several_callers_and_forked_children(rng, monkeypatch):
+    import os
+    import threading
+
+    monkeypatch.setattr(_mkl, "SPLIT_WORK", 1)
+    monkeypatch.setattr(_threads, "blas_threads", lambda: 2)
+    a = rng.standard_normal((200, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 300)).astype(np.float32)
+    want = a.astype(np.float64) @ b
+    bad = []
+
+    def caller():
+        for _ in range(50):
+            if not np.allclose(_mkl.product(a, b), want, rtol=1e-4, atol=1e-4):
+                bad.append(1)
+
+    # A second caller while the pool is busy runs its parts itself: the same results.
+    workers = [threading.Thread(target=caller) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not bad
+    pid = os.fork()
+    if pid == 0:  # the child has no workers of the parent's: it starts its own
+        ok = np.allclose(_mkl.product(a, b), want, rtol=1e-4, atol=1e-4)
+        os._exit(0 if ok else 1)
+    assert os.waitpid(pid, 0)[1] == 0
 
 
 @needs_mkl
