@@ -210,11 +210,10 @@ def _blocked(x: Any, gy: Any, body: Any) -> Any:
     if lib is not None and x.dtype == np.float32:
         # The same operations in the compiled loop, on chunks that stay in L1.
         (verf, mode), (vexp, _) = (vector_address(f, x.dtype) for f in ("erf", "exp"))
-        args = (flat.ctypes.data, address(gflat), out.ctypes.data)
-        slope = int(body is _gelu_slope_block)
-        in_parts(parts(len(blocks)), lambda r: lib.gelu(
-            *args, blocks[r.start][0], blocks[r.stop - 1][1], slope, verf, vexp, mode,
-            _SQRT_HALF, _INV_SQRT_2PI))
+        # Runs of whole blocks in parts on the compiled loops' own threads.
+        lib.gelu(flat.ctypes.data, address(gflat), out.ctypes.data, 0, n,
+                 int(body is _gelu_slope_block), verf, vexp, mode, _SQRT_HALF, _INV_SQRT_2PI,
+                 len(parts(len(blocks))), GELU_BLOCK)
         return out.reshape(x.shape)
 
     def run(part: slice) -> None:

@@ -188,29 +188,25 @@ def _bn_forward_numpy(xp: Any, x: Any, w: Any, b: Any, bshape: tuple, eps: float
     if (lib is None or not _fits(x) or not fits_f32(x, w, b)
             or any(a is not None and a.shape != (x.shape[1],) for a in (w, b))):
         return NotImplemented
-    from ._threads import in_parts
-
     n, c = x.shape[0], x.shape[1]
     y = np.empty_like(x)
     mean, inv, var = (np.empty(c, dtype=x.dtype) for _ in range(3))
-    args = (x.ctypes.data, y.ctypes.data, address(w), address(b), mean.ctypes.data,
-            inv.ctypes.data, var.ctypes.data, n, c, x.size // (n * c))
-    in_parts(_channel_parts(c), lambda s: lib.bn_forward(*args, s.start, s.stop, eps))
+    # The channels in parts on the compiled loops' own threads.
+    lib.bn_forward(x.ctypes.data, y.ctypes.data, address(w), address(b), mean.ctypes.data,
+                   inv.ctypes.data, var.ctypes.data, n, c, x.size // (n * c), 0, c, eps,
+                   len(_channel_parts(c)))
     return y, mean.reshape(bshape), inv.reshape(bshape), var.reshape(bshape)
 
 
 def _bn_backward_native(lib: Any, gy: Any, x: Any, w: Any, mean: Any, inv: Any,
                         want: tuple) -> tuple:
-    from ._threads import in_parts
-
     n, c = x.shape[0], x.shape[1]
     mean1, inv1 = np.ascontiguousarray(mean.reshape(c)), np.ascontiguousarray(inv.reshape(c))
     gx = np.empty_like(x) if want[0] else None
     sgd, sgy = np.empty(c, dtype=x.dtype), np.empty(c, dtype=x.dtype)
-    args = (gy.ctypes.data, x.ctypes.data, address(w), mean1.ctypes.data, inv1.ctypes.data,
-            address(gx), sgd.ctypes.data, sgy.ctypes.data, n, c, x.size // (n * c))
-    in_parts(_channel_parts(c), lambda s: lib.bn_backward(*args, s.start, s.stop,
-                                                          float(_count(x))))
+    lib.bn_backward(gy.ctypes.data, x.ctypes.data, address(w), mean1.ctypes.data,
+                    inv1.ctypes.data, address(gx), sgd.ctypes.data, sgy.ctypes.data, n, c,
+                    x.size // (n * c), 0, c, float(_count(x)), len(_channel_parts(c)))
     return gx, sgd * inv1 if want[1] else None, sgy if want[2] else None
 
 

@@ -184,6 +184,32 @@ static void share(idx total, int part, int nparts, idx *lo, idx *hi) {
     *hi = total * (part + 1) / nparts;
 }
 
+/* a kernel's loop over [lo, hi) of its rows, channels or elements, as part ``part`` */
+typedef void (*range_body)(const void *args, idx lo, idx hi, int part);
+
+typedef struct {
+    range_body body;
+    const void *args;
+    idx lo, hi, align;
+} range_task;
+
+static void range_part(void *ctx, int part, int nparts) {
+    const range_task *t = (const range_task *)ctx;
+    idx units = (t->hi - t->lo + t->align - 1) / t->align, u0, u1;
+    share(units, part, nparts, &u0, &u1);
+    idx lo = t->lo + u0 * t->align, hi = t->lo + u1 * t->align;
+    if (hi > t->hi) hi = t->hi;
+    if (hi > lo) t->body(t->args, lo, hi, part);
+}
+
+/* body over [lo, hi) in ``nparts`` runs of whole ``align``-sized units, at once; call
+ * without the GIL */
+static void run_range(range_body body, const void *args, idx lo, idx hi, int nparts,
+                      idx align) {
+    range_task t = {body, args, lo, hi, align < 1 ? 1 : align};
+    run_parts(range_part, &t, nparts < 1 ? 1 : nparts);
+}
+
 /* -- a GEMM split by rows or columns of its output over the pool ----------------------
  * C = alpha op(A) op(B) + beta C (row-major, 32-bit sizes as MKL's LP64), float32 or
  * float64; with a bias (one value per column of C), each part first writes it into its
@@ -371,17 +397,19 @@ static void run_moments(const float *p, idx n, double *mean, double *m2) {
 
 /* -- batch normalization, (N, C, HW) -------------------------------------------------- */
 
-static PyObject *bn_forward(PyObject *self, PyObject *args) {
-    uintptr_t px, py, pw, pb, pmean, pinv, pvar;
-    idx n, c, hw, c0, c1;
-    double eps;
-    if (!PyArg_ParseTuple(args, "KKKKKKKnnnnnd", &px, &py, &pw, &pb, &pmean, &pinv, &pvar,
-                          &n, &c, &hw, &c0, &c1, &eps))
-        return NULL;
-    const float *x = (const float *)px, *w = (const float *)pw, *b = (const float *)pb;
-    float *y = (float *)py, *mean = (float *)pmean, *inv = (float *)pinv,
-          *var = (float *)pvar;
-    Py_BEGIN_ALLOW_THREADS
+typedef struct {
+    const float *x, *w, *b, *g, *mean_in, *inv_in;
+    float *y, *mean, *inv, *var, *gx, *sgd, *sgy;
+    idx n, c, hw;
+    double eps, count;
+} bn_args;
+
+static void bn_forward_body(const void *args, idx c0, idx c1, int part) {
+    const bn_args *A = (const bn_args *)args;
+    const float *x = A->x, *w = A->w, *b = A->b;
+    float *y = A->y, *mean = A->mean, *inv = A->inv, *var = A->var;
+    idx n = A->n, c = A->c, hw = A->hw;
+    double eps = A->eps;
     for (idx ch = c0; ch < c1; ch++) {
         /* Chan's combination of the planes' moments: one read of x from memory, the
          * second pass over each plane finds it in cache. */
@@ -406,21 +434,30 @@ static PyObject *bn_forward(PyObject *self, PyObject *args) {
             run_affine(x + off, y + off, hw, mf, k, bb, b != NULL);
         }
     }
+}
+
+static PyObject *bn_forward(PyObject *self, PyObject *args) {
+    uintptr_t px, py, pw, pb, pmean, pinv, pvar;
+    bn_args a = {0};
+    idx c0, c1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKKKKKnnnnnd|i", &px, &py, &pw, &pb, &pmean, &pinv, &pvar,
+                          &a.n, &a.c, &a.hw, &c0, &c1, &a.eps, &nparts))
+        return NULL;
+    a.x = (const float *)px, a.w = (const float *)pw, a.b = (const float *)pb;
+    a.y = (float *)py, a.mean = (float *)pmean, a.inv = (float *)pinv, a.var = (float *)pvar;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(bn_forward_body, &a, c0, c1, nparts, 1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
-static PyObject *bn_backward(PyObject *self, PyObject *args) {
-    uintptr_t pg, px, pw, pmean, pinv, pgx, psgd, psgy;
-    idx n, c, hw, c0, c1;
-    double count;
-    if (!PyArg_ParseTuple(args, "KKKKKKKKnnnnnd", &pg, &px, &pw, &pmean, &pinv, &pgx, &psgd,
-                          &psgy, &n, &c, &hw, &c0, &c1, &count))
-        return NULL;
-    const float *g = (const float *)pg, *x = (const float *)px, *w = (const float *)pw,
-                *mean = (const float *)pmean, *inv = (const float *)pinv;
-    float *gx = (float *)pgx, *sgd = (float *)psgd, *sgy = (float *)psgy;
-    Py_BEGIN_ALLOW_THREADS
+static void bn_backward_body(const void *args, idx c0, idx c1, int part) {
+    const bn_args *A = (const bn_args *)args;
+    const float *g = A->g, *x = A->x, *w = A->w, *mean = A->mean_in, *inv = A->inv_in;
+    float *gx = A->gx, *sgd = A->sgd, *sgy = A->sgy;
+    idx n = A->n, c = A->c, hw = A->hw;
+    double count = A->count;
     for (idx ch = c0; ch < c1; ch++) {
         double s1 = 0.0, s2 = 0.0;
         float m = mean[ch];
@@ -443,6 +480,21 @@ static PyObject *bn_backward(PyObject *self, PyObject *args) {
             }
         }
     }
+}
+
+static PyObject *bn_backward(PyObject *self, PyObject *args) {
+    uintptr_t pg, px, pw, pmean, pinv, pgx, psgd, psgy;
+    bn_args a = {0};
+    idx c0, c1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKKKKKKnnnnnd|i", &pg, &px, &pw, &pmean, &pinv, &pgx, &psgd,
+                          &psgy, &a.n, &a.c, &a.hw, &c0, &c1, &a.count, &nparts))
+        return NULL;
+    a.g = (const float *)pg, a.x = (const float *)px, a.w = (const float *)pw;
+    a.mean_in = (const float *)pmean, a.inv_in = (const float *)pinv;
+    a.gx = (float *)pgx, a.sgd = (float *)psgd, a.sgy = (float *)psgy;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(bn_backward_body, &a, c0, c1, nparts, 1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -478,16 +530,19 @@ WIDE static void ln_row(const float *restrict x, const float *restrict w,
         }
 }
 
-static PyObject *ln_forward(PyObject *self, PyObject *args) {
-    uintptr_t px, pw, pb, py, pmean, prstd;
-    idx k, r0, r1;
+typedef struct {
+    const float *x, *w, *b, *g, *mean_in, *rstd_in;
+    float *y, *mean, *rstd, *gx, *gw, *gb, *scratch;
+    idx k;
     double eps;
-    if (!PyArg_ParseTuple(args, "KKKKKKnnnd", &px, &pw, &pb, &py, &pmean, &prstd, &k, &r0,
-                          &r1, &eps))
-        return NULL;
-    const float *x = (const float *)px, *w = (const float *)pw, *b = (const float *)pb;
-    float *y = (float *)py, *mean = (float *)pmean, *rstd = (float *)prstd;
-    Py_BEGIN_ALLOW_THREADS
+} ln_args;
+
+static void ln_forward_body(const void *args, idx r0, idx r1, int part) {
+    const ln_args *A = (const ln_args *)args;
+    const float *x = A->x, *w = A->w, *b = A->b;
+    float *y = A->y, *mean = A->mean, *rstd = A->rstd;
+    idx k = A->k;
+    double eps = A->eps;
     for (idx r = r0; r < r1; r++) {
         const float *xr = x + r * k;
         float *yr = y + r * k;
@@ -499,6 +554,20 @@ static PyObject *ln_forward(PyObject *self, PyObject *args) {
         rstd[r] = rs;
         ln_row(xr, w, b, yr, k, mf, rs);
     }
+}
+
+static PyObject *ln_forward(PyObject *self, PyObject *args) {
+    uintptr_t px, pw, pb, py, pmean, prstd;
+    ln_args a = {0};
+    idx r0, r1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKKKKnnnd|i", &px, &pw, &pb, &py, &pmean, &prstd, &a.k, &r0,
+                          &r1, &a.eps, &nparts))
+        return NULL;
+    a.x = (const float *)px, a.w = (const float *)pw, a.b = (const float *)pb;
+    a.y = (float *)py, a.mean = (float *)pmean, a.rstd = (float *)prstd;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(ln_forward_body, &a, r0, r1, nparts, 1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -531,20 +600,32 @@ WIDE static void ln_row_grad(const float *xr, const float *gr, const float *w, f
     }
 }
 
+/* part ``part`` sums into row ``part`` of gw and gb, (nparts, k) each, and works in its
+ * own 2k of scratch */
+static void ln_backward_body(const void *args, idx r0, idx r1, int part) {
+    const ln_args *A = (const ln_args *)args;
+    idx k = A->k;
+    float *gw = A->gw ? A->gw + part * k : NULL, *gb = A->gb ? A->gb + part * k : NULL;
+    float *scratch = A->scratch + part * 2 * k;
+    for (idx r = r0; r < r1; r++)
+        ln_row_grad(A->x + r * k, A->g + r * k, A->w, A->gx ? A->gx + r * k : NULL, gw, gb,
+                    scratch, scratch + k, k, A->mean_in[r], A->rstd_in[r]);
+}
+
 static PyObject *ln_backward(PyObject *self, PyObject *args) {
     uintptr_t px, pw, pg, pmean, prstd, pgx, pgw, pgb, pscratch;
-    idx k, r0, r1;
-    if (!PyArg_ParseTuple(args, "KKKKKKKKKnnn", &px, &pw, &pg, &pmean, &prstd, &pgx, &pgw,
-                          &pgb, &pscratch, &k, &r0, &r1))
+    ln_args a = {0};
+    idx r0, r1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKKKKKKKnnn|i", &px, &pw, &pg, &pmean, &prstd, &pgx, &pgw,
+                          &pgb, &pscratch, &a.k, &r0, &r1, &nparts))
         return NULL;
-    const float *x = (const float *)px, *w = (const float *)pw, *g = (const float *)pg,
-                *mean = (const float *)pmean, *rstd = (const float *)prstd;
-    float *gx = (float *)pgx, *gw = (float *)pgw, *gb = (float *)pgb,
-          *scratch = (float *)pscratch;
+    a.x = (const float *)px, a.w = (const float *)pw, a.g = (const float *)pg;
+    a.mean_in = (const float *)pmean, a.rstd_in = (const float *)prstd;
+    a.gx = (float *)pgx, a.gw = (float *)pgw, a.gb = (float *)pgb;
+    a.scratch = (float *)pscratch;
     Py_BEGIN_ALLOW_THREADS
-    for (idx r = r0; r < r1; r++)
-        ln_row_grad(x + r * k, g + r * k, w, gx ? gx + r * k : NULL, gw, gb, scratch,
-                    scratch + k, k, mean[r], rstd[r]);
+    run_range(ln_backward_body, &a, r0, r1, nparts, 1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -731,18 +812,21 @@ WIDE static void run_scale(const float *restrict x, float *restrict y, idx n, fl
     for (idx i = 0; i < n; i++) y[i] = x[i] * a;
 }
 
-static PyObject *softmax_xent_rows(PyObject *self, PyObject *args) {
-    uintptr_t px, pt, pmax, psum, pzt, pbuf, pexp;
-    idx r0, r1, c;
+typedef struct {
+    const float *x, *cv, *sum_in, *buf_in;
+    const int64_t *t;
+    float *mx, *sum, *zt, *buf, *g;
+    idx c;
+    vml_t vexp;
     long long mode;
-    if (!PyArg_ParseTuple(args, "KKKKKKnnnKL", &px, &pt, &pmax, &psum, &pzt, &pbuf, &r0, &r1,
-                          &c, &pexp, &mode))
-        return NULL;
-    const float *x = (const float *)px;
-    const int64_t *t = (const int64_t *)pt;
-    float *mx = (float *)pmax, *sum = (float *)psum, *zt = (float *)pzt, *buf = (float *)pbuf;
-    vml_t vexp = (vml_t)pexp;
-    Py_BEGIN_ALLOW_THREADS
+} xent_args;
+
+static void xent_rows_body(const void *args, idx r0, idx r1, int part) {
+    const xent_args *A = (const xent_args *)args;
+    const float *x = A->x;
+    const int64_t *t = A->t;
+    float *mx = A->mx, *sum = A->sum, *zt = A->zt, *buf = A->buf;
+    idx c = A->c;
     for (idx r = r0; r < r1; r++) {
         const float *xr = x + r * c;
         float *br = buf + r * c;
@@ -750,27 +834,49 @@ static PyObject *softmax_xent_rows(PyObject *self, PyObject *args) {
         run_shift(xr, br, c, m);
         mx[r] = m;
         zt[r] = br[t[r]];
-        vexp((int)c, br, br, mode);
+        A->vexp((int)c, br, br, A->mode);
         sum[r] = (float)run_sum(br, c);
     }
+}
+
+static PyObject *softmax_xent_rows(PyObject *self, PyObject *args) {
+    uintptr_t px, pt, pmax, psum, pzt, pbuf, pexp;
+    xent_args a = {0};
+    idx r0, r1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKKKKnnnKL|i", &px, &pt, &pmax, &psum, &pzt, &pbuf, &r0,
+                          &r1, &a.c, &pexp, &a.mode, &nparts))
+        return NULL;
+    a.x = (const float *)px, a.t = (const int64_t *)pt;
+    a.mx = (float *)pmax, a.sum = (float *)psum, a.zt = (float *)pzt, a.buf = (float *)pbuf;
+    a.vexp = (vml_t)pexp;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(xent_rows_body, &a, r0, r1, nparts, 1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
+static void xent_grad_body(const void *args, idx r0, idx r1, int part) {
+    const xent_args *A = (const xent_args *)args;
+    idx c = A->c;
+    for (idx r = r0; r < r1; r++) {
+        run_scale(A->buf_in + r * c, A->g + r * c, c, A->cv[r] / A->sum_in[r]);
+        A->g[r * c + A->t[r]] -= A->cv[r];
+    }
+}
+
 static PyObject *softmax_xent_grad_rows(PyObject *self, PyObject *args) {
     uintptr_t pbuf, psum, pc, pt, pg;
-    idx r0, r1, c;
-    if (!PyArg_ParseTuple(args, "KKKKKnnn", &pbuf, &psum, &pc, &pt, &pg, &r0, &r1, &c))
+    xent_args a = {0};
+    idx r0, r1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKKKnnn|i", &pbuf, &psum, &pc, &pt, &pg, &r0, &r1, &a.c,
+                          &nparts))
         return NULL;
-    const float *buf = (const float *)pbuf, *sum = (const float *)psum,
-                *cv = (const float *)pc;
-    const int64_t *t = (const int64_t *)pt;
-    float *g = (float *)pg;
+    a.buf_in = (const float *)pbuf, a.sum_in = (const float *)psum, a.cv = (const float *)pc;
+    a.t = (const int64_t *)pt, a.g = (float *)pg;
     Py_BEGIN_ALLOW_THREADS
-    for (idx r = r0; r < r1; r++) {
-        run_scale(buf + r * c, g + r * c, c, cv[r] / sum[r]);
-        g[r * c + t[r]] -= cv[r];
-    }
+    run_range(xent_grad_body, &a, r0, r1, nparts, 1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -1059,17 +1165,30 @@ WIDE static void run_adam(float *restrict p, const float *restrict g, float *res
     }
 }
 
+typedef struct {
+    float *p, *m, *v;
+    const float *g;
+    double b1, c1, b2, c2, eps, step, decay;
+} adam_args;
+
+static void adam_body(const void *args, idx n0, idx n1, int part) {
+    const adam_args *A = (const adam_args *)args;
+    run_adam(A->p + n0, A->g + n0, A->m + n0, A->v + n0, n1 - n0, (float)A->b1, (float)A->c1,
+             (float)A->b2, (float)A->c2, (float)A->eps, (float)A->step, (float)A->decay,
+             A->decay != 1.0);
+}
+
 static PyObject *adam(PyObject *self, PyObject *args) {
     uintptr_t pp, pg, pm, pv;
-    idx n0, n1;
-    double b1, c1, b2, c2, eps, step, decay;
-    if (!PyArg_ParseTuple(args, "KKKKnnddddddd", &pp, &pg, &pm, &pv, &n0, &n1, &b1, &c1, &b2,
-                          &c2, &eps, &step, &decay))
+    adam_args a;
+    idx n0, n1, align = 1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKKnnddddddd|in", &pp, &pg, &pm, &pv, &n0, &n1, &a.b1, &a.c1,
+                          &a.b2, &a.c2, &a.eps, &a.step, &a.decay, &nparts, &align))
         return NULL;
+    a.p = (float *)pp, a.g = (const float *)pg, a.m = (float *)pm, a.v = (float *)pv;
     Py_BEGIN_ALLOW_THREADS
-    run_adam((float *)pp + n0, (const float *)pg + n0, (float *)pm + n0, (float *)pv + n0,
-             n1 - n0, (float)b1, (float)c1, (float)b2, (float)c2, (float)eps, (float)step,
-             (float)decay, decay != 1.0);
+    run_range(adam_body, &a, n0, n1, nparts, align);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -1113,19 +1232,23 @@ WIDE static void run_slope_out(const float *restrict x, const float *restrict a,
     }
 }
 
-static PyObject *gelu(PyObject *self, PyObject *args) {
-    uintptr_t px, pgy, pout, perf, pexp;
-    idx n0, n1;
+typedef struct {
+    const float *x, *gy;
+    float *out;
     int slope;
+    vml_t verf, vexp;
     long long mode;
     double sqrt_half, inv_sqrt_2pi;
-    if (!PyArg_ParseTuple(args, "KKKnniKKLdd", &px, &pgy, &pout, &n0, &n1, &slope, &perf,
-                          &pexp, &mode, &sqrt_half, &inv_sqrt_2pi))
-        return NULL;
-    const float *x = (const float *)px, *gy = (const float *)pgy;
-    float *out = (float *)pout;
-    vml_t verf = (vml_t)perf, vexp = (vml_t)pexp;
-    Py_BEGIN_ALLOW_THREADS
+} gelu_args;
+
+static void gelu_body(const void *args, idx n0, idx n1, int part) {
+    const gelu_args *A = (const gelu_args *)args;
+    const float *x = A->x, *gy = A->gy;
+    float *out = A->out;
+    int slope = A->slope;
+    vml_t verf = A->verf, vexp = A->vexp;
+    long long mode = A->mode;
+    double sqrt_half = A->sqrt_half, inv_sqrt_2pi = A->inv_sqrt_2pi;
     float a[CHUNK], b[CHUNK];
     for (idx s0 = n0; s0 < n1; s0 += CHUNK) {
         idx k = n1 - s0 < CHUNK ? n1 - s0 : CHUNK;
@@ -1139,6 +1262,20 @@ static PyObject *gelu(PyObject *self, PyObject *args) {
         vexp((int)k, b, b, mode);
         run_slope_out(x + s0, a, b, gy ? gy + s0 : NULL, out + s0, k, (float)inv_sqrt_2pi);
     }
+}
+
+static PyObject *gelu(PyObject *self, PyObject *args) {
+    uintptr_t px, pgy, pout, perf, pexp;
+    gelu_args a;
+    idx n0, n1, align = 1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKnniKKLdd|in", &px, &pgy, &pout, &n0, &n1, &a.slope, &perf,
+                          &pexp, &a.mode, &a.sqrt_half, &a.inv_sqrt_2pi, &nparts, &align))
+        return NULL;
+    a.x = (const float *)px, a.gy = (const float *)pgy, a.out = (float *)pout;
+    a.verf = (vml_t)perf, a.vexp = (vml_t)pexp;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(gelu_body, &a, n0, n1, nparts, align);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }

@@ -137,14 +137,12 @@ def _ln_forward_numpy(xp: Any, x2: Any, w: Any, b: Any, eps: float) -> Any:
     if (lib is None or not fits_f32(x2, w, b) or x2.ndim != 2 or x2.size == 0
             or any(a is not None and a.shape != (x2.shape[1],) for a in (w, b))):
         return NotImplemented
-    from ._threads import in_parts
-
     m, k = x2.shape
     y = np.empty_like(x2)
     mean, rstd = np.empty((m, 1), dtype=x2.dtype), np.empty((m, 1), dtype=x2.dtype)
-    args = (x2.ctypes.data, address(w), address(b), y.ctypes.data, mean.ctypes.data,
-            rstd.ctypes.data, k)
-    in_parts(_row_parts(m, k), lambda s: lib.ln_forward(*args, s.start, s.stop, eps))
+    # The rows in parts on the compiled loops' own threads.
+    lib.ln_forward(x2.ctypes.data, address(w), address(b), y.ctypes.data, mean.ctypes.data,
+                   rstd.ctypes.data, k, 0, m, eps, len(_row_parts(m, k)))
     return y, mean, rstd
 
 
@@ -155,27 +153,25 @@ def _ln_backward_numpy(xp: Any, x2: Any, w: Any, g2: Any, mean: Any, rstd: Any,
             or g2.shape != x2.shape or (w is not None and w.shape != (x2.shape[1],))
             or mean.shape != (x2.shape[0], 1) or rstd.shape != mean.shape):
         return NotImplemented
-    from ._threads import in_parts
-
     m, k = x2.shape
+    n_parts = len(_row_parts(m, k))
     gx = np.empty_like(x2) if want[0] else None
-
-    def run(s: slice) -> tuple:
-        gw = np.zeros(k, dtype=x2.dtype) if want[1] else None
-        gb = np.zeros(k, dtype=x2.dtype) if want[2] else None
-        scratch = np.empty(2 * k, dtype=x2.dtype)
-        lib.ln_backward(x2.ctypes.data, address(w), g2.ctypes.data, mean.ctypes.data,
-                        rstd.ctypes.data, address(gx), address(gw), address(gb),
-                        scratch.ctypes.data, k, s.start, s.stop)
-        return gw, gb
-
-    sums = in_parts(_row_parts(m, k), run)
-    gw, gb = sums[0]
-    for pw, pb in sums[1:]:
-        if gw is not None:
-            gw += pw
-        if gb is not None:
-            gb += pb
+    # Each part sums its rows' weight and bias gradients into a row of its own.
+    gws = np.zeros((n_parts, k), dtype=x2.dtype) if want[1] else None
+    gbs = np.zeros((n_parts, k), dtype=x2.dtype) if want[2] else None
+    scratch = np.empty((n_parts, 2 * k), dtype=x2.dtype)
+    lib.ln_backward(x2.ctypes.data, address(w), g2.ctypes.data, mean.ctypes.data,
+                    rstd.ctypes.data, address(gx), address(gws), address(gbs),
+                    scratch.ctypes.data, k, 0, m, n_parts)
+    gw = gb = None
+    if gws is not None:
+        gw = gws[0].copy()
+        for row in gws[1:]:
+            gw += row
+    if gbs is not None:
+        gb = gbs[0].copy()
+        for row in gbs[1:]:
+            gb += row
     return gx, gw, gb
 
 

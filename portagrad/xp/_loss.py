@@ -131,16 +131,13 @@ def _xent_native(x: Any, t: Any) -> tuple | None:
     vexp, mode = vector_address("exp", _F32)
     if tt is None or not vexp:
         return None
-    from ._threads import in_parts
-
     lib = native()
     rows, c = tt.shape[0], x.shape[-1]
     mx, s, zt = (np.empty(rows, dtype=_F32) for _ in range(3))
     buf = np.empty_like(x)
-    args = (x.ctypes.data, tt.ctypes.data, mx.ctypes.data, s.ctypes.data, zt.ctypes.data,
-            buf.ctypes.data)
-    in_parts(_row_parts(x), lambda r: lib.softmax_xent_rows(*args, r.start, r.stop, c, vexp,
-                                                            mode))
+    lib.softmax_xent_rows(x.ctypes.data, tt.ctypes.data, mx.ctypes.data, s.ctypes.data,
+                          zt.ctypes.data, buf.ctypes.data, 0, rows, c, vexp, mode,
+                          len(_row_parts(x)))
     return mx, s, zt, buf
 
 
@@ -185,17 +182,14 @@ def _softmax_xent_grad_fast(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
     if cache and len(cache[0]) > 2 and cache[0][2].shape == x.shape:
         tt = _labels(x, t)
         if tt is not None and fits_f32(cache[0][2]):
-            from ._threads import in_parts
-
             lib = native()
             lead = tuple(x.shape[:-1])
             cv = np.ascontiguousarray(np.broadcast_to(np.asarray(gl * w, dtype=_F32), lead))
             s = np.ascontiguousarray(cache[0][1], dtype=_F32)
             g = np.empty_like(x)  # a new array: the cache may serve again
-            args = (cache[0][2].ctypes.data, s.ctypes.data, cv.ctypes.data, tt.ctypes.data,
-                    g.ctypes.data)
-            in_parts(_row_parts(x), lambda r: lib.softmax_xent_grad_rows(
-                *args, r.start, r.stop, x.shape[-1]))
+            lib.softmax_xent_grad_rows(cache[0][2].ctypes.data, s.ctypes.data,
+                                       cv.ctypes.data, tt.ctypes.data, g.ctypes.data, 0,
+                                       tt.shape[0], x.shape[-1], len(_row_parts(x)))
             return g
     c = m_.asarray(gl * w, dtype=x.dtype)[..., None]
     if cache and len(cache[0]) > 2 and cache[0][2].shape == x.shape:

@@ -219,14 +219,14 @@ def _adam_native(lib: Any, param: Any, grad: Any, m: Any, v: Any, beta1: float, 
                  eps: float, step: float, decay: float) -> Any:
     """The default's float32 operations in its order in one compiled pass (each element
     read and written once), bit for bit the default's; runs of blocks split over threads."""
-    from ._threads import in_parts, parts
+    from ._threads import parts
 
     n = param.size
     n_blocks = -(-n // ADAM_BLOCK)
-    args = (param.ctypes.data, grad.ctypes.data, m.ctypes.data, v.ctypes.data)
-    consts = (beta1, 1.0 - beta1, beta2, 1.0 - beta2, eps, step, decay)
-    in_parts(parts(n_blocks), lambda r: lib.adam(
-        *args, r.start * ADAM_BLOCK, min(n, r.stop * ADAM_BLOCK), *consts))
+    # Runs of whole blocks in parts on the compiled loops' own threads.
+    lib.adam(param.ctypes.data, grad.ctypes.data, m.ctypes.data, v.ctypes.data, 0, n, beta1,
+             1.0 - beta1, beta2, 1.0 - beta2, eps, step, decay, len(parts(n_blocks)),
+             ADAM_BLOCK)
     return param, m, v, None
 
 
