@@ -261,7 +261,24 @@ class Node:
 
 def edge_parent(e: Any) -> tuple[Node, int] | None:
     """The node and output index that the edge ``e`` (see :class:`Node`) leads to; None
-    for the edge of a leaf, or no edge."""
+    for the edge of a leaf, or no edge.
+
+    Parameters
+    ----------
+    e
+        An entry of a node's ``edges``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import portagrad as pg
+    >>> from portagrad.tape._node import edge_parent
+    >>> x = pg.Variable(np.ones(2))
+    >>> h = x * 2
+    >>> y = h + 1
+    >>> edge_parent(y.creator.edges[0]) == (h.creator, 0), edge_parent(h.creator.edges[0])
+    (True, None)
+    """
     t = type(e)
     if t is Node:
         return e, 0

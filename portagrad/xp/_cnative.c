@@ -1049,39 +1049,43 @@ static void fold_copies(const float *pbv, float *xk, idx c, idx kw, idx dw, idx 
 
 /* The forward of samples: per kernel offset, the filters' slice times the shifted sample,
  * summed where MKL writes them. With pxk (not 0) the last kernel axis is folded in
- * (fold_copies): offsets are those of the leading kernel axes and wk is (nl, O, C * kw). */
-static PyObject *conv_implicit_forward(PyObject *self, PyObject *args) {
-    uintptr_t pgemm, px, pin_dst, pbuf, pwk, poffsets, pacc, pout_src, py, pb, pxk;
-    idx n, c, plane, in_rows, in_len, o, width, kk, out_rows, out_len, kw, dw;
-    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKnKnnKKKKnn", &pgemm, &px, &n, &c, &plane,
-                          &in_rows, &in_len, &pin_dst, &pbuf, &pwk, &o, &width, &poffsets,
-                          &kk, &pacc, &out_rows, &out_len, &pout_src, &py, &pb, &pxk, &kw,
-                          &dw))
-        return NULL;
-    sgemm_t gemm = (sgemm_t)pgemm;
-    placing pl = {(const float *)px, c, plane, in_rows, in_len, c * in_rows * in_len,
-                  (const int64_t *)pin_dst, (float *)pbuf};
-    const float *wk = (const float *)pwk, *b = (const float *)pb;
-    const int64_t *offsets = (const int64_t *)poffsets, *out_src = (const int64_t *)pout_src;
-    float *acc = (float *)pacc, *y = (float *)py, *xk = (float *)pxk;
-    idx out_sample = o * out_rows * out_len, k = xk ? c * kw : c;
-    Py_BEGIN_ALLOW_THREADS
-    for (idx s = 0; s < n; s++) {
+ * (fold_copies): offsets are those of the leading kernel axes and wk is (nl, O, C * kw).
+ * Split over samples, part p works in its own p-th buffer of pbuf, pacc and pxk. */
+typedef struct {
+    sgemm_t gemm;
+    placing pl;
+    const float *wk, *b, *gy;
+    const int64_t *offsets, *out_src;
+    float *acc, *y, *xk, *spread, *fold, *gwk;
+    idx o, width, kk, out_rows, out_len, kw, dw;
+} conv_args;
+
+static void conv_forward_body(const void *args, idx s0, idx s1, int part) {
+    const conv_args *A = (const conv_args *)args;
+    placing pl = A->pl;
+    idx c = pl.c, plane = pl.plane, o = A->o, width = A->width;
+    if (pl.buf) pl.buf += part * c * plane;
+    float *acc = A->acc + part * o * width;
+    float *xk = A->xk ? A->xk + part * c * A->kw * plane : NULL;
+    const float *wk = A->wk, *b = A->b;
+    idx out_rows = A->out_rows, out_len = A->out_len;
+    idx out_sample = o * out_rows * out_len, k = xk ? c * A->kw : c;
+    for (idx s = s0; s < s1; s++) {
         const float *src = place(&pl, s);
         if (xk) {
-            fold_copies(src, xk, c, kw, dw, plane);
+            fold_copies(src, xk, c, A->kw, A->dw, plane);
             src = xk;
         }
-        for (idx q = 0; q < kk; q++)
-            gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)o, (int)width, (int)k, 1.0f,
-                 wk + q * o * k, (int)k, src + offsets[q], (int)plane, q ? 1.0f : 0.0f, acc,
-                 (int)width);
-        float *ys = y + s * out_sample;
+        for (idx q = 0; q < A->kk; q++)
+            A->gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)o, (int)width, (int)k, 1.0f,
+                    wk + q * o * k, (int)k, src + A->offsets[q], (int)plane,
+                    q ? 1.0f : 0.0f, acc, (int)width);
+        float *ys = A->y + s * out_sample;
         for (idx ch = 0; ch < o; ch++) {
             const float *row = acc + ch * width;
             float bias = b ? b[ch] : 0.0f;
             for (idx r = 0; r < out_rows; r++) {
-                const float *from = row + out_src[r];
+                const float *from = row + A->out_src[r];
                 float *to = ys + (ch * out_rows + r) * out_len;
                 if (b)
                     for (idx i = 0; i < out_len; i++) to[i] = from[i] + bias;
@@ -1090,6 +1094,27 @@ static PyObject *conv_implicit_forward(PyObject *self, PyObject *args) {
             }
         }
     }
+}
+
+static PyObject *conv_implicit_forward(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, px, pin_dst, pbuf, pwk, poffsets, pacc, pout_src, py, pb, pxk;
+    idx n, c, plane, in_rows, in_len;
+    conv_args a = {0};
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKnKnnKKKKnn|i", &pgemm, &px, &n, &c, &plane,
+                          &in_rows, &in_len, &pin_dst, &pbuf, &pwk, &a.o, &a.width, &poffsets,
+                          &a.kk, &pacc, &a.out_rows, &a.out_len, &pout_src, &py, &pb, &pxk,
+                          &a.kw, &a.dw, &nparts))
+        return NULL;
+    a.gemm = (sgemm_t)pgemm;
+    placing pl = {(const float *)px, c, plane, in_rows, in_len, c * in_rows * in_len,
+                  (const int64_t *)pin_dst, (float *)pbuf};
+    a.pl = pl;
+    a.wk = (const float *)pwk, a.b = (const float *)pb;
+    a.offsets = (const int64_t *)poffsets, a.out_src = (const int64_t *)pout_src;
+    a.acc = (float *)pacc, a.y = (float *)py, a.xk = (float *)pxk;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(conv_forward_body, &a, 0, n, nparts, 1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -1098,38 +1123,34 @@ static PyObject *conv_implicit_forward(PyObject *self, PyObject *args) {
  * offset, the gradient spread over the flat layout times the shifted sample. The last
  * kernel axis is folded into the products (fold_copies), so one product per offset of the
  * leading kernel axes has C * kw columns instead of C (at ResNet's 64 channels 135 against
- * 115 GFLOP/s). Results gather in fold
- * (nl, O, C, kw), zeroed by the caller, then go to gwk. With kw = 1 the sample itself is
- * the operand (pxk 0) and fold is gwk. */
-static PyObject *conv_implicit_weight_grad(PyObject *self, PyObject *args) {
-    uintptr_t pgemm, px, pin_dst, pbuf, pgy, pspread, plead, pout_src, pxk, pfold, pgwk;
-    idx n, c, plane, in_rows, in_len, o, width, nl, kw, dw, out_rows, out_len;
-    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKKnnnnnKKKK", &pgemm, &px, &n, &c, &plane,
-                          &in_rows, &in_len, &pin_dst, &pbuf, &pgy, &o, &width, &pspread,
-                          &plead, &nl, &kw, &dw, &out_rows, &out_len, &pout_src, &pxk, &pfold,
-                          &pgwk))
-        return NULL;
-    sgemm_t gemm = (sgemm_t)pgemm;
-    placing pl = {(const float *)px, c, plane, in_rows, in_len, c * in_rows * in_len,
-                  (const int64_t *)pin_dst, (float *)pbuf};
-    const float *gy = (const float *)pgy;
-    const int64_t *lead = (const int64_t *)plead, *out_src = (const int64_t *)pout_src;
-    float *spread = (float *)pspread, *xk = (float *)pxk, *fold = (float *)pfold,
-          *gwk = (float *)pgwk;
-    idx out_sample = o * out_rows * out_len, ck = c * kw;
-    Py_BEGIN_ALLOW_THREADS
-    for (idx s = 0; s < n; s++) {
+ * 115 GFLOP/s). Results gather in fold (nl, O, C, kw), zeroed by the caller, then go to
+ * gwk. With kw = 1 the sample itself is the operand (pxk 0) and fold is gwk. Split over
+ * samples, part p works in its own p-th buffer of pbuf, pspread, pxk, pfold and pgwk (the
+ * caller sums the parts' gwk). */
+static void conv_weight_grad_body(const void *args, idx s0, idx s1, int part) {
+    const conv_args *A = (const conv_args *)args;
+    placing pl = A->pl;
+    idx c = pl.c, plane = pl.plane, o = A->o, width = A->width, kw = A->kw, nl = A->kk;
+    idx ck = c * kw, out_rows = A->out_rows, out_len = A->out_len;
+    idx out_sample = o * out_rows * out_len;
+    if (pl.buf) pl.buf += part * c * plane;
+    float *spread = A->spread + part * o * width;
+    float *xk = A->xk ? A->xk + part * ck * plane : NULL;
+    float *gwk = A->gwk + part * nl * kw * o * c;
+    float *fold = A->fold == A->gwk ? gwk : A->fold + part * nl * o * ck;
+    for (idx s = s0; s < s1; s++) {
         const float *pbv = place(&pl, s);
-        const float *gs = gy + s * out_sample;
+        const float *gs = A->gy + s * out_sample;
         for (idx ch = 0; ch < o; ch++)
             for (idx r = 0; r < out_rows; r++)
-                memcpy(spread + ch * width + out_src[r], gs + (ch * out_rows + r) * out_len,
-                       (size_t)out_len * 4);
-        if (xk) fold_copies(pbv, xk, c, kw, dw, plane);
+                memcpy(spread + ch * width + A->out_src[r],
+                       gs + (ch * out_rows + r) * out_len, (size_t)out_len * 4);
+        if (xk) fold_copies(pbv, xk, c, kw, A->dw, plane);
         const float *src = xk ? xk : pbv;
         for (idx q = 0; q < nl; q++)
-            gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)o, (int)ck, (int)width, 1.0f, spread,
-                 (int)width, src + lead[q], (int)plane, 1.0f, fold + q * o * ck, (int)ck);
+            A->gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)o, (int)ck, (int)width, 1.0f, spread,
+                    (int)width, src + A->offsets[q], (int)plane, 1.0f, fold + q * o * ck,
+                    (int)ck);
     }
     if (fold != gwk)
         for (idx q = 0; q < nl; q++)
@@ -1138,6 +1159,28 @@ static PyObject *conv_implicit_weight_grad(PyObject *self, PyObject *args) {
                     for (idx ch = 0; ch < c; ch++)
                         gwk[((q * kw + b) * o + oo) * c + ch] =
                             fold[(q * o + oo) * ck + ch * kw + b];
+}
+
+static PyObject *conv_implicit_weight_grad(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, px, pin_dst, pbuf, pgy, pspread, plead, pout_src, pxk, pfold, pgwk;
+    idx n, c, plane, in_rows, in_len;
+    conv_args a = {0};
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKnnnnnKKKnnKKnnnnnKKKK|i", &pgemm, &px, &n, &c, &plane,
+                          &in_rows, &in_len, &pin_dst, &pbuf, &pgy, &a.o, &a.width, &pspread,
+                          &plead, &a.kk, &a.kw, &a.dw, &a.out_rows, &a.out_len, &pout_src,
+                          &pxk, &pfold, &pgwk, &nparts))
+        return NULL;
+    a.gemm = (sgemm_t)pgemm;
+    placing pl = {(const float *)px, c, plane, in_rows, in_len, c * in_rows * in_len,
+                  (const int64_t *)pin_dst, (float *)pbuf};
+    a.pl = pl;
+    a.gy = (const float *)pgy;
+    a.offsets = (const int64_t *)plead, a.out_src = (const int64_t *)pout_src;
+    a.spread = (float *)pspread, a.xk = (float *)pxk, a.fold = (float *)pfold;
+    a.gwk = (float *)pgwk;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(conv_weight_grad_body, &a, 0, n, nparts, 1);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }

@@ -274,11 +274,16 @@ class _Implicit:
                          ctypes.cast(self.fn, ctypes.c_void_p).value)
         return lib
 
-    def _placing(self, np: Any, x: Any, lib_rows: tuple) -> tuple:
-        """The compiled loops' arguments that place a sample: its buffer (None without
-        padding) and its rows."""
+    def native_for(self, *arrays: Any) -> bool:
+        """Whether the compiled loops take these operands (see :meth:`_native`)."""
+        return native() is not None and fits_f32(*arrays)
+
+    def _placing(self, np: Any, x: Any, lib_rows: tuple, n_parts: int = 1) -> tuple:
+        """The compiled loops' arguments that place a sample: a buffer per part (None
+        without padding) and its rows."""
         c = x.shape[1]
-        buf = None if self.interior is None else np.zeros((c, self.plane), dtype=x.dtype)
+        buf = None if self.interior is None else np.zeros((n_parts, c, self.plane),
+                                                          dtype=x.dtype)
         n_rows = _prod(self.spatial[:-1])
         return buf, (x.ctypes.data, x.shape[0], c, self.plane, n_rows, self.spatial[-1],
                      lib_rows[0].ctypes.data, address(buf))
@@ -292,28 +297,29 @@ class _Implicit:
             self.folded = (wk, np.ascontiguousarray(offsets[::kw]), folded.reshape(nl, o, -1))
         return self.folded[1], self.folded[2]
 
-    def forward(self, x: Any, wk: Any, b: Any, y: Any) -> None:
+    def forward(self, x: Any, wk: Any, b: Any, y: Any, n_parts: int = 1) -> None:
         """``y (S, O, *out) = conv(x (S, C, *spatial))`` (+ ``b (O, 1, ...)``), ``wk`` the
-        filters as ``(prod(K), O, C)``."""
+        filters as ``(prod(K), O, C)``; the compiled loops split the samples into
+        ``n_parts`` over their own threads."""
         import numpy as np
 
         c, o = x.shape[1], wk.shape[1]
         lib = self._native(x, wk, b, y)
         if lib is not None:
             in_dst, out_src, offsets, fn = self.rows
-            buf, place = self._placing(np, x, self.rows)
-            acc = np.empty((o, self.layout.width), dtype=x.dtype)
+            buf, place = self._placing(np, x, self.rows, n_parts)
+            acc = np.empty((n_parts, o, self.layout.width), dtype=x.dtype)
             kw, dw = self.ksize[-1], self.dilation[-1]
             xk = None
             if kw > 1 and min(c, o) < FOLD_BELOW:
                 # The last kernel axis folded into each product (see _cnative.c): its
                 # inner size C * kw instead of C.
                 offsets, wk = self._fold(np, wk, offsets, kw)
-                xk = np.empty((c * kw, self.plane), dtype=x.dtype)
+                xk = np.empty((n_parts, c * kw, self.plane), dtype=x.dtype)
             lib.conv_implicit_forward(fn, *place, wk.ctypes.data, o, self.layout.width,
                                       offsets.ctypes.data, len(offsets), acc.ctypes.data,
                                       _prod(self.out[:-1]), self.out[-1], out_src.ctypes.data,
-                                      y.ctypes.data, address(b), address(xk), kw, dw)
+                                      y.ctypes.data, address(b), address(xk), kw, dw, n_parts)
             return
         width, item, plane = self.layout.width, x.itemsize, self.plane
         buf = np.zeros((c,) + self.padded, dtype=x.dtype)  # the border stays zero
@@ -330,27 +336,35 @@ class _Implicit:
             else:
                 np.add(pos, b, out=y[s])
 
-    def weight_grad(self, x: Any, gy: Any) -> Any:
-        """The weight gradient of samples ``x`` as ``(prod(K), O, C)``."""
+    def weight_grad(self, x: Any, gy: Any, n_parts: int = 1) -> Any:
+        """The weight gradient of samples ``x`` as ``(prod(K), O, C)``; the compiled loops
+        split the samples into ``n_parts`` over their own threads, each summing into its
+        own gradient, and those are added in order."""
         import numpy as np
 
         c, o = x.shape[1], gy.shape[1]
         lib = self._native(x, gy)
         if lib is not None:
             in_dst, out_src, offsets, fn = self.rows
-            buf, place = self._placing(np, x, self.rows)
-            spread = np.zeros((o, self.layout.width), dtype=x.dtype)  # the gaps stay zero
+            buf, place = self._placing(np, x, self.rows, n_parts)
+            # the gaps stay zero
+            spread = np.zeros((n_parts, o, self.layout.width), dtype=x.dtype)
             # The last kernel axis folded into each product (see _cnative.c).
             kw, dw = self.ksize[-1], self.dilation[-1]
             lead = np.ascontiguousarray(offsets[::kw])
-            xk = np.empty((c * kw, self.plane), dtype=x.dtype) if kw > 1 else None
-            gwk = (np.empty if kw > 1 else np.zeros)((len(offsets), o, c), dtype=x.dtype)
-            fold = np.zeros((len(lead), o, c * kw), dtype=x.dtype) if kw > 1 else gwk
+            xk = np.empty((n_parts, c * kw, self.plane), dtype=x.dtype) if kw > 1 else None
+            gwk = (np.empty if kw > 1 else np.zeros)((n_parts, len(offsets), o, c),
+                                                     dtype=x.dtype)
+            fold = (np.zeros((n_parts, len(lead), o, c * kw), dtype=x.dtype) if kw > 1
+                    else gwk)
             lib.conv_implicit_weight_grad(
                 fn, *place, gy.ctypes.data, o, self.layout.width, spread.ctypes.data,
                 lead.ctypes.data, len(lead), kw, dw, _prod(self.out[:-1]), self.out[-1],
-                out_src.ctypes.data, address(xk), fold.ctypes.data, gwk.ctypes.data)
-            return gwk
+                out_src.ctypes.data, address(xk), fold.ctypes.data, gwk.ctypes.data, n_parts)
+            total = gwk[0]
+            for part in gwk[1:]:
+                total += part
+            return total
         width, item, plane = self.layout.width, x.itemsize, self.plane
         buf = np.zeros((c,) + self.padded, dtype=x.dtype)
         spread = np.zeros((1, o, width), dtype=x.dtype)  # the gaps stay zero
@@ -378,7 +392,10 @@ def _conv_forward_fast(xp: Any, x: Any, w: Any, stride: tuple, pad: tuple,
         nd = len(out)
         wk = m.ascontiguousarray(m.moveaxis(w.reshape(o, w.shape[1], -1), -1, 0))
         b = None if bias is None else bias.reshape((o,) + (1,) * nd)
-        _in_parts(_parts(m, n), lambda s: imp.forward(x[s], wk, b, y[s]))
+        if imp.native_for(x, wk, b, y):  # the samples split over the compiled threads
+            imp.forward(x, wk, b, y, len(_parts(m, n)))
+        else:
+            _in_parts(_parts(m, n), lambda s: imp.forward(x[s], wk, b, y[s]))
         return y
     y = m.empty((n, groups, o // groups, _prod(out)), dtype=m.result_type(x.dtype, w.dtype))
     b = None if bias is None else bias.reshape(groups, o // groups, 1)
@@ -475,10 +492,13 @@ def _conv_weight_grad_fast(xp: Any, x: Any, gy: Any, stride: tuple, pad: tuple,
     o = gy.shape[1]
     imp = _Implicit.of(m, x, tuple(ksize), o, gy.dtype, stride, pad, dilation, groups)
     if imp is not None:
-        sums = _in_parts(_parts(m, x.shape[0]), lambda s: imp.weight_grad(x[s], gy[s]))
-        gwk = sums[0]
-        for part in sums[1:]:
-            gwk += part
+        if imp.native_for(x, gy):  # the samples split over the compiled threads
+            gwk = imp.weight_grad(x, gy, len(_parts(m, x.shape[0])))
+        else:
+            sums = _in_parts(_parts(m, x.shape[0]), lambda s: imp.weight_grad(x[s], gy[s]))
+            gwk = sums[0]
+            for part in sums[1:]:
+                gwk += part
         return m.ascontiguousarray(m.moveaxis(gwk, 0, -1)).reshape((o, x.shape[1]) + ksize)
     sums = _in_parts(_parts(m, x.shape[0]), lambda s: _weight_grad_part(
         m, x[s], gy[s], stride, pad, dilation, groups, ksize))

@@ -99,6 +99,13 @@ def matmul_bias(xp: Any, a: Any, b: Any, bias: Any) -> Any:
     """``a @ b + bias`` for 2-d ``a`` and ``b`` and a ``bias`` of the product's dtype, one
     value per column: a linear layer's forward.
 
+    Parameters
+    ----------
+    a, b
+        ``(m, k)`` and ``(k, n)``.
+    bias
+        ``(n,)``, added to every row of the product.
+
     Examples
     --------
     >>> import numpy as np
