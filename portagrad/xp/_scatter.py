@@ -4,8 +4,8 @@
 torch, so it silently drops gradient; the default here sorts the indices and takes
 differences of a cumulative sum, which is exact for integers and accumulates floats in
 float64 where the device has it. Each library's fast path accumulates repeated indices
-natively: NumPy's sums the runs of a stable sort in float64 for floats (else
-``np.add.at``), CuPy's ``cupyx.scatter_add``, torch's ``index_add_``, JAX's
+natively: NumPy's path sums the runs of a stable sort in float64 (complex128) for
+floats (else ``np.add.at``), CuPy's ``cupyx.scatter_add``, torch's ``index_add_``, JAX's
 ``.at[].add``.
 """
 
