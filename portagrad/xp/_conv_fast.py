@@ -276,7 +276,7 @@ class _Implicit:
 
     def native_for(self, *arrays: Any) -> bool:
         """Whether the compiled loops take these operands (see :meth:`_native`)."""
-        return native() is not None and fits_f32(*arrays)
+        return self._native(*arrays) is not None
 
     def _placing(self, np: Any, x: Any, lib_rows: tuple, n_parts: int = 1) -> tuple:
         """The compiled loops' arguments that place a sample: a buffer per part (None
@@ -361,10 +361,7 @@ class _Implicit:
                 fn, *place, gy.ctypes.data, o, self.layout.width, spread.ctypes.data,
                 lead.ctypes.data, len(lead), kw, dw, _prod(self.out[:-1]), self.out[-1],
                 out_src.ctypes.data, address(xk), fold.ctypes.data, gwk.ctypes.data, n_parts)
-            total = gwk[0]
-            for part in gwk[1:]:
-                total += part
-            return total
+            return gwk.sum(axis=0)  # the parts' in order, row after row
         width, item, plane = self.layout.width, x.itemsize, self.plane
         buf = np.zeros((c,) + self.padded, dtype=x.dtype)
         spread = np.zeros((1, o, width), dtype=x.dtype)  # the gaps stay zero

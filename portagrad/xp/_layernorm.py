@@ -163,16 +163,9 @@ def _ln_backward_numpy(xp: Any, x2: Any, w: Any, g2: Any, mean: Any, rstd: Any,
     lib.ln_backward(x2.ctypes.data, address(w), g2.ctypes.data, mean.ctypes.data,
                     rstd.ctypes.data, address(gx), address(gws), address(gbs),
                     scratch.ctypes.data, k, 0, m, n_parts)
-    gw = gb = None
-    if gws is not None:
-        gw = gws[0].copy()
-        for row in gws[1:]:
-            gw += row
-    if gbs is not None:
-        gb = gbs[0].copy()
-        for row in gbs[1:]:
-            gb += row
-    return gx, gw, gb
+    # (Down the rows of a C-ordered array NumPy adds them one after another, in order.)
+    return (gx, None if gws is None else gws.sum(axis=0),
+            None if gbs is None else gbs.sum(axis=0))
 
 
 # The kernels are objects, not functions: point doctest at their defaults' examples.

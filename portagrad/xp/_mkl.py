@@ -366,9 +366,10 @@ def _split(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float,
         if bias is not None:
             c[...] = bias
         return _call(fn, a, b, c, 1.0 if bias is not None else beta)
-    if _operand(a) is None or _operand(b) is None or _operand(c) is None:
+    fa, fb, fc = _operand(a), _operand(b), _operand(c)
+    if fa is None or fb is None or fc is None:
         return False
-    if _pooled(fn, a, b, c, beta, bias, t):
+    if fc[0] == NO_TRANS and _pooled(fn, a, b, c, fa, fb, fc, beta, bias, t):
         return True
     if bias is not None:
         beta = 1.0
@@ -390,18 +391,17 @@ def _split(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float,
     return all(done)
 
 
-def _pooled(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, beta: float,
-            bias: np.ndarray | None, t: int) -> bool:
+def _pooled(fn: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray, fa: tuple, fb: tuple,
+            fc: tuple, beta: float, bias: np.ndarray | None, t: int) -> bool:
     """The split product on the compiled loops' own threads (``gemm_parts``, which hand a
     part over in about a microsecond where the pool of :mod:`portagrad.xp._threads` takes
-    tens), where they are built and ``c``'s rows are contiguous; False otherwise."""
+    tens), ``fa``, ``fb``, ``fc`` the operands' layouts (``c``'s rows contiguous); False
+    where the loops are not built."""
     from ._native import address, native
 
     lib = native()
-    fc = _operand(c)
-    if lib is None or fc is None or fc[0] != NO_TRANS:
+    if lib is None:
         return False
-    fa, fb = _operand(a), _operand(b)
     import ctypes
 
     m, k = a.shape
