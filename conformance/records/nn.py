@@ -532,8 +532,23 @@ def _conv_config(rng, nd):
     return groups, cin, cout, k, stride, dil, pad, spatial
 
 
+def _winograd_sample(rng):
+    """A 3 x 3 convolution at stride 1 with channels and output sizes that NumPy's compiled
+    Winograd loops take in float32 (``portagrad.xp._conv_fast.WINOGRAD_MIN_CHANNELS`` and
+    ``WINOGRAD_MIN_SIZE``), odd sizes among them."""
+    cin, cout = (int(v) for v in rng.integers(8, 10, size=2))
+    pad = tuple(int(v) for v in rng.integers(0, 3, size=2))
+    spatial = tuple(10 - 2 * p + int(rng.integers(0, 2)) for p in pad)
+    x = _u(rng, -1, 1, (2, cin) + spatial)
+    w = _u(rng, -1, 1, (cout, cin, 3, 3))
+    b = _u(rng, -1, 1, (cout,)) if rng.random() < 0.5 else None
+    return x, w, b, ((1, 1), pad, (1, 1), 1)
+
+
 def _conv_sample_nd(nd):
     def sample(rng):
+        if nd == 2 and rng.random() < 0.4:
+            return _winograd_sample(rng)
         groups, cin, cout, k, stride, dil, pad, spatial = _conv_config(rng, nd)
         x = _u(rng, -1, 1, (2, cin) + spatial)
         w = _u(rng, -1, 1, (cout, cin // groups) + k)

@@ -1185,6 +1185,390 @@ static PyObject *conv_implicit_weight_grad(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- Winograd F(2x2, 3x3): 3x3 convolutions at stride 1 ---------------------------------
+ * Each 2x2 tile of the output comes from a 4x4 tile of the input as A' [U (.) V] A, with
+ * V = B' d B the input tile transformed, U = G g G' each filter transformed (both 4x4, 16
+ * values ``xi``) and (.) a sum over input channels: per xi one GEMM of (O, C) by (C, T)
+ * over T tiles, 16 of them with 4 * 4 multiply-adds per output tile and channel pair
+ * where the direct convolution has 9 * 4 (2.25 times fewer). The transforms are additions
+ * and halvings only (exact in binary but for rounding). Tiles are taken ``spb`` samples
+ * at a time (a block, whose V and M stay in cache); input rows and columns outside the
+ * image are zeros, output positions past its edge (odd sizes) are dropped. The weight
+ * gradient is the transpose: dU = sum over tiles of (A dY A') V', summed per part in its
+ * own (16, O, C) and then taken back through G' dU G. */
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+#define WIDE512 __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WIDE512
+#endif
+
+/* the distance of V's (and M's) 16 matrices of n values: past n to a whole 4 KiB and 64
+ * bytes on, so the transforms' 16 streams of stores fall in different sets of the cache
+ * (a multiple of 4 KiB apart, at 24 x 24 outputs, they took 3 to 4 times as long) */
+static idx wino_pitch(idx n) { return (n + 1023) / 1024 * 1024 + 16; }
+
+typedef struct {
+    sgemm_t gemm;
+    const float *x, *u, *b, *gy;
+    float *y, *scratch, *du;
+    idx n, c, h, w, o, oh, ow, plo, qlo, th, tw, spb, per_part;
+    uint32_t *bad; /* per part: an infinity or NaN met (see wino_nonfinite) */
+} wino_args;
+
+/* nonzero where one of p[0 .. n) is an infinity or NaN (its exponent all ones): the
+ * transforms would spread it over a tile (inf - inf, or NaN times a zero coefficient)
+ * where the direct sums keep it to the outputs it reaches, so such operands decline */
+static inline uint32_t wino_nonfinite(const float *restrict p, idx n) {
+    uint32_t any = 0;
+    for (idx i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, p + i, 4);
+        any |= (u & 0x7f800000u) + 0x00800000u;
+    }
+    return any & 0x80000000u;
+}
+
+/* the even and odd columns (e, od: pc each) of a row of w values placed at column qlo of
+ * a zero-bordered row */
+static inline void wino_split(const float *restrict row, idx w, idx qlo, float *restrict e,
+                              float *restrict od, idx pc) {
+    idx lo = (qlo + 1) / 2, hi = (w + qlo) / 2; /* k with both 2k and 2k + 1 in the row */
+    if (hi > pc) hi = pc;
+    if (hi < lo) hi = lo;
+    for (idx k = 0; k < pc && k < lo; k++) {
+        idx a = 2 * k - qlo;
+        e[k] = a >= 0 && a < w ? row[a] : 0.0f;
+        od[k] = a + 1 >= 0 && a + 1 < w ? row[a + 1] : 0.0f;
+    }
+    const float *b = row + (2 * lo - qlo);
+    for (idx i = 0; i < hi - lo; i++) {
+        e[lo + i] = b[2 * i];
+        od[lo + i] = b[2 * i + 1];
+    }
+    for (idx k = hi; k < pc; k++) {
+        idx a = 2 * k - qlo;
+        e[k] = a >= 0 && a < w ? row[a] : 0.0f;
+        od[k] = a + 1 >= 0 && a + 1 < w ? row[a + 1] : 0.0f;
+    }
+}
+
+/* one tile row: V's 16 rows (a stride of ``ct`` apart) from the even and odd columns of
+ * four rows of the bordered plane; B' d B, rows (d0 - d2, d1 + d2, d2 - d1, d1 - d3),
+ * then the columns likewise */
+static inline void wino_input_row(const float *restrict e0, const float *restrict o0,
+                                  const float *restrict e1, const float *restrict o1,
+                                  const float *restrict e2, const float *restrict o2,
+                                  const float *restrict e3, const float *restrict o3,
+                                  float *restrict v, idx ct, idx tw) {
+#define WINO_COLS(e, od, k, c0, c1, c2, c3)                        \
+    float c0 = e[k] - e[k + 1], c1 = od[k] + e[k + 1];             \
+    float c2 = e[k + 1] - od[k], c3 = od[k] - od[k + 1];
+    float *v0 = v, *v1 = v + ct, *v2 = v + 2 * ct, *v3 = v + 3 * ct, *v4 = v + 4 * ct;
+    float *v5 = v + 5 * ct, *v6 = v + 6 * ct, *v7 = v + 7 * ct, *v8 = v + 8 * ct;
+    float *v9 = v + 9 * ct, *v10 = v + 10 * ct, *v11 = v + 11 * ct, *v12 = v + 12 * ct;
+    float *v13 = v + 13 * ct, *v14 = v + 14 * ct, *v15 = v + 15 * ct;
+#pragma GCC ivdep /* the 16 rows do not overlap */
+    for (idx k = 0; k < tw; k++) {
+        /* each row's (d0 - d2, d1 + d2, d2 - d1, d1 - d3), d = (e[k], o[k], e[k+1], o[k+1]) */
+        WINO_COLS(e0, o0, k, a0, a1, a2, a3)
+        WINO_COLS(e1, o1, k, b0, b1, b2, b3)
+        WINO_COLS(e2, o2, k, c0, c1, c2, c3)
+        WINO_COLS(e3, o3, k, d0, d1, d2, d3)
+        /* then down the columns: (r0 - r2, r1 + r2, r2 - r1, r1 - r3) */
+        v0[k] = a0 - c0, v1[k] = a1 - c1, v2[k] = a2 - c2, v3[k] = a3 - c3;
+        v4[k] = b0 + c0, v5[k] = b1 + c1, v6[k] = b2 + c2, v7[k] = b3 + c3;
+        v8[k] = c0 - b0, v9[k] = c1 - b1, v10[k] = c2 - b2, v11[k] = c3 - b3;
+        v12[k] = b0 - d0, v13[k] = b1 - d1, v14[k] = b2 - d2, v15[k] = b3 - d3;
+    }
+#undef WINO_COLS
+}
+
+/* V (16, C, T) of samples [s0, s1): each plane first split into the even and odd columns
+ * of its zero-bordered rows (eo: 2 * (2 th + 2) rows of tw + 1), so the columns of a run of
+ * tiles are runs */
+WIDE512 static uint32_t wino_input(const wino_args *A, idx s0, idx s1, float *v,
+                                   float *eo) {
+    idx c = A->c, h = A->h, w = A->w, th = A->th, tw = A->tw, pr = 2 * th + 2, pc = tw + 1;
+    idx t_n = (s1 - s0) * th * tw, ct = wino_pitch(c * t_n);
+    float *E = eo, *O = eo + pr * pc;
+    for (idx ch = 0; ch < c; ch++)
+        for (idx s = s0; s < s1; s++) {
+            const float *p = A->x + (s * c + ch) * h * w;
+            for (idx r = 0; r < pr; r++) {
+                idx xr = r - A->plo;
+                if (xr < 0 || xr >= h) {
+                    memset(E + r * pc, 0, (size_t)pc * 4);
+                    memset(O + r * pc, 0, (size_t)pc * 4);
+                } else {
+                    wino_split(p + xr * w, w, A->qlo, E + r * pc, O + r * pc, pc);
+                }
+            }
+            if (wino_nonfinite(E, 2 * pr * pc)) return 1; /* E and O, one after the other */
+            float *vt = v + ch * t_n + (s - s0) * th * tw;
+            for (idx tr = 0; tr < th; tr++) {
+                idx r = 2 * tr * pc;
+                wino_input_row(E + r, O + r, E + r + pc, O + r + pc, E + r + 2 * pc,
+                               O + r + 2 * pc, E + r + 3 * pc, O + r + 3 * pc, vt + tr * tw,
+                               ct, tw);
+            }
+        }
+    return 0;
+}
+
+/* one tile row of y: rows y0, y1 (2 tw each) from M's 16 rows a stride ``ot`` apart;
+ * A' m A, rows (m0 + m1 + m2, m1 - m2 - m3), then the columns likewise, plus the bias */
+static inline void wino_output_row(const float *restrict m, idx ot, float bias,
+                                   float *restrict y0, float *restrict y1, idx tw) {
+#pragma GCC ivdep
+    for (idx k = 0; k < tw; k++) {
+        float f[4][2];
+        for (int i = 0; i < 4; i++) {
+            float m0 = m[(4 * i + 0) * ot + k], m1 = m[(4 * i + 1) * ot + k];
+            float m2 = m[(4 * i + 2) * ot + k], m3 = m[(4 * i + 3) * ot + k];
+            f[i][0] = m0 + m1 + m2, f[i][1] = m1 - m2 - m3;
+        }
+        for (int j = 0; j < 2; j++) {
+            y0[2 * k + j] = f[0][j] + f[1][j] + f[2][j] + bias;
+            y1[2 * k + j] = f[1][j] - f[2][j] - f[3][j] + bias;
+        }
+    }
+}
+
+/* y of samples [s0, s1) from M (16, O, T); rows past the edge go through q (2 rows of
+ * 2 tw) */
+WIDE512 static void wino_output(const wino_args *A, idx s0, idx s1, const float *m, float *q) {
+    idx o = A->o, oh = A->oh, ow = A->ow, th = A->th, tw = A->tw;
+    idx t_n = (s1 - s0) * th * tw, ot = wino_pitch(o * t_n);
+    for (idx oc = 0; oc < o; oc++) {
+        float bias = A->b ? A->b[oc] : 0.0f;
+        for (idx s = s0; s < s1; s++)
+            for (idx tr = 0; tr < th; tr++) {
+                const float *mt = m + oc * t_n + ((s - s0) * th + tr) * tw;
+                float *ys = A->y + (s * o + oc) * oh * ow + 2 * tr * ow;
+                int whole = 2 * tw == ow && 2 * tr + 1 < oh;
+                wino_output_row(mt, ot, bias, whole ? ys : q, whole ? ys + ow : q + 2 * tw,
+                                tw);
+                if (whole) continue;
+                memcpy(ys, q, (size_t)ow * 4);
+                if (2 * tr + 1 < oh) memcpy(ys + ow, q + 2 * tw, (size_t)ow * 4);
+            }
+    }
+}
+
+/* one tile row of dM (16 rows a stride ``dt`` apart) from rows g0, g1 of gy (2 tw each);
+ * A dY A', rows (a, a + b, a - b, -b) of each row's (a, b), then the columns likewise */
+static inline void wino_grad_row(const float *restrict g0, const float *restrict g1,
+                                 float *restrict dm, idx ot, idx tw) {
+    float *d0 = dm, *d1 = dm + ot, *d2 = dm + 2 * ot, *d3 = dm + 3 * ot, *d4 = dm + 4 * ot;
+    float *d5 = dm + 5 * ot, *d6 = dm + 6 * ot, *d7 = dm + 7 * ot, *d8 = dm + 8 * ot;
+    float *d9 = dm + 9 * ot, *d10 = dm + 10 * ot, *d11 = dm + 11 * ot, *d12 = dm + 12 * ot;
+    float *d13 = dm + 13 * ot, *d14 = dm + 14 * ot, *d15 = dm + 15 * ot;
+#pragma GCC ivdep /* the 16 rows do not overlap */
+    for (idx k = 0; k < tw; k++) {
+        float a0 = g0[2 * k], b0 = g0[2 * k + 1], a1 = g1[2 * k], b1 = g1[2 * k + 1];
+        float p0 = a0, p1 = a0 + b0, p2 = a0 - b0, p3 = -b0;
+        float q0 = a1, q1 = a1 + b1, q2 = a1 - b1, q3 = -b1;
+        d0[k] = p0, d1[k] = p1, d2[k] = p2, d3[k] = p3;
+        d4[k] = p0 + q0, d5[k] = p1 + q1, d6[k] = p2 + q2, d7[k] = p3 + q3;
+        d8[k] = p0 - q0, d9[k] = p1 - q1, d10[k] = p2 - q2, d11[k] = p3 - q3;
+        d12[k] = -q0, d13[k] = -q1, d14[k] = -q2, d15[k] = -q3;
+    }
+}
+
+/* dM (16, O, T) of samples [s0, s1) from gy; rows past the edge come through q (2 rows of
+ * 2 tw, zero beyond it) */
+WIDE512 static uint32_t wino_grad_output(const wino_args *A, idx s0, idx s1, float *dm,
+                                         float *q) {
+    idx o = A->o, oh = A->oh, ow = A->ow, th = A->th, tw = A->tw;
+    idx t_n = (s1 - s0) * th * tw, ot = wino_pitch(o * t_n);
+    for (idx oc = 0; oc < o; oc++)
+        for (idx s = s0; s < s1; s++) {
+            if (wino_nonfinite(A->gy + (s * o + oc) * oh * ow, oh * ow)) return 1;
+            for (idx tr = 0; tr < th; tr++) {
+                const float *gs = A->gy + (s * o + oc) * oh * ow + 2 * tr * ow;
+                float *dt = dm + oc * t_n + ((s - s0) * th + tr) * tw;
+                if (2 * tw == ow && 2 * tr + 1 < oh) {
+                    wino_grad_row(gs, gs + ow, dt, ot, tw);
+                    continue;
+                }
+                memset(q, 0, (size_t)(4 * tw) * 4);
+                memcpy(q, gs, (size_t)ow * 4);
+                if (2 * tr + 1 < oh) memcpy(q + 2 * tw, gs + ow, (size_t)ow * 4);
+                wino_grad_row(q, q + 2 * tw, dt, ot, tw);
+            }
+        }
+    return 0;
+}
+
+/* the part's scratch: V (16, C, T), M (16, O, T), then the split rows */
+static float *wino_scratch(const wino_args *A, int part) {
+    return A->scratch + part * A->per_part;
+}
+
+static void wino_forward_body(const void *args, idx b0, idx b1, int part) {
+    const wino_args *A = (const wino_args *)args;
+    idx c = A->c, o = A->o, t_max = A->spb * A->th * A->tw;
+    float *v = wino_scratch(A, part), *m = v + 16 * wino_pitch(c * t_max);
+    float *rb = m + 16 * wino_pitch(o * t_max);
+    for (idx s0 = b0; s0 < b1; s0 += A->spb) {
+        idx s1 = s0 + A->spb < b1 ? s0 + A->spb : b1, t_n = (s1 - s0) * A->th * A->tw;
+        if (wino_input(A, s0, s1, v, rb)) {
+            A->bad[part] = 1;
+            return;
+        }
+        for (int xi = 0; xi < 16; xi++)
+            A->gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)o, (int)t_n, (int)c, 1.0f,
+                    A->u + xi * o * c, (int)c, v + xi * wino_pitch(c * t_n), (int)t_n, 0.0f,
+                    m + xi * wino_pitch(o * t_n), (int)t_n);
+        wino_output(A, s0, s1, m, rb);
+    }
+}
+
+static void wino_weight_grad_body(const void *args, idx b0, idx b1, int part) {
+    const wino_args *A = (const wino_args *)args;
+    idx c = A->c, o = A->o, t_max = A->spb * A->th * A->tw;
+    float *v = wino_scratch(A, part), *m = v + 16 * wino_pitch(c * t_max);
+    float *rb = m + 16 * wino_pitch(o * t_max);
+    float *du = A->du + part * 16 * o * c;
+    for (idx s0 = b0; s0 < b1; s0 += A->spb) {
+        idx s1 = s0 + A->spb < b1 ? s0 + A->spb : b1, t_n = (s1 - s0) * A->th * A->tw;
+        if (wino_input(A, s0, s1, v, rb) || wino_grad_output(A, s0, s1, m, rb)) {
+            A->bad[part] = 1;
+            return;
+        }
+        for (int xi = 0; xi < 16; xi++)
+            A->gemm(ROW_MAJOR, NO_TRANS, TRANS, (int)o, (int)c, (int)t_n, 1.0f,
+                    m + xi * wino_pitch(o * t_n), (int)t_n, v + xi * wino_pitch(c * t_n),
+                    (int)t_n, 1.0f,
+                    du + xi * o * c, (int)c);
+    }
+}
+
+/* U (16, O, C) = G g G' of w (O, C, 3, 3), G = (1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1) */
+static void wino_filters(const float *w, float *u, idx o, idx c) {
+    idx oc = o * c;
+    for (idx i = 0; i < oc; i++) {
+        const float *g = w + 9 * i;
+        float t[4][3];
+        for (int b = 0; b < 3; b++) {
+            float g0 = g[b], g1 = g[3 + b], g2 = g[6 + b];
+            t[0][b] = g0, t[1][b] = (g0 + g1 + g2) * 0.5f;
+            t[2][b] = (g0 - g1 + g2) * 0.5f, t[3][b] = g2;
+        }
+        for (int a = 0; a < 4; a++) {
+            float g0 = t[a][0], g1 = t[a][1], g2 = t[a][2];
+            u[(a * 4 + 0) * oc + i] = g0;
+            u[(a * 4 + 1) * oc + i] = (g0 + g1 + g2) * 0.5f;
+            u[(a * 4 + 2) * oc + i] = (g0 - g1 + g2) * 0.5f;
+            u[(a * 4 + 3) * oc + i] = g2;
+        }
+    }
+}
+
+/* gw (O, C, 3, 3) = G' dU G of dU (16, O, C) */
+static void wino_filters_back(const float *du, float *gw, idx o, idx c) {
+    idx oc = o * c;
+    for (idx i = 0; i < oc; i++) {
+        float t[4][3];
+        for (int a = 0; a < 4; a++) {
+            float d0 = du[(a * 4 + 0) * oc + i], d1 = du[(a * 4 + 1) * oc + i];
+            float d2 = du[(a * 4 + 2) * oc + i], d3 = du[(a * 4 + 3) * oc + i];
+            t[a][0] = d0 + (d1 + d2) * 0.5f;
+            t[a][1] = (d1 - d2) * 0.5f;
+            t[a][2] = (d1 + d2) * 0.5f + d3;
+        }
+        float *g = gw + 9 * i;
+        for (int b = 0; b < 3; b++) {
+            float d0 = t[0][b], d1 = t[1][b], d2 = t[2][b], d3 = t[3][b];
+            g[b] = d0 + (d1 + d2) * 0.5f;
+            g[3 + b] = (d1 - d2) * 0.5f;
+            g[6 + b] = (d1 + d2) * 0.5f + d3;
+        }
+    }
+}
+
+/* the shapes' arguments, common to both; the scratch (per part: V, M and rows) is allocated
+ * here, 64-byte aligned */
+static int wino_setup(wino_args *a, uintptr_t pgemm, uintptr_t px, int nparts) {
+    a->gemm = (sgemm_t)pgemm;
+    a->x = (const float *)px;
+    a->th = (a->oh + 1) / 2, a->tw = (a->ow + 1) / 2;
+    if (a->spb < 1) a->spb = 1;
+    idx t_max = a->spb * a->th * a->tw;
+    idx per = 16 * (wino_pitch(a->c * t_max) + wino_pitch(a->o * t_max)) +
+              2 * (2 * a->th + 2) * (a->tw + 1);
+    a->per_part = (per + 15) / 16 * 16;
+    a->scratch = aligned_alloc(64, (size_t)(nparts * a->per_part) * 4);
+    a->bad = calloc((size_t)nparts, sizeof(uint32_t));
+    if (!a->scratch || !a->bad) {
+        free(a->scratch);
+        free(a->bad);
+        PyErr_NoMemory();
+        return 0;
+    }
+    return 1;
+}
+
+/* whether a part met an infinity or NaN; frees the scratch */
+static int wino_finish(wino_args *a, int nparts) {
+    uint32_t bad = 0;
+    for (int p = 0; p < nparts; p++) bad |= a->bad[p];
+    free(a->bad);
+    free(a->scratch);
+    return bad != 0;
+}
+
+static PyObject *conv_winograd_forward(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, px, pw, pb, py;
+    wino_args a = {0};
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKnnnnnnnnnnKKK|i", &pgemm, &px, &a.n, &a.c, &a.h, &a.w,
+                          &a.o, &a.oh, &a.ow, &a.plo, &a.qlo, &a.spb, &pw, &pb, &py, &nparts))
+        return NULL;
+    if (nparts < 1) nparts = 1;
+    if (wino_nonfinite((const float *)pw, a.o * a.c * 9)) Py_RETURN_FALSE;
+    if (!wino_setup(&a, pgemm, px, nparts)) return NULL;
+    float *u = malloc((size_t)(16 * a.o * a.c) * 4);
+    if (!u) {
+        wino_finish(&a, nparts);
+        return PyErr_NoMemory();
+    }
+    a.b = (const float *)pb, a.y = (float *)py, a.u = u;
+    Py_BEGIN_ALLOW_THREADS
+    wino_filters((const float *)pw, u, a.o, a.c);
+    run_range(wino_forward_body, &a, 0, a.n, nparts, a.spb);
+    Py_END_ALLOW_THREADS
+    free(u);
+    return PyBool_FromLong(!wino_finish(&a, nparts));
+}
+
+static PyObject *conv_winograd_weight_grad(PyObject *self, PyObject *args) {
+    uintptr_t pgemm, px, pgy, pgw;
+    wino_args a = {0};
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKnnnnnnnnnnKK|i", &pgemm, &px, &a.n, &a.c, &a.h, &a.w,
+                          &a.o, &a.oh, &a.ow, &a.plo, &a.qlo, &a.spb, &pgy, &pgw, &nparts))
+        return NULL;
+    if (nparts < 1) nparts = 1;
+    if (!wino_setup(&a, pgemm, px, nparts)) return NULL;
+    idx each = 16 * a.o * a.c;
+    float *du = calloc((size_t)(nparts * each), 4);
+    if (!du) {
+        wino_finish(&a, nparts);
+        return PyErr_NoMemory();
+    }
+    a.gy = (const float *)pgy, a.du = du;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(wino_weight_grad_body, &a, 0, a.n, nparts, a.spb);
+    for (int p = 1; p < nparts; p++) /* the parts' sums in order */
+        for (idx i = 0; i < each; i++) du[i] += du[p * each + i];
+    wino_filters_back(du, (float *)pgw, a.o, a.c);
+    Py_END_ALLOW_THREADS
+    free(du);
+    return PyBool_FromLong(!wino_finish(&a, nparts));
+}
+
 /* -- Adam over elements [n0, n1): the default's float32 operations in its order, each
  * element read and written once ------------------------------------------------------ */
 
@@ -1343,6 +1727,10 @@ static PyMethodDef methods[] = {
      "Implicit-product convolution of samples."},
     {"conv_implicit_weight_grad", conv_implicit_weight_grad, METH_VARARGS,
      "Implicit-product weight gradient of samples, the last kernel axis folded in."},
+    {"conv_winograd_forward", conv_winograd_forward, METH_VARARGS,
+     "Winograd F(2x2, 3x3) convolution of samples; False where an operand is not finite."},
+    {"conv_winograd_weight_grad", conv_winograd_weight_grad, METH_VARARGS,
+     "Winograd F(2x2, 3x3) weight gradient; False where an operand is not finite."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cnative",

@@ -194,6 +194,7 @@ def test_implicit_products_equal_the_pure_standard_path(threads, dtype, monkeypa
     if not mkl_in_use():
         pytest.skip("the implicit products run on MKL, which is not in use here")
     monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
+    monkeypatch.setattr(_conv_fast, "WINOGRAD_MIN_CHANNELS", 1 << 30)  # the products here
     calls = []
     for name in ("forward", "weight_grad"):
         original = getattr(_conv_fast._Implicit, name)
@@ -241,6 +242,7 @@ def test_compiled_implicit_loops_equal_the_python_ones(threads, monkeypatch):
     if not (mkl_in_use() and native_in_use()):
         pytest.skip("the compiled loops call MKL; one of the two is missing here")
     monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
+    monkeypatch.setattr(_conv_fast, "WINOGRAD_MIN_CHANNELS", 1 << 30)
     calls = []
     real = _conv_fast.native
 
@@ -277,3 +279,136 @@ def test_compiled_implicit_loops_equal_the_python_ones(threads, monkeypatch):
         # and the flipped input gradient where there are few channels): other sums.
         for c, p in zip(compiled, python):
             np.testing.assert_allclose(c, p, rtol=1e-5, atol=1e-5 * np.abs(p).max())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("tiles", [256, 40])
+def test_winograd_equals_the_pure_standard_path(threads, tiles, monkeypatch):
+    from portagrad.xp import mkl_in_use, native_in_use
+
+    if not (mkl_in_use() and native_in_use()):
+        pytest.skip("the Winograd loops call MKL; one of the two is missing here")
+    monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
+    # 40 tiles a block: several samples to a block where outputs are small, and a last
+    # block of fewer
+    monkeypatch.setattr(_conv_fast, "WINOGRAD_TILES", tiles)
+    calls = []
+    real = _conv_fast.native
+
+    class Spy:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(real(), name)
+
+    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    rng = np.random.default_rng(2)
+    cases = [  # (batch, channels in and out, spatial, pad, bias)
+        (3, 8, 8, (16, 16), ((1, 1), (1, 1)), True),
+        (5, 9, 12, (9, 13), ((0, 2), (1, 0)), False),  # odd outputs: 9 x 12
+        (2, 33, 8, (10, 10), ((0, 0), (0, 0)), True),  # no padding: 8 x 8
+        (3, 8, 17, (8, 11), ((2, 2), (2, 1)), False),  # more padding than the reach
+    ]
+    for n, c, o, spatial, pad, with_bias in cases:
+        x = rng.standard_normal((n, c) + spatial).astype(np.float32)
+        w = rng.standard_normal((o, c, 3, 3)).astype(np.float32)
+        b = rng.standard_normal(o).astype(np.float32) if with_bias else None
+        args = ((1, 1), pad, (1, 1), 1)
+        y = conv_forward(xp, x, w, *args, bias=b)
+        gy = rng.standard_normal(y.shape).astype(np.float32)
+        before = len(calls)
+        fast = _kernels(x, w, b, gy, args)
+        ran = calls[before:]
+        assert {"conv_winograd_forward", "conv_winograd_weight_grad"} <= set(ran)
+        if all(lo <= 2 and hi <= 2 for lo, hi in pad):  # the input gradient's forward too
+            assert ran.count("conv_winograd_forward") == 2
+        with pure_standard():
+            pure = _kernels(x, w, b, gy, args)
+        for f, p in zip(fast, pure):
+            assert f.dtype == p.dtype == np.float32 and f.shape == p.shape
+            np.testing.assert_allclose(f, p, rtol=2e-5, atol=2e-6 * np.abs(p).max())
+
+
+def test_winograd_leaves_what_it_does_not_take_to_the_other_paths(monkeypatch):
+    from portagrad.xp import mkl_in_use, native_in_use
+
+    if not (mkl_in_use() and native_in_use()):
+        pytest.skip("the Winograd loops call MKL; one of the two is missing here")
+    calls = []
+    real = _conv_fast.native
+
+    class Spy:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(real(), name)
+
+    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    rng = np.random.default_rng(3)
+    cases = [  # (x, w, stride, pad, dilation): none is a Winograd case
+        (rng.standard_normal((2, 8, 12, 12)), rng.standard_normal((8, 8, 3, 3)), 1, 1, 1),
+        (rng.standard_normal((2, 16, 24, 12)).astype(np.float32)[:, ::2],
+         rng.standard_normal((8, 8, 3, 3)), 1, 1, 1),  # samples not contiguous
+        (rng.standard_normal((2, 4, 12, 12)), rng.standard_normal((8, 4, 3, 3)), 1, 1, 1),
+        (rng.standard_normal((2, 8, 12, 12)), rng.standard_normal((8, 8, 3, 3)), 2, 1, 1),
+        (rng.standard_normal((2, 8, 12, 12)), rng.standard_normal((8, 8, 3, 3)), 1, 2, 2),
+        (rng.standard_normal((2, 8, 6, 6)), rng.standard_normal((8, 8, 3, 3)), 1, 1, 1),
+        (rng.standard_normal((2, 8, 12, 12)), rng.standard_normal((8, 8, 5, 5)), 1, 2, 1),
+    ]
+    for i, (x, w, s, p, d) in enumerate(cases):
+        x = x.astype(np.float32, copy=False) if i else x  # the first in float64
+        w = w.astype(x.dtype)
+        args = ((s, s), ((p, p), (p, p)), (d, d), 1)
+        y = conv_forward(xp, x, w, *args)
+        gy = rng.standard_normal(y.shape).astype(x.dtype)
+        conv_weight_grad(xp, x, gy, *args, tuple(w.shape[2:]))
+        assert not [name for name in calls if "winograd" in name], i
+        with pure_standard():
+            ref = conv_forward(xp, x, w, *args)
+        np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("check", ["fastpath", "order1", "order2", "order3"])
+def test_conformance_reaches_winograd(check, monkeypatch):
+    """The conformance record of conv2d draws Winograd's cases too; on one of them its
+    checks run through the compiled loops (float32 for the fastpath check)."""
+    from conformance import reproduce
+    from conformance.records.nn import _winograd_sample
+    from portagrad.xp import mkl_in_use, native_in_use
+
+    if not (mkl_in_use() and native_in_use()):
+        pytest.skip("the Winograd loops call MKL; one of the two is missing here")
+    calls = []
+    real = _conv_fast.native
+
+    class Spy:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(real(), name)
+
+    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    args = _winograd_sample(np.random.default_rng(4))
+    assert reproduce("conv2d", check, "numpy", args) == "pass"
+    if check == "fastpath":
+        assert {"conv_winograd_forward", "conv_winograd_weight_grad"} <= set(calls)
+
+
+@pytest.mark.parametrize("where", ["x", "w", "gy"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_winograd_declines_what_is_not_finite(where, value):
+    """Winograd's transforms would spread an infinity or NaN over its tile (inf - inf, a
+    NaN times a zero coefficient); the direct sums keep it to the outputs it reaches."""
+    rng = np.random.default_rng(5)
+    arrays = {"x": rng.standard_normal((2, 8, 12, 12)).astype(np.float32),
+              "w": rng.standard_normal((8, 8, 3, 3)).astype(np.float32),
+              "gy": rng.standard_normal((2, 8, 12, 12)).astype(np.float32)}
+    arrays[where][(0, 1, 5, 6) if where != "w" else (2, 3, 1, 1)] = value
+    x, w, gy = arrays["x"], arrays["w"], arrays["gy"]
+    args = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    with np.errstate(invalid="ignore"):
+        fast = _kernels(x, w, None, gy, args)
+        with pure_standard():
+            pure = _kernels(x, w, None, gy, args)
+    for f, p in zip(fast, pure):
+        np.testing.assert_array_equal(np.isnan(f), np.isnan(p))
+        np.testing.assert_array_equal(np.isinf(f), np.isinf(p))
+        keep = np.isfinite(p)
+        np.testing.assert_allclose(f[keep], p[keep], rtol=2e-5, atol=2e-5 * np.abs(p[keep]).max())
