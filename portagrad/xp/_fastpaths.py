@@ -31,6 +31,7 @@ from . import (
     _matmul,
     _optim,
     _pool,
+    _recurrent,
     _scatter,
     _special,
 )
@@ -74,6 +75,8 @@ FAST_PATHS: tuple[tuple[Kernel, str, Callable[..., Any]], ...] = (
     (_matmul.matmul_bias,                 "numpy", _matmul._matmul_bias_numpy),
     (_matmul.matmul_like,                 "numpy", _matmul._matmul_like_numpy),
     (_matmul.matmul_into,                 "numpy", _matmul._matmul_into_numpy),
+    (_recurrent.lstm_recurrence,          "numpy", _recurrent._lstm_recurrence_numpy),
+    (_recurrent.lstm_recurrence_grad,     "numpy", _recurrent._lstm_recurrence_grad_numpy),
     (_optim.sgd_update,                   "numpy", _optim._sgd_numpy),
     (_optim.sgd_update,                   "torch", _optim._sgd_torch),
     (_optim.momentum_update,              "numpy", _optim._momentum_numpy),

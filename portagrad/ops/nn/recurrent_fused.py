@@ -17,7 +17,7 @@ from typing import Any
 from ...tape import primitive
 from ...tape._variable import Variable, _leaf
 from ...xp._matmul import matmul as _mm
-from ...xp._recurrent import lstm_cell, lstm_cell_grad
+from ...xp._recurrent import lstm_cell, lstm_cell_grad, lstm_recurrence, lstm_recurrence_grad
 from ..std.elementwise import tanh
 from ..std.shape import concat
 from .activation import _sigmoid
@@ -120,13 +120,7 @@ def _lstm_seq(xp: Any, xs: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: An
         if b is not None:
             pre += b  # rebinds on immutable libraries (JAX)
     pre = xp.reshape(pre, (t_len, n, pre.shape[-1]))
-    h, c = h0, c0
-    steps, ys = [], []
-    for t in range(t_len):
-        i, f, gg, o, c, tc, h = lstm_cell(xp, pre[t, ...] + _mm(xp, h, w_hh.mT), c)
-        steps.append((i, f, gg, o, c, tc))
-        ys.append(h)
-    ys_a = xp.stack(ys, axis=0)
+    steps, ys_a, h, c = lstm_recurrence(xp, pre, h0, c0, w_hh)
     cache.clear()
     cache.append((steps, ys_a))
     return ys_a, h, c
@@ -150,16 +144,7 @@ def _lstm_seq_vjp_arrays(xp: Any, grads: list, arrays: list, saved: tuple,
     xs, h0, c0, w_ih, w_hh, b_ih, b_hh = arrays
     steps, ys = saved
     t_len, n = xs.shape[0], xs.shape[1]
-    dh_next, dc_next = g_h, g_c
-    dgates = []
-    for t in range(t_len - 1, -1, -1):
-        i, f, gg, o, _, tc = steps[t]
-        c_prev = steps[t - 1][4] if t > 0 else c0
-        dc_next, d = lstm_cell_grad(xp, dc_next, gys[t, ...] + dh_next, c_prev,
-                                    (i, f, gg, o), tc, (True, True))
-        dgates.append(d)
-        dh_next = _mm(xp, d, w_hh)
-    dg = xp.stack(dgates[::-1], axis=0)
+    dg, dh_next, dc_next = lstm_recurrence_grad(xp, gys, g_h, g_c, c0, steps, w_hh)
     dg2 = xp.reshape(dg, (t_len * n, dg.shape[-1]))
     out: list[Any] = [None] * 7
     if e[0] is not None:
