@@ -197,8 +197,8 @@ class _Run:
             gys = buffers.pop(node)  # see self.buffers
             prim = node.prim
             single = prim.nout == 1
-            if owned:
-                owned.difference_update((id(gys),) if single else map(id, gys))
+            if owned:  # discard: no tuple made for the one gradient of most nodes
+                owned.discard(id(gys)) if single else owned.difference_update(map(id, gys))
             if (hooked_nodes is not None and id(node) in hooked_nodes) or (
                     inner and id(node) in inner):
                 gys = self._intercept(node, gys, single, hooked_nodes)
