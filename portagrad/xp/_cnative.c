@@ -821,21 +821,41 @@ typedef struct {
     long long mode;
 } xent_args;
 
+/* Without a buffer for exp(x - max) (pbuf 0), each row's terms go through a chunk of
+ * this many floats in L1 and are summed there: the forward then reads the logits once and
+ * writes nothing of their size, and the gradient makes exp(x - max) again from the logits
+ * (softmax_xent_grad_x_rows). At an LSTM language model's (700, 10000) logits, just
+ * written by their product, one thread, that took 6.3 + 5.1 ms against 8.7 + 3.8 with the
+ * buffer (forward + gradient). */
+#define XENT_CHUNK 2048
+
 static void xent_rows_body(const void *args, idx r0, idx r1, int part) {
     const xent_args *A = (const xent_args *)args;
     const float *x = A->x;
     const int64_t *t = A->t;
     float *mx = A->mx, *sum = A->sum, *zt = A->zt, *buf = A->buf;
     idx c = A->c;
+    float chunk[XENT_CHUNK];
     for (idx r = r0; r < r1; r++) {
         const float *xr = x + r * c;
-        float *br = buf + r * c;
         float m = row_max(xr, c);
-        run_shift(xr, br, c, m);
         mx[r] = m;
-        zt[r] = br[t[r]];
-        A->vexp((int)c, br, br, A->mode);
-        sum[r] = (float)run_sum(br, c);
+        zt[r] = xr[t[r]] - m;
+        if (buf) {
+            float *br = buf + r * c;
+            run_shift(xr, br, c, m);
+            A->vexp((int)c, br, br, A->mode);
+            sum[r] = (float)run_sum(br, c);
+            continue;
+        }
+        double s = 0.0;
+        for (idx j = 0; j < c; j += XENT_CHUNK) {
+            idx len = c - j < XENT_CHUNK ? c - j : XENT_CHUNK;
+            run_shift(xr + j, chunk, len, m);
+            A->vexp((int)len, chunk, chunk, A->mode);
+            s += run_sum(chunk, len);
+        }
+        sum[r] = (float)s;
     }
 }
 
@@ -863,6 +883,37 @@ static void xent_grad_body(const void *args, idx r0, idx r1, int part) {
         run_scale(A->buf_in + r * c, A->g + r * c, c, A->cv[r] / A->sum_in[r]);
         A->g[r * c + A->t[r]] -= A->cv[r];
     }
+}
+
+/* the gradient from the logits: exp(x - max) * (c / sum), less c at the label */
+static void xent_grad_x_body(const void *args, idx r0, idx r1, int part) {
+    const xent_args *A = (const xent_args *)args;
+    idx c = A->c;
+    for (idx r = r0; r < r1; r++) {
+        float *gr = A->g + r * c;
+        run_shift(A->x + r * c, gr, c, A->mx[r]);
+        A->vexp((int)c, gr, gr, A->mode);
+        float k = A->cv[r] / A->sum_in[r];
+        for (idx i = 0; i < c; i++) gr[i] *= k;
+        gr[A->t[r]] -= A->cv[r];
+    }
+}
+
+static PyObject *softmax_xent_grad_x_rows(PyObject *self, PyObject *args) {
+    uintptr_t px, pmax, psum, pc, pt, pg, pexp;
+    xent_args a = {0};
+    idx r0, r1;
+    int nparts = 1;
+    if (!PyArg_ParseTuple(args, "KKKKKKnnnKL|i", &px, &pmax, &psum, &pc, &pt, &pg, &r0, &r1,
+                          &a.c, &pexp, &a.mode, &nparts))
+        return NULL;
+    a.x = (const float *)px, a.mx = (float *)pmax, a.sum_in = (const float *)psum;
+    a.cv = (const float *)pc, a.t = (const int64_t *)pt, a.g = (float *)pg;
+    a.vexp = (vml_t)pexp;
+    Py_BEGIN_ALLOW_THREADS
+    run_range(xent_grad_x_body, &a, r0, r1, nparts, 1);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
 }
 
 static PyObject *softmax_xent_grad_rows(PyObject *self, PyObject *args) {
@@ -1721,6 +1772,8 @@ static PyMethodDef methods[] = {
     {"softmax_xent_rows", softmax_xent_rows, METH_VARARGS, "Softmax-CE forward of rows."},
     {"softmax_xent_grad_rows", softmax_xent_grad_rows, METH_VARARGS,
      "Softmax-CE gradient of rows."},
+    {"softmax_xent_grad_x_rows", softmax_xent_grad_x_rows, METH_VARARGS,
+     "Softmax-CE gradient of rows, from the logits."},
     {"max_pool2d_forward", max_pool2d_forward, METH_VARARGS, "2-d max pooling of planes."},
     {"max_pool2d_grad", max_pool2d_grad, METH_VARARGS, "2-d max pooling's gradient."},
     {"conv_implicit_forward", conv_implicit_forward, METH_VARARGS,

@@ -8,9 +8,10 @@ The forward can leave each sample's maximum ``m`` and sum ``s = sum(exp(x - m))`
 ``cache`` list (two numbers per sample); the gradient ``exp(x - m) * (c / s)`` then skips
 the maximum and sum passes over the logits. The fast paths leave ``exp(x - m)`` there too,
 so that their gradient is one pass. (Caching ``m + log(s)`` instead would save one
-more pass but round, in float32, to a thousandth at logits of 1e4.) On several threads,
-NumPy's float32 logits run by rows in the compiled loops of :mod:`portagrad.xp._native`,
-the rows split over the threads.
+more pass but round, in float32, to a thousandth at logits of 1e4.) NumPy's float32
+logits run by rows in the compiled loops of :mod:`portagrad.xp._native` where they are
+built, the rows split over the threads: those keep only ``m`` and ``s``, reading the
+logits once forward, and make ``exp(x - m)`` again in the gradient.
 """
 
 from __future__ import annotations
@@ -101,13 +102,12 @@ _F32 = np.dtype(np.float32)
 
 def _labels(x: Any, t: Any) -> Any:
     """``t`` as C-ordered int64 labels, one per row of float32 ``x``, where the compiled
-    loops take both (every label a class of the last axis) and split over threads, else
-    None. On one thread NumPy's passes are as fast (6.1 against 6.2 ms forward at the
-    transformer's (1024, 5000)); split over two, the rows' passes all run on both threads
-    where NumPy's path splits only its exp (3.2 against 5.3 ms)."""
-    from ._threads import threads
-
-    if (native() is None or threads() < 2 or type(x) is not np.ndarray or x.dtype != _F32
+    loops take both (every label a class of the last axis), else None. In an LSTM
+    language model's step at one thread ((700, 10000) logits just written by their
+    product) the loops took 6.4 ms forward and 5.1 for the gradient against 9.7 and 3.6
+    for NumPy's passes (which keep exp(x - max) for the gradient: four passes over the
+    logits instead of one); split over two threads, every pass runs on both."""
+    if (native() is None or type(x) is not np.ndarray or x.dtype != _F32
             or x.ndim < 1 or not x.flags.c_contiguous or x.size == 0 or type(t) is not np.ndarray
             or t.dtype.kind not in "iu" or t.size != x.size // x.shape[-1]):
         return None
@@ -134,11 +134,39 @@ def _xent_native(x: Any, t: Any) -> tuple | None:
     lib = native()
     rows, c = tt.shape[0], x.shape[-1]
     mx, s, zt = (np.empty(rows, dtype=_F32) for _ in range(3))
-    buf = np.empty_like(x)
     lib.softmax_xent_rows(x.ctypes.data, tt.ctypes.data, mx.ctypes.data, s.ctypes.data,
-                          zt.ctypes.data, buf.ctypes.data, 0, rows, c, vexp, mode,
-                          len(_row_parts(x)))
-    return mx, s, zt, buf
+                          zt.ctypes.data, 0, 0, rows, c, vexp, mode, len(_row_parts(x)))
+    return mx, s, zt
+
+
+def _xent_grad_native(x: Any, gl: Any, t: Any, w: Any, cached: tuple) -> Any:
+    """The compiled gradient of float32 ``x`` by rows from the forward's ``cached``
+    maximum and sum (and ``exp(x - max)`` where the forward kept it), or None where it
+    does not apply."""
+    tt = _labels(x, t)
+    if tt is None:
+        return None
+    lib = native()
+    lead = tuple(x.shape[:-1])
+    rows, c = tt.shape[0], x.shape[-1]
+    cv = np.ascontiguousarray(np.broadcast_to(np.asarray(gl * w, dtype=_F32), lead))
+    s = np.ascontiguousarray(cached[1], dtype=_F32)
+    g = np.empty_like(x)  # a new array: the cache may serve again
+    if len(cached) > 2:
+        if cached[2].shape != x.shape or not fits_f32(cached[2]):
+            return None
+        lib.softmax_xent_grad_rows(cached[2].ctypes.data, s.ctypes.data, cv.ctypes.data,
+                                   tt.ctypes.data, g.ctypes.data, 0, rows, c,
+                                   len(_row_parts(x)))
+        return g
+    vexp, mode = vector_address("exp", _F32)
+    mx = np.ascontiguousarray(cached[0], dtype=_F32)
+    if not vexp or mx.size != rows or s.size != rows:
+        return None
+    lib.softmax_xent_grad_x_rows(x.ctypes.data, mx.ctypes.data, s.ctypes.data,
+                                 cv.ctypes.data, tt.ctypes.data, g.ctypes.data, 0, rows, c,
+                                 vexp, mode, len(_row_parts(x)))
+    return g
 
 
 def _softmax_xent_fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool = False,
@@ -148,11 +176,12 @@ def _softmax_xent_fast(xp: Any, x: Any, axis: int, t: Any, w: Any, total: bool =
     m_ = ndarray_module(x)
     got = _xent_native(x, t)
     if got is not None:
-        mx, s, zt, buf = got
+        mx, s, zt = got
         lead = tuple(x.shape[:-1])
         s = s.reshape(lead)
         if cache is not None:
-            cache.append((mx.reshape(lead + (1,)), s[..., None], buf))
+            # No exp(x - max) kept: the compiled gradient makes it again from x.
+            cache.append((mx.reshape(lead + (1,)), s[..., None]))
         lse = np.log(s)
         loss = (lse - zt.reshape(lse.shape)) * w
         return np.asarray(loss.sum()) if total else loss
@@ -179,17 +208,9 @@ def _softmax_xent_grad_fast(xp: Any, x: Any, gl: Any, axis: int, t: Any, w: Any,
     if axis != x.ndim - 1:
         return NotImplemented
     m_ = ndarray_module(x)
-    if cache and len(cache[0]) > 2 and cache[0][2].shape == x.shape:
-        tt = _labels(x, t)
-        if tt is not None and fits_f32(cache[0][2]):
-            lib = native()
-            lead = tuple(x.shape[:-1])
-            cv = np.ascontiguousarray(np.broadcast_to(np.asarray(gl * w, dtype=_F32), lead))
-            s = np.ascontiguousarray(cache[0][1], dtype=_F32)
-            g = np.empty_like(x)  # a new array: the cache may serve again
-            lib.softmax_xent_grad_rows(cache[0][2].ctypes.data, s.ctypes.data,
-                                       cv.ctypes.data, tt.ctypes.data, g.ctypes.data, 0,
-                                       tt.shape[0], x.shape[-1], len(_row_parts(x)))
+    if cache:
+        g = _xent_grad_native(x, gl, t, w, cache[0])
+        if g is not None:
             return g
     c = m_.asarray(gl * w, dtype=x.dtype)[..., None]
     if cache and len(cache[0]) > 2 and cache[0][2].shape == x.shape:

@@ -1,6 +1,7 @@
-"""Softmax cross-entropy: NumPy's compiled float32 rows (on several threads) against the
-pure-standard defaults, labels at both ends of the classes, NaN logits, and the labels and
-layouts they leave to the other paths."""
+"""Softmax cross-entropy: NumPy's compiled float32 rows (on one thread and several)
+against the pure-standard defaults, labels at both ends of the classes, rows longer than
+the forward's chunk, NaN logits, a gradient from a cache the NumPy passes left, and the
+labels and layouts they leave to the other paths."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ pytestmark = pytest.mark.skipif(not (mkl_in_use() and native_in_use()),
                                 reason="the compiled rows call MKL; one of the two is missing")
 
 
-@pytest.fixture
-def two_threads(monkeypatch):
-    monkeypatch.setattr(_threads, "blas_threads", lambda: 2)
-    monkeypatch.setattr(_loss, "_row_parts", lambda x: _threads.parts(x.size // x.shape[-1], 2))
+@pytest.fixture(params=[2, 1])
+def two_threads(request, monkeypatch):
+    n = request.param
+    monkeypatch.setattr(_threads, "blas_threads", lambda: n)
+    monkeypatch.setattr(_loss, "_row_parts", lambda x: _threads.parts(x.size // x.shape[-1], n))
 
 
-@pytest.mark.parametrize("shape", [(64, 300), (3, 7), (2, 3, 5), (5,)])
+@pytest.mark.parametrize("shape", [(64, 300), (3, 7), (2, 3, 5), (5,), (3, 5000)])
 @pytest.mark.parametrize("total", [False, True])
 def test_compiled_rows_equal_the_defaults(two_threads, shape, total):
     rng = np.random.default_rng(0)
@@ -43,6 +45,26 @@ def test_compiled_rows_equal_the_defaults(two_threads, shape, total):
     np.testing.assert_allclose(grad, ref_grad, rtol=2e-6, atol=1e-6)
 
 
+def test_a_gradient_from_the_numpy_passes_cache(two_threads):
+    from portagrad.xp import set_native
+
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((6, 50)) * 3).astype(np.float32)
+    t = rng.integers(0, 50, (6, 1))
+    w, gl = np.float32(0.5), rng.standard_normal(6).astype(np.float32)
+    cache: list = []
+    was = set_native(False)
+    try:
+        softmax_xent(npx, x, 1, t, w, False, cache)  # NumPy's passes: exp(x - max) kept
+    finally:
+        set_native(was)
+    assert len(cache[0]) == 3
+    grad = softmax_xent_grad(npx, x, gl, 1, t, w, cache)
+    with pure_standard():
+        ref = softmax_xent_grad(npx, x, gl, 1, t, w, [])
+    np.testing.assert_allclose(grad, ref, rtol=2e-6, atol=1e-6)
+
+
 def test_nan_logits_give_nan(two_threads):
     x = np.zeros((2, 4), np.float32)
     x[0, 1] = np.nan
@@ -62,4 +84,4 @@ def test_labels_the_rows_do_not_take(two_threads, monkeypatch):
     assert _loss._labels(x.astype(np.float64), np.array([[0], [1], [1]])) is None
     assert _loss._labels(np.zeros((3, 8), np.float32)[:, ::2], np.zeros((3, 1), int)) is None
     monkeypatch.setattr(_threads, "blas_threads", lambda: 1)
-    assert _loss._labels(x, np.array([[0], [3], [1]])) is None  # one thread: NumPy's path
+    assert _loss._labels(x, np.array([[0], [3], [1]])) is not None  # on one thread too
