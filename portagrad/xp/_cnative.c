@@ -1419,12 +1419,13 @@ static inline void wino_output_row(const float *restrict m, idx ot, float bias,
 
 /* y of samples [s0, s1) from M (16, O, T); rows past the edge go through q (2 rows of
  * 2 tw) */
-WIDE512 static void wino_output(const wino_args *A, idx s0, idx s1, const float *m, float *q) {
+WIDE512 static uint32_t wino_output(const wino_args *A, idx s0, idx s1, const float *m,
+                                    float *q) {
     idx o = A->o, oh = A->oh, ow = A->ow, th = A->th, tw = A->tw;
     idx t_n = (s1 - s0) * th * tw, ot = wino_pitch(o * t_n);
     for (idx oc = 0; oc < o; oc++) {
         float bias = A->b ? A->b[oc] : 0.0f;
-        for (idx s = s0; s < s1; s++)
+        for (idx s = s0; s < s1; s++) {
             for (idx tr = 0; tr < th; tr++) {
                 const float *mt = m + oc * t_n + ((s - s0) * th + tr) * tw;
                 float *ys = A->y + (s * o + oc) * oh * ow + 2 * tr * ow;
@@ -1435,7 +1436,14 @@ WIDE512 static void wino_output(const wino_args *A, idx s0, idx s1, const float 
                 memcpy(ys, q, (size_t)ow * 4);
                 if (2 * tr + 1 < oh) memcpy(ys + ow, q + 2 * tw, (size_t)ow * 4);
             }
+            /* From finite operands, a plane that is not finite overflowed inside the
+             * transforms (an input tile's transform adds up to four inputs, a filter's
+             * weighs a weight up to 2.25 times), where the direct sums may not have:
+             * declined as such operands are. */
+            if (wino_nonfinite(A->y + (s * o + oc) * oh * ow, oh * ow)) return 1;
+        }
     }
+    return 0;
 }
 
 /* one tile row of dM (16 rows a stride ``dt`` apart) from rows g0, g1 of gy (2 tw each);
@@ -1503,7 +1511,10 @@ static void wino_forward_body(const void *args, idx b0, idx b1, int part) {
             A->gemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)o, (int)t_n, (int)c, 1.0f,
                     A->u + xi * o * c, (int)c, v + xi * wino_pitch(c * t_n), (int)t_n, 0.0f,
                     m + xi * wino_pitch(o * t_n), (int)t_n);
-        wino_output(A, s0, s1, m, rb);
+        if (wino_output(A, s0, s1, m, rb)) {
+            A->bad[part] = 1;
+            return;
+        }
     }
 }
 
@@ -1641,14 +1652,17 @@ static PyObject *conv_winograd_weight_grad(PyObject *self, PyObject *args) {
         return PyErr_NoMemory();
     }
     a.gy = (const float *)pgy, a.du = du;
+    uint32_t over;
     Py_BEGIN_ALLOW_THREADS
     run_range(wino_weight_grad_body, &a, 0, a.n, nparts, a.spb);
     for (int p = 1; p < nparts; p++) /* the parts' sums in order */
         for (idx i = 0; i < each; i++) du[i] += du[p * each + i];
     wino_filters_back(du, (float *)pgw, a.o, a.c);
+    /* overflow inside the transforms, as in wino_output */
+    over = wino_nonfinite((const float *)pgw, a.o * a.c * 9);
     Py_END_ALLOW_THREADS
     free(du);
-    return PyBool_FromLong(!wino_finish(&a, nparts));
+    return PyBool_FromLong(!wino_finish(&a, nparts) && !over);
 }
 
 /* -- Adam over elements [n0, n1): the default's float32 operations in its order, each

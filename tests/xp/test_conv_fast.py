@@ -412,3 +412,20 @@ def test_winograd_declines_what_is_not_finite(where, value):
         np.testing.assert_array_equal(np.isinf(f), np.isinf(p))
         keep = np.isfinite(p)
         np.testing.assert_allclose(f[keep], p[keep], rtol=2e-5, atol=2e-5 * np.abs(p[keep]).max())
+
+
+def test_winograd_declines_where_its_transforms_overflow():
+    """Inputs near float32's largest: an input tile's transform (sums of up to four)
+    overflows, the direct sums of the products by small weights do not."""
+    rng = np.random.default_rng(6)
+    x = (np.sign(rng.standard_normal((2, 8, 12, 12))) * 1.5e38).astype(np.float32)
+    w = (rng.standard_normal((8, 8, 3, 3)) * 1e-4).astype(np.float32)
+    gy = (np.sign(rng.standard_normal((2, 8, 12, 12))) * 1.5e38).astype(np.float32)
+    args = ((1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        fast = _kernels(x, w, None, gy, args)
+        with pure_standard():
+            pure = _kernels(x, w, None, gy, args)
+    for f, p in zip(fast[:2], pure[:2]):  # the weight gradient overflows either way
+        assert np.isfinite(p).all()
+        np.testing.assert_allclose(f, p, rtol=1e-4, atol=1e-4 * np.abs(p).max())
