@@ -1,8 +1,9 @@
 /* Compiled float32 kernels for NumPy arrays: batch and layer normalization with their
- * gradients, the loops of the implicit-product convolutions (the GEMMs are MKL's, passed
- * in by address), scaled dot-product attention forward and backward (its products and
- * exp on MKL too), softmax cross-entropy and its gradient by rows, 2-d max pooling and its
- * gradient, ReLU's gradient, GELU and its slope, and Adam's step.
+ * gradients, the loops of the implicit-product convolutions and the Winograd F(2x2, 3x3)
+ * ones (the GEMMs are MKL's, passed in by address), scaled dot-product attention forward
+ * and backward (its products and exp on MKL too), softmax cross-entropy and its gradient
+ * by rows, 2-d max pooling and its gradient, ReLU's gradient, GELU and its slope, and
+ * Adam's step.
  *
  * Every function takes raw addresses and sizes from portagrad.xp._native, which checks
  * dtypes, shapes and contiguity before calling; each runs without the GIL, so a caller's
