@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ._activation import sigmoid
 from ._kernels import kernel
 from ._matmul import matmul
+from ._mkl import gemm
 from ._openblas import NO_TRANS, ROW_MAJOR
 
 __all__ = ["lstm_cell", "lstm_cell_grad", "lstm_recurrence", "lstm_recurrence_grad"]
@@ -127,10 +130,9 @@ def _lstm_recurrence_numpy(xp: Any, pre: Any, h0: Any, c0: Any, w_hh: Any) -> An
     # a row-major copy of the weight's transpose, called by address: at an LSTM language
     # model's (20, 200) by (200, 800) it took 34 us against 48.5 for the transposed view,
     # and the per-call checks of the product kernel (11 us) are made once per sequence.
-    got = _gemm_for(pre, h0, c0, w_hh)
-    if got is None or not pre.flags.writeable:
+    fn = _gemm_for(pre, h0, c0, w_hh)
+    if fn is None or not pre.flags.writeable:
         return NotImplemented
-    fn, np = got
     t_len, n, k = pre.shape
     hid = w_hh.shape[1]
     w_rec = np.ascontiguousarray(w_hh.T)
@@ -151,19 +153,14 @@ def _lstm_recurrence_numpy(xp: Any, pre: Any, h0: Any, c0: Any, w_hh: Any) -> An
     return steps, np.stack(ys, axis=0), h, c
 
 
-def _gemm_for(*arrays: Any) -> tuple | None:
-    """MKL's GEMM and NumPy where every one of ``arrays`` is a C-ordered NumPy array of one
-    float dtype that MKL takes, else None."""
-    import numpy as np
-
-    from ._mkl import gemm
-
+def _gemm_for(*arrays: Any) -> Any:
+    """MKL's GEMM where every one of ``arrays`` is a C-ordered NumPy array of one float
+    dtype that MKL takes, else None."""
     a0 = arrays[0]
     if any(type(a) is not np.ndarray or a.dtype != a0.dtype or not a.flags.c_contiguous
            for a in arrays):
         return None
-    fn = gemm(a0.dtype)
-    return None if fn is None else (fn, np)
+    return gemm(a0.dtype)
 
 
 @kernel
@@ -204,10 +201,9 @@ def _lstm_recurrence_grad_numpy(xp: Any, gys: Any, g_h: Any, g_c: Any, c0: Any, 
                                 w_hh: Any) -> Any:
     # Each step's product by the weight added into a copy of that step's cotangent (GEMM's
     # beta = 1), by address, and each step's gradient written into one (T, N, 4H) array.
-    got = _gemm_for(gys, g_h, w_hh)
-    if got is None or not steps:
+    fn = _gemm_for(gys, g_h, w_hh)
+    if fn is None or not steps:
         return NotImplemented
-    fn, np = got
     t_len, n, hid = gys.shape
     k = w_hh.shape[0]
     dg = None

@@ -14,6 +14,20 @@ from portagrad.xp import _conv_fast, _openblas, _threads, pure_standard
 from portagrad.xp._conv import conv_forward, conv_input_grad, conv_weight_grad
 
 
+def _spy_on_native(monkeypatch) -> list:
+    """The names of the compiled loops the convolutions call from now on, in order."""
+    calls = []
+    real = _conv_fast.native
+
+    class Spy:
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(real(), name)
+
+    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    return calls
+
+
 def _kernels(x, w, b, gy, args):
     return (conv_forward(xp, x, w, *args, bias=b),
             conv_input_grad(xp, gy, w, *args, tuple(x.shape[2:])),
@@ -243,15 +257,7 @@ def test_compiled_implicit_loops_equal_the_python_ones(threads, monkeypatch):
         pytest.skip("the compiled loops call MKL; one of the two is missing here")
     monkeypatch.setattr(_threads, "blas_threads", lambda: threads)
     monkeypatch.setattr(_conv_fast, "WINOGRAD_MIN_CHANNELS", 1 << 30)
-    calls = []
-    real = _conv_fast.native
-
-    class Spy:
-        def __getattr__(self, name):
-            calls.append(name)
-            return getattr(real(), name)
-
-    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    calls = _spy_on_native(monkeypatch)
     rng = np.random.default_rng(1)
     cases = [  # (spatial, kernel, pad, bias): each one's output has the flat layout
         ((10, 9), (3, 3), ((1, 1), (1, 1)), True),
@@ -292,15 +298,7 @@ def test_winograd_equals_the_pure_standard_path(threads, tiles, monkeypatch):
     # 40 tiles a block: several samples to a block where outputs are small, and a last
     # block of fewer
     monkeypatch.setattr(_conv_fast, "WINOGRAD_TILES", tiles)
-    calls = []
-    real = _conv_fast.native
-
-    class Spy:
-        def __getattr__(self, name):
-            calls.append(name)
-            return getattr(real(), name)
-
-    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    calls = _spy_on_native(monkeypatch)
     rng = np.random.default_rng(2)
     cases = [  # (batch, channels in and out, spatial, pad, bias)
         (3, 8, 8, (16, 16), ((1, 1), (1, 1)), True),
@@ -333,15 +331,7 @@ def test_winograd_leaves_what_it_does_not_take_to_the_other_paths(monkeypatch):
 
     if not (mkl_in_use() and native_in_use()):
         pytest.skip("the Winograd loops call MKL; one of the two is missing here")
-    calls = []
-    real = _conv_fast.native
-
-    class Spy:
-        def __getattr__(self, name):
-            calls.append(name)
-            return getattr(real(), name)
-
-    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    calls = _spy_on_native(monkeypatch)
     rng = np.random.default_rng(3)
     cases = [  # (x, w, stride, pad, dilation): none is a Winograd case
         (rng.standard_normal((2, 8, 12, 12)), rng.standard_normal((8, 8, 3, 3)), 1, 1, 1),
@@ -376,15 +366,7 @@ def test_conformance_reaches_winograd(check, monkeypatch):
 
     if not (mkl_in_use() and native_in_use()):
         pytest.skip("the Winograd loops call MKL; one of the two is missing here")
-    calls = []
-    real = _conv_fast.native
-
-    class Spy:
-        def __getattr__(self, name):
-            calls.append(name)
-            return getattr(real(), name)
-
-    monkeypatch.setattr(_conv_fast, "native", lambda: None if real() is None else Spy())
+    calls = _spy_on_native(monkeypatch)
     args = _winograd_sample(np.random.default_rng(4))
     assert reproduce("conv2d", check, "numpy", args) == "pass"
     if check == "fastpath":
